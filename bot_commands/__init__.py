@@ -1,0 +1,1 @@
+"""The command layer: slash commands declared once, typed results, no UI imports."""

@@ -1,0 +1,132 @@
+"""Typed results of commands. Faces render these; commands never format text.
+
+Every result has ``to_json()``: for results that came from the service it is
+the response body exactly as the service sent it (``petstore run --json``
+prints it as ``result``); for local results it is a small JSON object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from petstore_api.models import DeprecationNotice, Pet
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """Base of all command results."""
+
+    def to_json(self) -> Any:  # pragma: no cover - overridden
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class PetList(Result):
+    """``/list``: one page (or, with ``--all``, every page joined)."""
+
+    pets: list[Pet]
+    status: str | None = None
+    limit: int | None = None
+    next_url: str | None = None
+    pages: int = 1
+    raw: list[Any] = field(default_factory=list)
+
+    def to_json(self) -> Any:
+        return self.raw
+
+
+@dataclass(frozen=True, slots=True)
+class PetCreated(Result):
+    """``/add``: the pet the service created (with its assigned id)."""
+
+    pet: Pet
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> Any:
+        return self.raw
+
+
+@dataclass(frozen=True, slots=True)
+class PetDetail(Result):
+    """``/get``: one pet, and the deprecation notice of getPet.
+
+    ``first_notice`` is True the first time in a session, so faces say it once.
+    """
+
+    pet: Pet
+    notice: DeprecationNotice
+    first_notice: bool = False
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> Any:
+        return self.raw
+
+
+@dataclass(frozen=True, slots=True)
+class OrdersListing(Result):
+    """``/orders``: the payload is not specified, so it is kept as plain JSON."""
+
+    data: Any = None
+
+    def to_json(self) -> Any:
+        return self.data
+
+
+@dataclass(frozen=True, slots=True)
+class EnvInfo(Result):
+    """``/env``: where the session points. ``masked_key`` is never the key."""
+
+    env: str
+    base_url: str
+    masked_key: str
+    sandbox: bool = False
+    read_only: bool = False
+
+    def to_json(self) -> Any:
+        return {
+            "env": self.env,
+            "base_url": self.base_url,
+            "api_key": self.masked_key,
+            "sandbox": self.sandbox,
+            "read_only": self.read_only,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class HelpEntry:
+    name: str
+    aliases: tuple[str, ...]
+    usage: str
+    summary: str
+    details: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Help(Result):
+    """``/help [COMMAND]``: entries derived from the registry."""
+
+    entries: tuple[HelpEntry, ...]
+    topic: str | None = None
+
+    def to_json(self) -> Any:
+        return [{"name": e.name, "usage": e.usage, "summary": e.summary} for e in self.entries]
+
+
+@dataclass(frozen=True, slots=True)
+class Notice(Result):
+    """A local message (``/sleep``, ``/history save``, expectations met ...)."""
+
+    text: str
+    level: str = "info"  # info | warning
+
+    def to_json(self) -> Any:
+        return {"notice": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class Quit(Result):
+    """``/quit``: the face should end the session."""
+
+    def to_json(self) -> Any:
+        return {"quit": True}

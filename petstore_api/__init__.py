@@ -1,0 +1,45 @@
+"""Async client for the Pet Store API (spec: shared/spec).
+
+Attributes are imported lazily so that ``import petstore_api`` (for the
+version, say) costs nothing; ``from petstore_api import PetStoreClient``
+works as usual.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "PetStoreClient": "client",
+    "Timeouts": "client",
+    "RetryPolicy": "client",
+    "Settings": "settings",
+    "mask_secret": "masking",
+    "PetStatus": "models",
+    "NewPet": "models",
+    "Pet": "models",
+    "PetPage": "models",
+    "ErrorBody": "models",
+    "DeprecationNotice": "models",
+    "PetWithNotice": "models",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import PetStoreClient, RetryPolicy, Timeouts
+    from .masking import mask_secret
+    from .models import DeprecationNotice, ErrorBody, NewPet, Pet, PetPage, PetStatus, PetWithNotice
+    from .settings import Settings
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'petstore_api' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+__all__ = sorted(_LAZY) + ["__version__"]

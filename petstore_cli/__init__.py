@@ -1,0 +1,1 @@
+"""The `petstore` command: composition root and the chat / run faces."""

@@ -1,0 +1,1 @@
+"""The Textual TUI face of petstore."""
