@@ -1,0 +1,297 @@
+"""Settings: nested pydantic models, loaded by pydantic-settings.
+
+Sources, highest first:
+
+1. command-line flags (passed in as ``overrides``),
+2. environment variables: ``PETSTORE_ENV``, ``PETSTORE_BASE_URL``,
+   ``PETSTORE_API_KEY``, ``PETSTORE_READ_ONLY`` and one per nested setting
+   with ``__`` between levels (``PETSTORE_HTTP__TIMEOUT``,
+   ``PETSTORE_PRODUCTION__BASE_URL`` ...),
+3. the TOML config file: ``--config``, else ``$PETSTORE_CONFIG``, else
+   ``config.toml`` in the platform config dir (``platformdirs``),
+4. the defaults below.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from .errors import ConfigError
+
+__all__ = [
+    "EnvName",
+    "HttpSettings",
+    "EnvironmentSettings",
+    "SandboxSettings",
+    "Settings",
+    "LoadedSettings",
+    "Target",
+    "default_config_path",
+    "default_data_dir",
+    "load_settings",
+    "resolve_target",
+]
+
+EnvName = Literal["sandbox", "staging", "production", "custom"]
+ENV_PREFIX = "PETSTORE_"
+
+
+class HttpSettings(BaseModel):
+    """How the client talks HTTP."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timeout: float = Field(30.0, gt=0, le=600)
+    """Total time budget of one call in seconds, retries and backoff included."""
+    connect_timeout: float = Field(5.0, gt=0, le=120)
+    """Seconds to wait for a connection."""
+    read_timeout: float = Field(10.0, gt=0, le=600)
+    """Seconds to wait between bytes of a response."""
+    retries: int = Field(3, ge=1, le=10)
+    """Attempts per call for retryable failures (GET; POST only with its Idempotency-Key)."""
+    retry_after_cap: float = Field(10.0, ge=0, le=300)
+    """Longest `Retry-After` wait honoured, in seconds; a longer one fails the call."""
+    allow_insecure_http: bool = False
+    """Allow sending the API key over plain http:// to a host that is not loopback."""
+
+
+class EnvironmentSettings(BaseModel):
+    """A named remote environment (the spec shows only placeholders for its address)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str | None = None
+    """Base address, ending in /v1, e.g. https://petstore.example.com/v1."""
+    api_key: SecretStr | None = None
+    """API key for this environment (overrides the top-level api_key)."""
+
+
+class SandboxSettings(BaseModel):
+    """The embedded service used when no base URL is configured."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    data_dir: Path | None = None
+    """Where the sandbox keeps its SQLite database and key; default: the platform data dir."""
+
+
+class UiSettings(BaseModel):
+    """Looks of the faces."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    theme: str | None = None
+    """Textual theme name for the TUI (e.g. "textual-dark", "nord"); default: Textual's."""
+    page_size: int = Field(20, ge=1, le=100)
+    """Pets per page in the TUI list and /list without --limit."""
+
+
+class Settings(BaseSettings):
+    """All settings of petstore. See config.example.toml for a commented copy."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        case_sensitive=False,
+    )
+
+    env: EnvName | None = None
+    """Environment: sandbox, staging, production or custom; default: custom when a base_url is set, else sandbox."""
+    base_url: str | None = None
+    """Base address of a conforming server, ending in /v1 (selects the custom environment)."""
+    api_key: SecretStr | None = None
+    """API key sent as `Authorization: Bearer`; never printed (shown masked)."""
+    read_only: bool = False
+    """Refuse every write (/add) with a clear message."""
+    http: HttpSettings = HttpSettings()
+    production: EnvironmentSettings = EnvironmentSettings()
+    staging: EnvironmentSettings = EnvironmentSettings()
+    sandbox: SandboxSettings = SandboxSettings()
+    ui: UiSettings = UiSettings()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Flags (init kwargs) > environment > TOML file > defaults.
+        return (init_settings, env_settings, _TomlDataSource(settings_cls))
+
+
+_TOML_DATA: ContextVar[dict[str, Any]] = ContextVar("petstore_toml_data", default={})
+
+
+class _TomlDataSource(PydanticBaseSettingsSource):
+    """The config file's data, read by load_settings() (so errors can name the file)."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return _TOML_DATA.get().get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(_TOML_DATA.get())
+
+
+@dataclass(frozen=True)
+class LoadedSettings:
+    settings: Settings
+    config_file: Path | None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a session points, resolved from settings."""
+
+    env: str
+    base_url: str | None
+    api_key: SecretStr | None
+    sandbox: bool
+
+    def __repr__(self) -> str:  # never show the key
+        from .masking import mask_secret
+
+        return f"Target(env={self.env!r}, base_url={self.base_url!r}, api_key={mask_secret(self.api_key)!r})"
+
+
+def default_config_path() -> Path:
+    from platformdirs import user_config_path
+
+    return user_config_path("petstore", appauthor=False) / "config.toml"
+
+
+def default_data_dir() -> Path:
+    from platformdirs import user_data_path
+
+    return user_data_path("petstore", appauthor=False)
+
+
+def load_settings(
+    *,
+    config_path: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> LoadedSettings:
+    """Load settings from all sources; raise ConfigError with one line naming the culprit."""
+    environ = os.environ
+    path, explicit = _config_file(config_path, environ)
+    toml_data: dict[str, Any] = {}
+    warnings: list[str] = []
+    if path is not None and (explicit or path.exists()):
+        toml_data = _read_toml(path)
+        warnings += _permission_warnings(path, toml_data)
+    flags = {k: v for k, v in (overrides or {}).items() if v is not None}
+    try:
+        settings = _build(toml_data, flags)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, flags=flags, environ=environ, path=path, toml=toml_data)) from None
+    return LoadedSettings(settings=settings, config_file=path if toml_data or explicit else None, warnings=warnings)
+
+
+def _config_file(config_path: str | Path | None, environ: Mapping[str, str]) -> tuple[Path | None, bool]:
+    if config_path:
+        return Path(config_path).expanduser(), True
+    if environ.get("PETSTORE_CONFIG"):
+        return Path(environ["PETSTORE_CONFIG"]).expanduser(), True
+    return default_config_path(), False
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist (given by --config or PETSTORE_CONFIG)") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def _permission_warnings(path: Path, data: Mapping[str, Any]) -> list[str]:
+    if os.name != "posix" or not _holds_key(data):
+        return []
+    mode = path.stat().st_mode
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        return [f"{path} holds an API key and is readable by others (mode {stat.S_IMODE(mode):o}); run: chmod 600 {path}"]
+    return []
+
+
+def _holds_key(data: Mapping[str, Any]) -> bool:
+    if data.get("api_key"):
+        return True
+    return any(isinstance(v, Mapping) and _holds_key(v) for v in data.values())
+
+
+def _build(toml_data: dict[str, Any], flags: dict[str, Any]) -> Settings:
+    token = _TOML_DATA.set(toml_data)
+    try:
+        return Settings(**flags)
+    finally:
+        _TOML_DATA.reset(token)
+
+
+def _describe(
+    exc: ValidationError,
+    *,
+    flags: Mapping[str, Any],
+    environ: Mapping[str, str],
+    path: Path | None,
+    toml: Mapping[str, Any],
+) -> str:
+    err = exc.errors(include_url=False, include_input=False)[0]
+    loc = [str(p) for p in err["loc"]]
+    dotted = ".".join(loc)
+    what = err["msg"]
+    if err["type"] == "extra_forbidden":
+        what = "unknown setting (see config.example.toml for the allowed ones)"
+    if _dig(flags, loc):
+        source = f"--{loc[0].replace('_', '-')}"
+    elif (var := ENV_PREFIX + "__".join(loc).upper()) in {k.upper() for k in environ}:
+        source = var
+    elif path is not None and _dig(toml, loc):
+        source = f"{path}: {dotted}"
+    else:
+        source = dotted
+    return f"invalid setting {source}: {what}"
+
+
+def _dig(data: Mapping[str, Any], loc: list[str]) -> bool:
+    node: Any = data
+    for part in loc:
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def resolve_target(settings: Settings) -> Target:
+    """Pick environment, base URL and key; ConfigError when something is missing."""
+    env = settings.env or ("custom" if settings.base_url else "sandbox")
+    if env == "sandbox":
+        return Target(env="sandbox", base_url=None, api_key=None, sandbox=True)
+    if env == "custom":
+        if not settings.base_url:
+            raise ConfigError("environment 'custom' needs a base URL: pass --base-url or set PETSTORE_BASE_URL")
+        return Target(env="custom", base_url=settings.base_url, api_key=settings.api_key, sandbox=False)
+    named: EnvironmentSettings = getattr(settings, env)
+    base_url = settings.base_url or named.base_url
+    if not base_url:
+        raise ConfigError(
+            f"environment '{env}' has no base URL: set [{env}] base_url in the config file "
+            f"or PETSTORE_{env.upper()}__BASE_URL"
+        )
+    return Target(env=env, base_url=base_url, api_key=named.api_key or settings.api_key, sandbox=False)

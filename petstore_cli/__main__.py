@@ -1,0 +1,5 @@
+import sys
+
+from petstore_cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,69 @@
+"""Start a face (tui, chat, run) on a composed session."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+from petstore_api.settings import LoadedSettings, load_settings
+
+
+def run_face(command: str, args: argparse.Namespace) -> int:
+    loaded = _load(args)
+    for warning in loaded.warnings:
+        print(f"petstore: warning: {warning}", file=sys.stderr)
+    _configure_logging(getattr(args, "verbose", None) or 0)
+    if command == "tui":
+        return _tui(loaded, args)
+    if command == "chat":
+        return _chat(loaded, args)
+    return _run(loaded, args)
+
+
+def _load(args: argparse.Namespace) -> LoadedSettings:
+    overrides: dict[str, Any] = {
+        "env": getattr(args, "env", None),
+        "base_url": getattr(args, "base_url", None),
+        "read_only": getattr(args, "read_only", None) or None,
+    }
+    return load_settings(config_path=getattr(args, "config", None), overrides=overrides)
+
+
+def _configure_logging(verbosity: int) -> None:
+    if verbosity <= 0:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logger = logging.getLogger("petstore_api")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbosity > 1 else logging.INFO)
+
+
+def _tui(loaded: LoadedSettings, args: argparse.Namespace) -> int:
+    from tui.run import run_tui
+
+    from .compose import compose
+
+    composition = compose(loaded.settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
+    return run_tui(
+        composition,
+        theme=loaded.settings.ui.theme,
+        page_size=loaded.settings.ui.page_size,
+        play=getattr(args, "play", None),
+        delay=getattr(args, "delay", None),
+        exit_after_play=bool(getattr(args, "exit", False)),
+    )
+
+
+def _chat(loaded: LoadedSettings, args: argparse.Namespace) -> int:
+    from .chat import chat_main
+
+    return chat_main(loaded.settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
+
+
+def _run(loaded: LoadedSettings, args: argparse.Namespace) -> int:
+    from .runner import run_main
+
+    return run_main(loaded.settings, args)

@@ -1,0 +1,119 @@
+"""``petstore``: the command line. Parses arguments, then imports only what the chosen face needs.
+
+Nothing heavy is imported at module level: ``petstore --version`` and
+``--help`` must not pay for textual, httpx or pydantic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from petstore_api import __version__
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+DESCRIPTION = """\
+Work with a Pet Store API server: a TUI (default), a chat-like prompt, a script
+runner, and the service itself. With nothing configured every face runs on the
+embedded sandbox service, so there is real data at once."""
+
+EPILOG = """\
+settings, highest first: flags > environment (PETSTORE_ENV, PETSTORE_BASE_URL,
+PETSTORE_API_KEY, PETSTORE_CONFIG, PETSTORE_HTTP__TIMEOUT, ...) > config file
+(--config, $PETSTORE_CONFIG, or the platform config dir) > defaults.
+See config.example.toml for every setting."""
+
+
+def _global_options(*, suppress: bool) -> argparse.ArgumentParser:
+    """Options accepted both before and after the subcommand."""
+    default = argparse.SUPPRESS if suppress else None
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("connection")
+    g.add_argument("--env", choices=["sandbox", "staging", "production", "custom"], default=default,
+                   help="environment to work with (default: custom when a base URL is set, else sandbox)")
+    g.add_argument("--base-url", metavar="URL", default=default,
+                   help="base address of a conforming server, ending in /v1")
+    g.add_argument("--config", metavar="FILE", default=default, help="TOML config file")
+    g.add_argument("--read-only", action="store_true", default=default, help="refuse every write (/add)")
+    g.add_argument("--sandbox-reset", action="store_true", default=default,
+                   help="start the sandbox from its initial data (for demos that replay the same way)")
+    g.add_argument("-v", "--verbose", action="count", default=default,
+                   help="log requests to stderr (Authorization is redacted)")
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="petstore", description=DESCRIPTION, epilog=EPILOG,
+        parents=[_global_options(suppress=False)], formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"petstore {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    common = [_global_options(suppress=True)]
+
+    tui = sub.add_parser("tui", parents=common, help="the Textual TUI (the default command)",
+                         description="Open the TUI: pets list, status tabs, add form, detail view, chat prompt.")
+    _add_tui_options(tui)
+    sub.add_parser("chat", parents=common, help="a chat-like prompt in the terminal",
+                   description="A prompt for slash commands (/help lists them). Reads stdin when piped.")
+    run = sub.add_parser("run", parents=common, help="run slash commands from a script, stdin or -c",
+                         description="Run commands one a line; exit 0 ok, 1 failed at the service, 2 bad input.")
+    _add_run_options(run)
+    serve = sub.add_parser("serve", help="run the Pet Store service (SQLite) with uvicorn",
+                           description="Serve the Pet Store API under /v1 on HTTP.")
+    _add_serve_options(serve)
+    return parser
+
+
+def _add_tui_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--play", metavar="SCRIPT", help="play a script of slash commands inside the TUI")
+    p.add_argument("--delay", type=float, default=None, metavar="SECONDS", help="typing delay when playing")
+    p.add_argument("--exit", action="store_true", help="exit when the played script ends")
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("script", nargs="?", metavar="SCRIPT|-", help="script file, or - for stdin")
+    p.add_argument("-c", dest="commands", action="append", default=[], metavar="COMMAND",
+                   help="a command to run (repeatable; runs after the script)")
+    p.add_argument("--json", action="store_true", help="one JSON object per command on stdout")
+    p.add_argument("--keep-going", action="store_true", help="do not stop at the first failing command")
+    p.add_argument("--echo", action="store_true", help="print each command before its result")
+    p.add_argument("--delay", type=float, default=0.0, metavar="SECONDS",
+                   help="with --echo, type each command out at this delay per character")
+    p.add_argument("--yes", action="store_true", help="confirm writes on the production environment")
+
+
+def _add_serve_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8080, help="port (default: 8080)")
+    p.add_argument("--db", metavar="PATH", default="petstore.db", help="SQLite database file (default: ./petstore.db)")
+    p.add_argument("--api-key", dest="api_keys", action="append", default=[], metavar="KEY",
+                   help="accepted API key (repeatable; also PETSTORE_SERVER_API_KEYS, comma-separated); "
+                        "none given: one is generated and printed once")
+    p.add_argument("--seed", action="store_true", help="add the sample pets when the database is empty")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    command = args.command or "tui"
+    if command == "serve":
+        from .serve import serve_command
+
+        return serve_command(args)
+    from petstore_api.errors import PetStoreError
+
+    try:
+        from .faces import run_face
+
+        return run_face(command, args)
+    except PetStoreError as exc:
+        print(f"petstore: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""Imports flow one way: tui -> bot_commands -> petstore_api; the service imports no face.
+
+Checked twice: statically (every import statement in every module) and
+dynamically (import each package's modules in a fresh interpreter and look at
+``sys.modules``), so a lazy import inside a function is caught too.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PRODUCT = ["petstore_api", "petstore_server", "bot_commands", "tui", "petstore_cli"]
+
+#: package -> top-level modules it must never import (directly or lazily).
+FORBIDDEN = {
+    "petstore_api": {"textual", "tui", "bot_commands", "petstore_server", "petstore_cli", "starlette", "uvicorn"},
+    "bot_commands": {"textual", "tui", "petstore_server", "petstore_cli", "starlette", "uvicorn"},
+    "petstore_server": {"textual", "tui", "bot_commands", "petstore_cli", "petstore_api", "httpx"},
+    "tui": {"petstore_server", "petstore_cli"},
+}
+
+
+def _modules(package: str) -> list[str]:
+    names = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__main__":
+            continue
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        names.append(".".join(parts))
+    return names
+
+
+def _static_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_static_imports_respect_layers(package: str) -> None:
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(_static_imports(path) & FORBIDDEN[package])
+        for path in (ROOT / package).rglob("*.py")
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_no_textual_outside_tui() -> None:
+    offenders = [
+        str(path.relative_to(ROOT))
+        for package in PRODUCT
+        if package != "tui"
+        for path in (ROOT / package).rglob("*.py")
+        if "textual" in _static_imports(path)
+    ]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("package", ["petstore_api", "bot_commands", "petstore_server"])
+def test_runtime_imports_respect_layers(package: str) -> None:
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {_modules(package)!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    loaded = set(json.loads(out.stdout))
+    assert loaded & FORBIDDEN[package] == set()
+
+
+def test_version_and_help_do_not_import_heavy_libraries() -> None:
+    code = (
+        "import sys\n"
+        "from petstore_cli.main import build_parser\n"
+        "build_parser().format_help()\n"
+        "heavy = {'textual', 'httpx', 'pydantic', 'pydantic_settings', 'rich', 'starlette', 'uvicorn'}\n"
+        "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
