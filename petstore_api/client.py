@@ -1,18 +1,76 @@
-"""The async Pet Store client. INTERFACE STUB: to be implemented (see DESIGN.md)."""
+"""The async Pet Store client (spec sections 4 and 5).
+
+::
+
+    async with PetStoreClient(base_url="https://pets.example/v1", api_key=key) as client:
+        page = await client.list_pets(limit=10, status="available")
+        async for page in client.iter_pages(limit=50):
+            ...
+
+Every method raises only :mod:`petstore_api.errors` exceptions (InputError
+before sending; APIError, TransportError or ProtocolError after). The API key
+is a ``SecretStr``: it is sent as ``Authorization: Bearer <key>`` to the base
+URL's origin only, and never appears in a repr, a log record or an exception.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Mapping
+from functools import partial
 from typing import Any
 
 import httpx
 from pydantic import SecretStr
 
+from . import __version__
+from ._decode import api_error, read_json, read_pet, read_pets
+from ._http import MAX_RESPONSE_BYTES, BearerAuth, Call, Reply, Sender, host_label
+from ._inputs import build_new_pet, check_idempotency_key, check_limit, check_pet_id, check_status
+from .deprecation import notice_from_headers
+from .errors import ConfigError, ProtocolError
+from .links import find_link
+from .masking import mask_secret
 from .models import NewPet, Pet, PetPage, PetStatus, PetWithNotice
+from .policy import RetryPolicy, Timeouts
+from .urls import PetStoreWarning, check_base_url, same_origin
+
+__all__ = ["PetStoreClient", "Timeouts", "RetryPolicy", "PetStoreWarning", "USER_AGENT"]
+
+logger = logging.getLogger("petstore_api")
+
+USER_AGENT = f"petstore/{__version__}"
+
+
+def _as_secret(api_key: SecretStr | str | None) -> SecretStr | None:
+    """The key as a SecretStr (surrounding whitespace dropped); None when empty."""
+    if api_key is None:
+        return None
+    if not isinstance(api_key, SecretStr | str):
+        raise ConfigError(f"API key must be a string, got {type(api_key).__name__}")
+    value = (api_key.get_secret_value() if isinstance(api_key, SecretStr) else api_key).strip()
+    if not value:
+        return None
+    if not value.isascii() or not value.isprintable() or any(c.isspace() for c in value):
+        raise ConfigError("API key holds characters that cannot go in an HTTP header (spaces, control or non-ASCII)")
+    return SecretStr(value)
+
+
+def _resolve(base: httpx.URL, target: str) -> str | None:
+    """``target`` (a link target) resolved against ``base``; None when it is not a URL."""
+    try:
+        return str(base.join(target.strip()))
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return None
 
 
 class PetStoreClient:
-    """One ``httpx.AsyncClient`` per object; use as ``async with PetStoreClient(...) as c``."""
+    """One ``httpx.AsyncClient`` per object; use as ``async with PetStoreClient(...) as c``.
+
+    ``transport`` is any httpx async transport (``httpx.ASGITransport`` for the
+    embedded service, ``httpx.MockTransport`` in tests). ``timeouts`` and
+    ``retry`` default to ``Timeouts()`` and ``RetryPolicy()``.
+    """
 
     def __init__(
         self,
@@ -20,22 +78,182 @@ class PetStoreClient:
         base_url: str,
         api_key: SecretStr | str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
-        timeouts: "Timeouts | None" = None,
-        retry: "RetryPolicy | None" = None,
+        timeouts: Timeouts | None = None,
+        retry: RetryPolicy | None = None,
         allow_insecure_http: bool = False,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
-        raise NotImplementedError
+        self._key = _as_secret(api_key)
+        self._base = check_base_url(base_url, has_key=self._key is not None, allow_insecure_http=allow_insecure_http)
+        self.timeouts = timeouts if timeouts is not None else Timeouts()
+        self.retry = retry if retry is not None else RetryPolicy()
+        if not isinstance(self.timeouts, Timeouts) or not isinstance(self.retry, RetryPolicy):
+            raise TypeError("timeouts must be a Timeouts and retry a RetryPolicy")
+        auth = BearerAuth(self._key, origin_url=self._base) if self._key else None
+        self._http = httpx.AsyncClient(
+            transport=transport,
+            auth=auth,
+            timeout=self.timeouts.to_httpx(),
+            headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+            follow_redirects=False,
+        )
+        self._sender = Sender(
+            client=self._http, timeouts=self.timeouts, retry=self.retry, scrub=self._scrub, max_bytes=max_response_bytes
+        )
+        self._closed = False
 
-    async def __aenter__(self) -> "PetStoreClient": ...
-    async def __aexit__(self, *exc: object) -> None: ...
-    async def aclose(self) -> None: ...
+    # -- lifecycle ---------------------------------------------------------
 
-    async def list_pets(self, *, limit: int | None = None, status: PetStatus | str | None = None) -> PetPage: ...
-    async def next_page(self, page: PetPage) -> PetPage | None: ...
-    def iter_pages(self, *, limit: int | None = None, status: PetStatus | str | None = None) -> AsyncIterator[PetPage]: ...
+    async def __aenter__(self) -> PetStoreClient:
+        self._check_open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connection pool; the client cannot be used afterwards."""
+        if not self._closed:
+            self._closed = True
+            await self._http.aclose()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this PetStoreClient is closed")
+
+    # -- identity ----------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        return str(self._base)
+
+    @property
+    def has_api_key(self) -> bool:
+        return self._key is not None
+
+    @property
+    def masked_api_key(self) -> str:
+        return mask_secret(self._key)
+
+    def __repr__(self) -> str:
+        return f"PetStoreClient(base_url={self.base_url!r}, api_key={self.masked_api_key!r})"
+
+    def _scrub(self, text: str) -> str:
+        """``text`` with any occurrence of the key replaced by its masked form."""
+        if self._key is None:
+            return text
+        return text.replace(self._key.get_secret_value(), self.masked_api_key)
+
+    # -- operations --------------------------------------------------------
+
+    async def list_pets(self, *, limit: int | None = None, status: PetStatus | str | None = None) -> PetPage:
+        """``listPets``: one page; ``page.next_url`` is set when the service offers more."""
+        return await self._fetch_page(self._pets_url(limit=limit, status=status), label="GET /pets")
+
+    async def next_page(self, page: PetPage) -> PetPage | None:
+        """The page after ``page`` (None on the last page); only on the base URL's origin."""
+        if page.next_url is None:
+            return None
+        label = "GET /pets (next page)"
+        try:
+            url = httpx.URL(page.next_url)
+        except (httpx.InvalidURL, TypeError, ValueError):
+            raise ProtocolError(f"{label}: the next-page link is not a valid URL") from None
+        if not same_origin(url, self._base):
+            raise ProtocolError(
+                f"{label}: the next-page link points to another origin ({host_label(url)}); "
+                "refused to send the API key there"
+            )
+        return await self._fetch_page(url, label=label)
+
+    async def iter_pages(
+        self, *, limit: int | None = None, status: PetStatus | str | None = None
+    ) -> AsyncIterator[PetPage]:
+        """Every page of ``listPets``, following ``Link: rel="next"``; stops on a link loop."""
+        first = self._pets_url(limit=limit, status=status)
+        page: PetPage | None = await self._fetch_page(first, label="GET /pets")
+        seen = {str(first)}
+        count = 0
+        while page is not None:
+            count += 1
+            yield page
+            if page.next_url in seen:
+                raise ProtocolError(f"GET /pets: the next-page link repeats an earlier page after {count} pages")
+            if page.next_url is not None:
+                seen.add(page.next_url)
+            page = await self.next_page(page)
+
     async def create_pet(
-        self, pet: NewPet | None = None, *, name: str | None = None, category_id: int | None = None,
-        status: PetStatus | str | None = None, idempotency_key: str | None = None,
-    ) -> Pet: ...
-    async def get_pet(self, pet_id: int) -> PetWithNotice: ...
-    async def list_orders(self) -> Any: ...
+        self,
+        pet: NewPet | None = None,
+        *,
+        name: str | None = None,
+        category_id: int | None = None,
+        status: PetStatus | str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Pet:
+        """``createPet``: the pet as stored. Retried only under its ``Idempotency-Key``."""
+        new = build_new_pet(pet, name=name, category_id=category_id, status=status)
+        headers = {"Idempotency-Key": check_idempotency_key(idempotency_key)}
+        label = "POST /pets"
+        reply = await self._call("POST", self._url("/pets"), label=label, json=new.to_wire(), headers=headers)
+        return read_pet(reply, label=label)[0]
+
+    async def get_pet(self, pet_id: int) -> PetWithNotice:
+        """``getPet`` (deprecated): the pet with a structured deprecation notice."""
+        pet_id = check_pet_id(pet_id)
+        label = f"GET /pets/{pet_id}"
+        reply = await self._call("GET", self._url(f"/pets/{pet_id}"), label=label)
+        pet, raw = read_pet(reply, label=label)
+        notice = notice_from_headers(reply.headers, operation="getPet", resolve=partial(_resolve, reply.url))
+        return PetWithNotice(pet=pet, notice=notice, raw=raw)
+
+    async def list_orders(self) -> Any:
+        """``GET /store/orders`` as plain JSON (the spec does not show its payload)."""
+        label = "GET /store/orders"
+        reply = await self._call("GET", self._url("/store/orders"), label=label)
+        return read_json(reply, label=label, expected="a JSON value")
+
+    # -- plumbing ----------------------------------------------------------
+
+    def _url(self, path: str, params: Mapping[str, str] | None = None) -> httpx.URL:
+        url = self._base.copy_with(path=self._base.path.rstrip("/") + path)
+        return url.copy_merge_params(params) if params else url
+
+    def _pets_url(self, *, limit: Any, status: Any) -> httpx.URL:
+        checked_limit, checked_status = check_limit(limit), check_status(status)
+        params: dict[str, str] = {}
+        if checked_limit is not None:
+            params["limit"] = str(checked_limit)
+        if checked_status is not None:
+            params["status"] = checked_status.value
+        return self._url("/pets", params)
+
+    async def _fetch_page(self, url: httpx.URL, *, label: str) -> PetPage:
+        reply = await self._call("GET", url, label=label)
+        pets, raw = read_pets(reply, label=label)
+        return PetPage(pets=pets, next_url=self._next_url(reply, label=label), raw=raw)
+
+    @staticmethod
+    def _next_url(reply: Reply, *, label: str) -> str | None:
+        target = find_link(reply.headers.get_list("link"), "next")
+        if target is None:
+            return None
+        resolved = _resolve(reply.url, target)
+        if resolved is None:
+            raise ProtocolError(f"{label}: the next-page link is not a valid URL")
+        return resolved
+
+    async def _call(
+        self, method: str, url: httpx.URL, *, label: str, json: Any = None, headers: Mapping[str, str] | None = None
+    ) -> Reply:
+        """Send and return a 2xx reply; raise the matching error for anything else."""
+        self._check_open()
+        reply = await self._sender.send(Call(method=method, url=url, label=label, json=json, headers=headers))
+        if 200 <= reply.status < 300:
+            return reply
+        if reply.status < 400:
+            where = reply.headers.get("location", "")
+            to = f" to {self._scrub(where[:200])}" if where else ""
+            raise ProtocolError(f"{label}: unexpected HTTP {reply.status}{to}; check the base URL")
+        raise api_error(reply, label=label, scrub=self._scrub)

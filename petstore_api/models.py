@@ -87,7 +87,8 @@ class Pet(BaseModel):
     id: Int64
     name: StrictStr
     category_id: Int64 = Field(alias="categoryId")
-    status: PetStatus | StrictStr | None = None
+    # left_to_right: a known value becomes PetStatus (smart mode would keep the exact-type str).
+    status: Annotated[PetStatus | StrictStr | None, Field(union_mode="left_to_right")] = None
 
     @property
     def status_text(self) -> str:

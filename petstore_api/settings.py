@@ -57,8 +57,8 @@ class HttpSettings(BaseModel):
     """Seconds to wait for a connection."""
     read_timeout: float = Field(10.0, gt=0, le=600)
     """Seconds to wait between bytes of a response."""
-    retries: int = Field(3, ge=1, le=10)
-    """Attempts per call for retryable failures (GET; POST only with its Idempotency-Key)."""
+    retries: int = Field(2, ge=0, le=9)
+    """Retries after the first attempt, for retryable failures (GET; POST only with its Idempotency-Key)."""
     retry_after_cap: float = Field(10.0, ge=0, le=300)
     """Longest `Retry-After` wait honoured, in seconds; a longer one fails the call."""
     allow_insecure_http: bool = False

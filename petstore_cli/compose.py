@@ -71,7 +71,7 @@ def compose(
             read=settings.http.read_timeout,
             total=settings.http.timeout,
         ),
-        retry=RetryPolicy(attempts=settings.http.retries, retry_after_cap=settings.http.retry_after_cap),
+        retry=RetryPolicy(attempts=settings.http.retries + 1, retry_after_cap=settings.http.retry_after_cap),
         allow_insecure_http=settings.http.allow_insecure_http or target.sandbox,
     )
     env = EnvInfo(

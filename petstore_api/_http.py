@@ -1,0 +1,301 @@
+"""Sending one call: deadline, attempts, backoff, size cap and transport errors.
+
+A *call* is everything one client method does on the wire: one or more
+attempts plus the sleeps between them, all inside ``Timeouts.total``.
+
+Retry rules (see README):
+
+* A call is *idempotent* when it is a GET or carries an ``Idempotency-Key``.
+* Idempotent calls are retried after connection failures, timeouts and broken
+  connections, and after 429/502/503/504, waiting ``Retry-After`` when the
+  service sent one (up to ``retry_after_cap``; a longer one ends the call
+  with the service's error) else exponential backoff with full jitter.
+* Other calls are retried only when the request never left (connect failed).
+* Nothing is retried past the attempt budget or past the total deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import socket
+import time
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from pydantic import SecretStr
+
+from . import errors
+from .policy import RETRY_STATUSES, RetryPolicy, Timeouts, parse_retry_after
+from .urls import same_origin
+
+__all__ = ["MAX_RESPONSE_BYTES", "BearerAuth", "Call", "Reply", "Sender", "host_label"]
+
+logger = logging.getLogger("petstore_api")
+
+#: Bodies larger than this are refused (a huge body must not eat memory).
+MAX_RESPONSE_BYTES = 10 * 1024 * 1024
+
+Scrub = Callable[[str], str]
+
+
+class BearerAuth(httpx.Auth):
+    """``Authorization: Bearer <key>``, added only for requests to ``origin_url``'s origin."""
+
+    def __init__(self, key: SecretStr, *, origin_url: httpx.URL) -> None:
+        self._key = key
+        self._origin_url = origin_url
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        if same_origin(request.url, self._origin_url):
+            request.headers["Authorization"] = f"Bearer {self._key.get_secret_value()}"
+        yield request
+
+    def __repr__(self) -> str:
+        return "BearerAuth(key='**********')"
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One client operation on the wire. ``label`` is like ``GET /pets``."""
+
+    method: str
+    url: httpx.URL
+    label: str
+    json: Any = None
+    headers: Mapping[str, str] | None = None
+
+    @property
+    def idempotent(self) -> bool:
+        has_key = any(k.lower() == "idempotency-key" for k in (self.headers or {}))
+        return self.method in {"GET", "HEAD", "OPTIONS"} or has_key
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A complete HTTP response: status, headers and the whole (capped) body."""
+
+    status: int
+    headers: httpx.Headers
+    body: bytes
+    url: httpx.URL
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """An attempt without a usable response; ``sent``: the service may have seen it."""
+
+    error: errors.PetStoreError
+    sent: bool
+    retryable: bool = True
+
+
+def host_label(url: httpx.URL) -> str:
+    """``host`` or ``host:port`` (``[::1]:8080`` for IPv6), never userinfo."""
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    return f"{host}:{url.port}" if url.port else host
+
+
+def _secs(value: float | None) -> str:
+    return "unlimited" if value is None else f"{value:g} s"
+
+
+_ERRNO_REASONS = {
+    errno.ECONNREFUSED: "connection refused",
+    errno.ECONNRESET: "connection reset",
+    errno.ENETUNREACH: "network unreachable",
+    errno.EHOSTUNREACH: "host unreachable",
+}
+_REASONS = (
+    ("refused", "connection refused"),
+    ("name or service not known", "host name not found"),
+    ("nodename nor servname", "host name not found"),
+    ("name resolution", "host name not found"),
+    ("getaddrinfo", "host name not found"),
+    ("reset", "connection reset"),
+    ("unreachable", "network unreachable"),
+    ("certificate", "TLS certificate verification failed"),
+    ("ssl", "TLS handshake failed"),
+)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and its causes (httpx wraps the OSError that says what really happened)."""
+    found: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and len(found) < 8 and current not in found:
+        found.append(current)
+        current = current.__cause__ or current.__context__
+    return found
+
+
+def _reason(exc: BaseException, scrub: Scrub) -> str:
+    """A short cause in plain words: 'connection refused', 'host name not found', ..."""
+    chain = _chain(exc)
+    for link in chain:
+        if isinstance(link, socket.gaierror):
+            return "host name not found"
+        if isinstance(link, OSError) and link.errno in _ERRNO_REASONS:
+            return _ERRNO_REASONS[link.errno]
+    for link in chain:
+        lowered = str(link).lower()
+        for needle, reason in _REASONS:
+            if needle in lowered:
+                return reason
+    text = str(exc).strip()
+    first = text.splitlines()[0][:120] if text else ""
+    return scrub(first) or type(exc).__name__
+
+
+class Sender:
+    """Runs calls over one ``httpx.AsyncClient`` under a deadline and a retry policy."""
+
+    def __init__(
+        self,
+        *,
+        client: httpx.AsyncClient,
+        timeouts: Timeouts,
+        retry: RetryPolicy,
+        scrub: Scrub,
+        max_bytes: int = MAX_RESPONSE_BYTES,
+    ) -> None:
+        self._client = client
+        self._timeouts = timeouts
+        self._retry = retry
+        self._scrub = scrub
+        self._max_bytes = max_bytes
+
+    async def send(self, call: Call) -> Reply:
+        """The final reply (any status) after retries; raises for transport failures."""
+        total = self._timeouts.total
+        deadline = None if total is None else asyncio.get_running_loop().time() + total
+        scope = asyncio.timeout_at(deadline)
+        try:
+            async with scope:
+                return await self._attempts(call, deadline)
+        except TimeoutError:  # the builtin, raised by the scope
+            if not scope.expired():
+                raise
+            host = host_label(call.url)
+            raise errors.TimeoutError(
+                f"{call.label}: no complete answer from {host} within {_secs(total)} (total time limit)",
+                host=host,
+            ) from None
+
+    async def _attempts(self, call: Call, deadline: float | None) -> Reply:
+        attempt = 0
+        while True:
+            attempt += 1
+            outcome = await self._attempt(call, attempt)
+            wait = self._retry_wait(call, outcome, attempt)
+            if wait is None or not self._fits(wait, deadline):
+                if isinstance(outcome, _Failed):
+                    raise outcome.error
+                return outcome
+            logger.debug("%s: retrying in %.2f s (attempt %d/%d)", call.label, wait, attempt + 1,
+                         self._retry.attempts)
+            await self._retry.sleep(wait)
+
+    @staticmethod
+    def _fits(wait: float, deadline: float | None) -> bool:
+        return deadline is None or asyncio.get_running_loop().time() + wait < deadline
+
+    def _retry_wait(self, call: Call, outcome: Reply | _Failed, attempt: int) -> float | None:
+        """Seconds to wait before the next attempt, or None to stop here."""
+        if attempt >= self._retry.attempts:
+            return None
+        if isinstance(outcome, _Failed):
+            if not outcome.retryable or (outcome.sent and not call.idempotent):
+                return None
+            return self._retry.backoff_delay(attempt)
+        if outcome.status not in RETRY_STATUSES or not call.idempotent:
+            return None
+        after = parse_retry_after(outcome.headers.get("retry-after"))
+        if after is None:
+            return self._retry.backoff_delay(attempt)
+        if after > self._retry.retry_after_cap:
+            logger.debug(
+                "%s: not retrying, Retry-After %g s exceeds the cap of %g s",
+                call.label, after, self._retry.retry_after_cap,
+            )
+            return None
+        return after
+
+    async def _attempt(self, call: Call, attempt: int) -> Reply | _Failed:
+        started = time.perf_counter()
+        where = f"{call.method} {host_label(call.url)}{call.url.raw_path.decode('ascii', 'replace')}"
+        try:
+            reply = await self._exchange(call)
+        except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
+            failed = self._map(exc, call)
+            self._log(where, type(exc).__name__, started, attempt)
+            return failed
+        self._log(where, f"{reply.status} ({len(reply.body)} bytes)", started, attempt)
+        return reply
+
+    def _log(self, where: str, result: str, started: float, attempt: int) -> None:
+        elapsed = (time.perf_counter() - started) * 1000
+        logger.debug("%s -> %s in %.1f ms (attempt %d/%d)", where, result, elapsed, attempt, self._retry.attempts)
+
+    async def _exchange(self, call: Call) -> Reply:
+        request = self._client.build_request(call.method, call.url, json=call.json, headers=call.headers)
+        response = await self._client.send(request, stream=True)
+        try:
+            body = await self._read(response, call)
+        finally:
+            await response.aclose()
+        return Reply(
+            status=response.status_code,
+            headers=response.headers,
+            body=body,
+            url=request.url,
+        )
+
+    async def _read(self, response: httpx.Response, call: Call) -> bytes:
+        declared = response.headers.get("content-length", "")
+        if declared.isascii() and declared.isdigit() and int(declared) > self._max_bytes:
+            raise self._too_big(call)
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self._max_bytes:
+                raise self._too_big(call)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _too_big(self, call: Call) -> errors.ProtocolError:
+        limit = f"{self._max_bytes / 2**20:g} MiB"
+        return errors.ProtocolError(f"{call.label}: the response body is larger than {limit}; refused to read it")
+
+    def _map(self, exc: BaseException, call: Call) -> _Failed:
+        """An httpx exception as one of ours (never chained: requests hold headers)."""
+        host = host_label(call.url)
+        if isinstance(exc, httpx.TimeoutException):
+            return self._map_timeout(exc, host)
+        reason = _reason(exc, self._scrub)
+        if isinstance(exc, httpx.ConnectError | httpx.ProxyError):
+            return _Failed(errors.ConnectError(f"cannot connect to {host}: {reason}", host=host), sent=False)
+        if isinstance(exc, httpx.DecodingError):
+            message = f"{call.label}: the response body could not be decoded ({reason})"
+            return _Failed(errors.ProtocolError(message), sent=True, retryable=False)
+        if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
+            message = f"the connection to {host} broke off before the response was complete ({reason})"
+            return _Failed(errors.TransportError(message, host=host), sent=True)
+        message = f"{call.label}: the request to {host} failed ({type(exc).__name__}: {reason})"
+        return _Failed(errors.TransportError(message, host=host), sent=True, retryable=False)
+
+    def _map_timeout(self, exc: httpx.TimeoutException, host: str) -> _Failed:
+        t = self._timeouts
+        if isinstance(exc, httpx.ConnectTimeout):
+            text, sent = f"cannot connect to {host} within {_secs(t.connect)} (connect timeout)", False
+        elif isinstance(exc, httpx.PoolTimeout):
+            text, sent = f"no free connection to {host} within {_secs(t.pool)} (pool timeout)", False
+        elif isinstance(exc, httpx.WriteTimeout):
+            text, sent = f"sending to {host} stalled for {_secs(t.write)} (write timeout)", True
+        else:
+            text, sent = f"{host} sent nothing for {_secs(t.read)} (read timeout)", True
+        return _Failed(errors.TimeoutError(text, host=host), sent=sent)

@@ -1,0 +1,117 @@
+"""Validation before sending, and tolerant parsing of what comes back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import PET, Script, jresp
+
+from petstore_api.errors import InputError
+from petstore_api.models import INT64_MAX, NewPet, Pet, PetStatus
+
+
+def _never(request):  # pragma: no cover - reaching it fails the test
+    raise AssertionError(f"a request was sent: {request.method} {request.url}")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"limit": 0}, "limit must be an integer from 1 to 100, got 0"),
+        ({"limit": 101}, "limit must be an integer from 1 to 100, got 101"),
+        ({"limit": True}, "limit must be an integer from 1 to 100, got True"),
+        ({"limit": "5"}, "limit must be an integer from 1 to 100, got '5'"),
+        ({"limit": 2.0}, "limit must be an integer from 1 to 100, got 2.0"),
+        ({"status": "Available"}, "status must be one of available, pending, sold, got 'Available'"),
+        ({"status": "adopted"}, "status must be one of available, pending, sold, got 'adopted'"),
+        ({"status": 1}, "status must be one of available, pending, sold, got 1"),
+    ],
+)
+async def test_list_inputs_are_checked_before_sending(mock_client, kwargs, message) -> None:
+    client = mock_client(_never)
+    with pytest.raises(InputError) as info:
+        await client.list_pets(**kwargs)
+    assert str(info.value) == message and info.value.field == next(iter(kwargs))
+    with pytest.raises(InputError):
+        async for _ in client.iter_pages(**kwargs):
+            pass
+
+
+async def test_list_sends_checked_parameters(mock_client) -> None:
+    script = Script(jresp(200, []))
+    await mock_client(script).list_pets(limit=100, status=PetStatus.SOLD)
+    await mock_client(script).list_pets(limit=1, status="pending")
+    await mock_client(script).list_pets()
+    assert [str(r.url) for r in script.requests] == [
+        "http://127.0.0.1/v1/pets?limit=100&status=sold",
+        "http://127.0.0.1/v1/pets?limit=1&status=pending",
+        "http://127.0.0.1/v1/pets",
+    ]
+
+
+@pytest.mark.parametrize("bad", [True, "1", 1.0, None, 2**63, -(2**63) - 1])
+async def test_pet_id_must_be_int64(mock_client, bad) -> None:
+    with pytest.raises(InputError, match="pet id must be a 64-bit integer") as info:
+        await mock_client(_never).get_pet(bad)
+    assert info.value.field == "pet_id"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field", "message"),
+    [
+        ({"category_id": 1}, "name", "name is required"),
+        ({"name": "Rex"}, "category_id", "category_id is required"),
+        ({"name": "", "category_id": 1}, "name", "name must be text of 1 to 200 characters, got ''"),
+        ({"name": "x" * 201, "category_id": 1}, "name", "name must be text of 1 to 200 characters"),
+        ({"name": 5, "category_id": 1}, "name", "name must be text of 1 to 200 characters, got 5"),
+        ({"name": "Rex", "category_id": "1"}, "category_id", "category_id must be a 64-bit integer, got '1'"),
+        ({"name": "Rex", "category_id": True}, "category_id", "category_id must be a 64-bit integer, got True"),
+        ({"name": "Rex", "category_id": 2**63}, "category_id", "category_id must be a 64-bit integer"),
+        ({"name": "Rex", "category_id": 1, "status": "lost"}, "status",
+         "status must be one of available, pending, sold, got 'lost'"),
+        ({"name": "\ud800", "category_id": 1}, "name", "name must be valid Unicode text"),
+        ({"name": "Rex", "category_id": 1, "idempotency_key": "has space"}, "idempotency_key",
+         "idempotency key must be 1 to 255 visible ASCII characters"),
+        ({"name": "Rex", "category_id": 1, "idempotency_key": ""}, "idempotency_key", "idempotency key must be"),
+    ],
+)
+async def test_create_inputs_are_checked_before_sending(mock_client, kwargs, field, message) -> None:
+    with pytest.raises(InputError) as info:
+        await mock_client(_never).create_pet(**kwargs)
+    assert str(info.value).startswith(message) and info.value.field == field
+    assert "\n" not in str(info.value)
+
+
+async def test_create_refuses_both_model_and_fields(mock_client) -> None:
+    with pytest.raises(InputError, match="either a NewPet or"):
+        await mock_client(_never).create_pet(NewPet(name="a", category_id=1), name="b")
+    with pytest.raises(InputError, match="pet must be a NewPet"):
+        await mock_client(_never).create_pet({"name": "a", "categoryId": 1})
+
+
+async def test_create_sends_the_wire_body(mock_client) -> None:
+    script = Script(jresp(201, {**PET, "id": 2**62}))
+    pet = await mock_client(script).create_pet(name="Rex", category_id=INT64_MAX, status="sold")
+    request = script.requests[0]
+    assert json.loads(request.content) == {"name": "Rex", "categoryId": INT64_MAX, "status": "sold"}
+    assert request.headers["Content-Type"] == "application/json" and pet.id == 2**62
+    await mock_client(script).create_pet(name="Tom", category_id=1)
+    assert json.loads(script.requests[1].content) == {"name": "Tom", "categoryId": 1}
+
+
+async def test_unknown_status_and_extra_fields_are_kept(mock_client) -> None:
+    odd = {"id": 7, "name": "Odd", "categoryId": 1, "status": "adopted", "colour": "brown", "tags": [1]}
+    page = await mock_client(Script(jresp(200, [PET, odd]))).list_pets()
+    pet = page.pets[1]
+    assert pet.status == "adopted" and pet.status_text == "adopted" and not pet.status_known
+    assert pet.model_extra == {"colour": "brown", "tags": [1]}
+    assert pet.to_wire() == odd and page.raw == [PET, odd]
+    assert page.pets[0].status is PetStatus.AVAILABLE and page.pets[0].status_known
+
+
+async def test_pet_without_status_round_trips(mock_client) -> None:
+    bare = {"id": 3, "name": "Bare", "categoryId": 9}
+    got = await mock_client(Script(jresp(200, bare))).get_pet(3)
+    assert got.pet.status is None and got.pet.to_wire() == bare and got.raw == bare
+    assert Pet.model_validate(got.pet.to_wire()) == got.pet
