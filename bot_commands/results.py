@@ -130,3 +130,37 @@ class Quit(Result):
 
     def to_json(self) -> Any:
         return {"quit": True}
+
+
+# --- Added by the command layer (scripted demos, issue 6) -------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Paused(Result):
+    """``/sleep SECONDS``: the session paused (faces show nothing)."""
+
+    seconds: float
+
+    def to_json(self) -> Any:
+        return {"slept": self.seconds}
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectationMet(Result):
+    """``/expect ...`` held for the previous command (``previous`` is its line)."""
+
+    expectation: str
+    previous: str = ""
+
+    def to_json(self) -> Any:
+        return {"expect": self.expectation, "met": True}
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryListing(Result):
+    """``/history``: the commands of this session, as a replayable script."""
+
+    lines: tuple[str, ...]
+
+    def to_json(self) -> Any:
+        return {"history": list(self.lines)}

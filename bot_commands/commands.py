@@ -1,0 +1,177 @@
+"""The slash commands, each declared once. Handlers return typed results, never text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import aclosing
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from petstore_api.models import PetStatus
+
+from . import converters as conv
+from . import expect
+from .parser import show
+from .registry import REGISTRY, Arg, command
+from .results import (
+    EnvInfo,
+    ExpectationMet,
+    Help,
+    HistoryListing,
+    Notice,
+    OrdersListing,
+    Paused,
+    PetCreated,
+    PetDetail,
+    PetList,
+    Quit,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .session import CommandSession
+
+#: ``--all`` stops after this many pages (a guard against an endless ``rel="next"`` chain).
+MAX_PAGES = 100
+
+
+def _ids(_words: Sequence[str], ids: Sequence[str]) -> list[str]:
+    return list(ids)
+
+
+def _command_names(_words: Sequence[str], _ids: Sequence[str]) -> list[str]:
+    return REGISTRY.names(aliases=False)
+
+
+def _expect_values(words: Sequence[str], _ids: Sequence[str]) -> list[str]:
+    kind = words[0].lower() if words else ""
+    return {"status": list(conv.STATUSES), "error": list(expect.ERROR_HINTS)}.get(kind, [])
+
+
+def _help_topic(word: str) -> str:
+    cmd = REGISTRY.get(word)
+    if cmd is None:
+        hint = conv.suggest(word.lstrip("/"), REGISTRY.names())
+        maybe = f" (did you mean /{hint}?)" if hint else ""
+        raise ValueError(f"no command /{show(word.lstrip('/'))}{maybe}")
+    return cmd.name
+
+
+def _history_action(word: str) -> str:
+    if word.lower() != "save":
+        raise ValueError(f"unknown /history action '{show(word)}'; only save is known")
+    return "save"
+
+
+def _check_history(values: dict[str, Any]) -> None:
+    if values["action"] and not values["file"]:
+        raise ValueError("/history save needs a FILE")
+    if values["file"] and not values["action"]:
+        raise ValueError("write /history save FILE")
+
+
+_STATUS_HELP = "one of available, pending, sold"
+
+
+@command("list", aliases=("ls",), summary="List pets, optionally by status", args=[
+    Arg("status", "STATUS", convert=conv.status, choices=conv.STATUSES, help=_STATUS_HELP),
+    Arg("status", "S", flag="--status", convert=conv.status, keys=("status",), choices=conv.STATUSES),
+    Arg("limit", "N", flag="--limit", convert=conv.limit, keys=("limit",), help="pets per page, 1 to 100"),
+    Arg("all", flag="--all", switch=True, help="follow the next pages to the end"),
+])
+async def list_pets(session: CommandSession, args: dict[str, Any]) -> PetList:
+    status = PetStatus(args["status"]) if args["status"] else None
+    if not args["all"]:
+        page = await session.client.list_pets(limit=args["limit"], status=status)
+        return PetList(pets=list(page.pets), status=args["status"], limit=args["limit"],
+                       next_url=page.next_url, raw=list(page.raw))
+    pets: list[Any] = []
+    raw: list[Any] = []
+    pages, next_url = 0, None
+    async with aclosing(session.client.iter_pages(limit=args["limit"], status=status)) as stream:
+        async for page in stream:
+            pages += 1
+            pets += page.pets
+            raw += page.raw
+            next_url = page.next_url
+            if pages >= MAX_PAGES:
+                break
+    return PetList(pets=pets, status=args["status"], limit=args["limit"], next_url=next_url,
+                   pages=pages, raw=raw)
+
+
+@command("add", summary="Add a pet", writes=True, args=[
+    Arg("name", "NAME", convert=conv.name, keys=("name",), required=True, greedy=True,
+        help="the pet's name (quote it when it has spaces)"),
+    Arg("category", "ID", flag="--category", convert=conv.category_id, required=True,
+        keys=("category", "categoryid", "category_id"), help="category id (int64)"),
+    Arg("status", "S", flag="--status", convert=conv.status, keys=("status",), choices=conv.STATUSES,
+        help=_STATUS_HELP),
+], details='Also key=value: /add name="Rex the Dog" categoryId=3 status=available')
+async def add_pet(session: CommandSession, args: dict[str, Any]) -> PetCreated:
+    what = f"add pet '{show(args['name'])}' (category {args['category']})"
+    await session.authorize_write(what)
+    pet = await session.client.create_pet(name=args["name"], category_id=args["category"], status=args["status"])
+    return PetCreated(pet=pet, raw=pet.to_wire())
+
+
+@command("get", summary="Show one pet (deprecated operation: removed 5 December 2030)", args=[
+    Arg("id", "ID", convert=conv.pet_id, required=True, choices=_ids, help="pet id (int64); $last works"),
+])
+async def get_pet(session: CommandSession, args: dict[str, Any]) -> PetDetail:
+    found = await session.client.get_pet(args["id"])
+    return PetDetail(pet=found.pet, notice=found.notice, first_notice=session.first_notice("getPet"),
+                     raw=dict(found.raw))
+
+
+@command("orders", summary="List store orders (shown as the service sends them)")
+async def list_orders(session: CommandSession, args: dict[str, Any]) -> OrdersListing:
+    return OrdersListing(data=await session.client.list_orders())
+
+
+@command("env", summary="Show the environment, base URL and (masked) API key")
+async def show_env(session: CommandSession, args: dict[str, Any]) -> EnvInfo:
+    return replace(session.env, read_only=session.read_only)
+
+
+@command("help", summary="List the commands, or explain one", outcome=False, history=False, args=[
+    Arg("topic", "COMMAND", convert=_help_topic, choices=_command_names, help="a command name"),
+])
+async def show_help(session: CommandSession, args: dict[str, Any]) -> Help:
+    return REGISTRY.help(args["topic"])
+
+
+@command("quit", aliases=("exit",), summary="End the session", outcome=False, history=False)
+async def quit_session(session: CommandSession, args: dict[str, Any]) -> Quit:
+    return Quit()
+
+
+@command("sleep", summary="Pause for a demo (0 to 60 seconds)", outcome=False, args=[
+    Arg("seconds", "SECONDS", convert=conv.seconds, required=True, help="0 to 60"),
+])
+async def sleep(session: CommandSession, args: dict[str, Any]) -> Paused:
+    await session.sleep(args["seconds"])
+    return Paused(seconds=args["seconds"])
+
+
+@command("expect", summary="Check the previous command's outcome (fails the script if not)",
+         usage=expect.USAGE, check=expect.check, outcome=False, args=[
+    Arg("what", "WHAT", convert=expect.what, required=True, choices=expect.KINDS,
+        help="ok, count, status, name or error"),
+    Arg("value", "VALUE", greedy=True, choices=_expect_values, help="what to compare with"),
+], details='e.g. /expect count 3 · /expect status sold · /expect name "Rex" · /expect error 404')
+async def expect_outcome(session: CommandSession, args: dict[str, Any]) -> ExpectationMet:
+    outcome = session.last_outcome
+    held = expect.evaluate(args["what"], args["value"], outcome)
+    return ExpectationMet(expectation=held, previous=outcome.line if outcome else "")
+
+
+@command("history", summary="Show this session's commands, or save them as a script",
+         usage="/history [save FILE]", check=_check_history, outcome=False, history=False, args=[
+    Arg("action", "save", convert=_history_action, choices=("save",)),
+    Arg("file", "FILE", greedy=True, help="where to write the script"),
+])
+async def history(session: CommandSession, args: dict[str, Any]) -> HistoryListing | Notice:
+    if not args["action"]:
+        return HistoryListing(lines=tuple(session.history_script_lines()))
+    count = session.save_history(args["file"])
+    return Notice(text=f"saved {count} commands to {show(args['file'], 200)}")

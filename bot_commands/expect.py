@@ -1,0 +1,150 @@
+"""``/expect``: assertions about the previous command's outcome, so a demo is also a check.
+
+``ok`` · ``count N`` · ``status S`` · ``name NAME`` · ``error [STATUS|CODE]``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .converters import STATUSES, suggest
+from .errors import ExpectationFailed
+from .parser import show
+from .results import OrdersListing, PetCreated, PetDetail, PetList, Result
+
+__all__ = ["Outcome", "KINDS", "USAGE", "what", "check", "evaluate", "describe"]
+
+KINDS = ("ok", "count", "status", "name", "error")
+USAGE = "/expect ok | count N | status S | name NAME | error [HTTP-STATUS|CODE]"
+ERROR_HINTS = ("400", "401", "404", "not_found", "bad_request", "unauthorized", "usage", "invalid_input",
+               "read_only", "connect", "timeout", "protocol")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the last command did: its line, and its result or its error."""
+
+    line: str
+    result: Result | None = None
+    error: BaseException | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def what(word: str) -> str:
+    """Converter of the first word of ``/expect``."""
+    value = word.lower()
+    if value in KINDS:
+        return value
+    hint = suggest(value, KINDS)
+    maybe = f" (did you mean {hint}?)" if hint else ""
+    raise ValueError(f"cannot expect '{show(word)}'{maybe}")
+
+
+def check(values: dict[str, Any]) -> None:
+    """Validate (and convert) the value for the kind of expectation; raises ValueError."""
+    kind, value = values["what"], values["value"]
+    if kind == "ok" and value is not None:
+        raise ValueError("/expect ok takes no value")
+    if kind in ("count", "status", "name") and not value:
+        raise ValueError(f"/expect {kind} needs a value")
+    if kind == "count":
+        if not re.fullmatch(r"[0-9]{1,9}", value, re.ASCII):
+            raise ValueError(f"count must be a whole number from 0, not '{show(value)}'")
+        values["value"] = int(value)
+    if kind == "status" and value.lower() in STATUSES:
+        values["value"] = value.lower()
+    if kind == "error" and value is not None and " " in value:
+        raise ValueError(f"error takes one HTTP status or code, not '{show(value)}'")
+
+
+def describe(kind: str, value: Any) -> str:
+    return kind if value is None else f"{kind} {value}"
+
+
+def evaluate(kind: str, value: Any, outcome: Outcome | None) -> str:
+    """Return what held, or raise ExpectationFailed saying what differed."""
+    expected = describe(kind, value)
+    if outcome is None:
+        raise ExpectationFailed(expected=expected, actual="no previous command to check")
+    if kind == "error":
+        return _error(value, outcome, expected)
+    if not outcome.ok:
+        raise ExpectationFailed(expected=expected, actual=f"an error ({_error_label(outcome.error)}): {outcome.error}")
+    if kind == "ok":
+        return expected
+    checker = {"count": _count, "status": _status, "name": _name}[kind]
+    checker(value, outcome.result, expected)
+    return expected
+
+
+def _error_label(error: BaseException | None) -> str:
+    status = getattr(error, "status", 0) or 0
+    code = getattr(error, "code", None) or getattr(error, "kind", "error")
+    return f"{status} {code}" if status else str(code)
+
+
+def _error(value: str | None, outcome: Outcome, expected: str) -> str:
+    if outcome.ok:
+        raise ExpectationFailed(expected=expected, actual=f"success ({_kind(outcome.result)})")
+    if value is None:
+        return expected
+    err = outcome.error
+    status = getattr(err, "status", 0) or 0
+    names = {str(status), str(getattr(err, "code", "")), str(getattr(err, "kind", ""))}
+    if value.lower() in {n.lower() for n in names if n}:
+        return expected
+    raise ExpectationFailed(expected=expected, actual=f"error {_error_label(err)}: {err}")
+
+
+def _kind(result: Result | None) -> str:
+    if isinstance(result, PetList):
+        return f"{len(result.pets)} pets"
+    if isinstance(result, (PetCreated, PetDetail)):
+        return f"pet {result.pet.id}"
+    return type(result).__name__
+
+
+def _count(value: int, result: Result | None, expected: str) -> None:
+    if isinstance(result, PetList):
+        got = len(result.pets)
+    elif isinstance(result, OrdersListing) and isinstance(result.data, list):
+        got = len(result.data)
+    else:
+        raise ExpectationFailed(expected=expected, actual=f"a {_kind(result)}, which has no count")
+    if got != value:
+        raise ExpectationFailed(expected=expected, actual=f"count {got}")
+
+
+def _status(value: str, result: Result | None, expected: str) -> None:
+    if isinstance(result, (PetCreated, PetDetail)):
+        got = result.pet.status_text or "(none)"
+        if got != value:
+            raise ExpectationFailed(expected=expected, actual=f"status {got} (pet {result.pet.id})")
+        return
+    if not isinstance(result, PetList):
+        raise ExpectationFailed(expected=expected, actual=f"a {_kind(result)}, which has no status")
+    if not result.pets:
+        raise ExpectationFailed(expected=expected, actual="no pets")
+    others = [p for p in result.pets if p.status_text != value]
+    if others:
+        shown = ", ".join(f"{p.id} ({p.status_text or 'none'})" for p in others[:5])
+        more = " ..." if len(others) > 5 else ""
+        raise ExpectationFailed(expected=f"every pet {expected}",
+                                actual=f"{len(others)} of {len(result.pets)} not {value}: {shown}{more}")
+
+
+def _name(value: str, result: Result | None, expected: str) -> None:
+    if isinstance(result, (PetCreated, PetDetail)):
+        if result.pet.name != value:
+            raise ExpectationFailed(expected=expected, actual=f"name '{show(result.pet.name)}'")
+        return
+    if not isinstance(result, PetList):
+        raise ExpectationFailed(expected=expected, actual=f"a {_kind(result)}, which has no name")
+    if not any(p.name == value for p in result.pets):
+        raise ExpectationFailed(expected=f"a pet named '{show(value)}'",
+                                actual=f"none among {len(result.pets)} pets")

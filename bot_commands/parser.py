@@ -1,0 +1,80 @@
+"""Tokenizer of command lines: shell-style quoting, forgiving of chat-app typography.
+
+``tokenize`` never raises anything but :class:`UsageError`.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from .errors import UsageError
+from .sanitize import clip, visible
+
+__all__ = ["tokenize", "split_command", "normalise_quotes", "show", "join_command"]
+
+_DOUBLE = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u00ab": '"', "\u00bb": '"'})
+_SINGLE = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'"})
+_SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u3000": " "})
+#: An em/en dash (as chat apps turn ``--`` into) at the start of a word: ``—status``.
+_DASH_FLAG = re.compile(r"^[\u2014\u2013\u2012\u2015]-?(?=[A-Za-z])")
+
+
+def show(text: str, width: int = 40) -> str:
+    """User text quoted safely for an error message."""
+    return clip(visible(text), width)
+
+
+def normalise_quotes(line: str, *, single: bool = True) -> str:
+    """Smart double quotes (and, if ``single``, smart single quotes) to ASCII."""
+    line = line.translate(_DOUBLE).translate(_SPACES)
+    return line.translate(_SINGLE) if single else line
+
+
+def _shlex(line: str) -> list[str]:
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=False)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    return list(lexer)
+
+
+def tokenize(line: str) -> list[str]:
+    """Split ``line`` into words; smart quotes and leading em-dashes normalised.
+
+    Apostrophes typed as ``’`` (``Rex’s``) survive: when treating smart single
+    quotes as quotes leaves one unclosed, they are kept as plain characters.
+    """
+    try:
+        words = _shlex(normalise_quotes(line))
+    except ValueError:
+        try:
+            words = _shlex(normalise_quotes(line, single=False))
+        except ValueError as exc:
+            raise UsageError(_quote_problem(str(exc))) from None
+    return [_DASH_FLAG.sub("--", w) for w in words]
+
+
+def _quote_problem(reason: str) -> str:
+    if "quotation" in reason:
+        return "unclosed quote: every \" or ' needs its closing partner"
+    if "escape" in reason:
+        return "the line ends with a lone backslash"
+    return f"cannot split the line: {reason}"
+
+
+def split_command(line: str) -> tuple[str, list[str], bool]:
+    """``(name, args, slashed)``: the command word without its ``/``, lower-cased."""
+    words = tokenize(line)
+    if not words:
+        raise UsageError("empty command; /help lists the commands")
+    head = words[0]
+    slashed = head.startswith("/")
+    name = head.lstrip("/").lower()
+    if not name:
+        raise UsageError("a command name must follow the /; /help lists the commands")
+    return name, words[1:], slashed
+
+
+def join_command(name: str, *words: object) -> str:
+    """A command line that parses back to ``words``: ``join_command("add", "Rex the Dog", "--category", 3)``."""
+    return " ".join([f"/{name.lstrip('/')}", *(shlex.quote(str(w)) for w in words)])

@@ -1,0 +1,78 @@
+"""The tokenizer: shell quoting, chat-app typography, one UsageError for everything wrong."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot_commands.errors import UsageError
+from bot_commands.parser import join_command, split_command, tokenize
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ('/add "Rex the Dog" --category 3', ["/add", "Rex the Dog", "--category", "3"]),
+        ("/add 'Rex the Dog' --category 3", ["/add", "Rex the Dog", "--category", "3"]),
+        ("/add \u201cRex the Dog\u201d \u2014category 3", ["/add", "Rex the Dog", "--category", "3"]),
+        ("/add \u2018Rex\u2019 \u2013status sold", ["/add", "Rex", "--status", "sold"]),
+        ("/add Rex\u2019s --category 1", ["/add", "Rex\u2019s", "--category", "1"]),
+        ('/add name="Rex the Dog" categoryId=3', ["/add", "name=Rex the Dog", "categoryId=3"]),
+        ("/list\u00a0sold", ["/list", "sold"]),
+        ("  /list   sold  ", ["/list", "sold"]),
+        ("/add '#1 pet' --category 2", ["/add", "#1 pet", "--category", "2"]),
+        ("/add \u2014 --category 2", ["/add", "\u2014", "--category", "2"]),
+    ],
+)
+def test_tokenize(line: str, words: list[str]) -> None:
+    assert tokenize(line) == words
+
+
+@pytest.mark.parametrize("line", ['/add "Rex --category 3', "/add 'Rex", "/list \\"])
+def test_unclosed_quote_or_lone_backslash_is_a_usage_error(line: str) -> None:
+    with pytest.raises(UsageError) as info:
+        tokenize(line)
+    assert "\n" not in str(info.value)
+
+
+def test_unclosed_quote_message_names_the_problem() -> None:
+    with pytest.raises(UsageError, match="unclosed quote"):
+        tokenize('/add "Rex')
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("/list sold", ("list", ["sold"], True)),
+        ("LIST sold", ("list", ["sold"], False)),
+        ("/Get 3", ("get", ["3"], True)),
+    ],
+)
+def test_split_command_with_or_without_slash(line: str, expected: tuple[str, list[str], bool]) -> None:
+    assert split_command(line) == expected
+
+
+@pytest.mark.parametrize("line", ["", "   ", "/", "//"])
+def test_empty_commands_are_usage_errors(line: str) -> None:
+    with pytest.raises(UsageError):
+        split_command(line)
+
+
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")), max_size=5))
+def test_join_command_round_trips(words: list[str]) -> None:
+    line = join_command("add", *words)
+    parsed = tokenize(line)
+    assert parsed[0] == "/add"
+    # Smart quotes and leading dashes are normalised on purpose; everything else survives.
+    assert len(parsed) == len(words) + 1
+
+
+@given(st.text(max_size=200))
+def test_tokenize_raises_only_usage_errors(line: str) -> None:
+    try:
+        words = tokenize(line)
+    except UsageError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert all(isinstance(w, str) for w in words)

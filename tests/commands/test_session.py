@@ -1,0 +1,248 @@
+"""CommandSession against the real sandbox service (in-process): every command, end to end."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot_commands.errors import CommandError, ConfirmationRequired, Declined, ExpectationFailed, ReadOnlyError, UsageError
+from bot_commands.results import (
+    EnvInfo,
+    ExpectationMet,
+    Help,
+    HistoryListing,
+    Notice,
+    OrdersListing,
+    Paused,
+    PetCreated,
+    PetDetail,
+    PetList,
+    Quit,
+)
+from bot_commands.script import parse_script
+from bot_commands.session import CommandSession
+from petstore_api.errors import NotFoundError, PetStoreError
+
+SOLD = [4, 6, 9, 11]
+
+
+async def test_list_first_page_and_filters(session: CommandSession, transport: Any) -> None:
+    page = await session.execute("/list")
+    assert isinstance(page, PetList) and len(page.pets) == 12 and page.next_url is None
+    assert page.to_json() == page.raw
+    assert page.raw[0] == {"id": 1, "name": "Rex", "categoryId": 1, "status": "available"}
+    sold = await session.execute("ls sold")
+    assert [p.id for p in sold.pets] == SOLD and sold.status == "sold"
+    assert "status=sold" in str(transport.requests[-1].url)
+
+
+async def test_list_limit_and_all_pages(session: CommandSession, transport: Any) -> None:
+    first = await session.execute("/list --limit 5")
+    assert len(first.pets) == 5 and first.next_url is not None and first.pages == 1
+    before = len(transport.requests)
+    every = await session.execute("/list --limit 5 --all")
+    assert [p.id for p in every.pets] == list(range(1, 13))
+    assert every.pages == 3 and every.next_url is None and len(every.raw) == 12
+    assert len(transport.requests) - before == 3
+
+
+async def test_all_stops_after_max_pages(session: CommandSession, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot_commands import commands
+
+    monkeypatch.setattr(commands, "MAX_PAGES", 2)
+    result = await session.execute("/list --limit 2 --all")
+    assert result.pages == 2 and len(result.pets) == 4 and result.next_url is not None
+
+
+async def test_add_get_and_last(session: CommandSession) -> None:
+    created = await session.execute('/add name="Rex the Dog" categoryId=3 status=available')
+    assert isinstance(created, PetCreated) and created.pet.name == "Rex the Dog" and created.pet.id == 13
+    assert created.to_json() == {"id": 13, "name": "Rex the Dog", "categoryId": 3, "status": "available"}
+    assert session.last_pet_id == 13
+    shown = await session.execute("/get $last")
+    assert isinstance(shown, PetDetail) and shown.pet.id == 13 and shown.first_notice
+    assert shown.notice.sunset.year == 2030 and "5 December 2030" in shown.notice.message
+    again = await session.execute("get 2")
+    assert not again.first_notice and session.last_pet_id == 2
+    assert session.history == ['/add name="Rex the Dog" categoryId=3 status=available', "/get $last", "get 2"]
+
+
+async def test_last_before_any_pet_is_a_usage_error(session: CommandSession, transport: Any) -> None:
+    with pytest.raises(UsageError, match=r"\$last has no value yet"):
+        await session.execute("/get $last")
+    assert transport.requests == []
+
+
+async def test_get_unknown_pet_raises_not_found(session: CommandSession) -> None:
+    with pytest.raises(NotFoundError):
+        await session.execute("/get 999")
+    assert session.last_outcome is not None and not session.last_outcome.ok
+
+
+async def test_orders_env_help_quit_sleep(session: CommandSession, sleeps: Any) -> None:
+    orders = await session.execute("/orders")
+    assert isinstance(orders, OrdersListing) and orders.to_json() == []
+    env = await session.execute("/env")
+    assert isinstance(env, EnvInfo) and env.env == "sandbox" and env.masked_key.startswith("sk-...")
+    assert isinstance(await session.execute("/help"), Help)
+    assert (await session.execute("help get")).topic == "/get"
+    assert isinstance(await session.execute("/quit"), Quit)
+    assert isinstance(await session.execute("/exit"), Quit)
+    paused = await session.execute("/sleep 1.5")
+    assert isinstance(paused, Paused) and sleeps.calls == [1.5]
+
+
+async def test_env_never_shows_the_key(session: CommandSession, sandbox: Any) -> None:
+    env = await session.execute("/env")
+    assert sandbox.api_key not in str(env.to_json()) and sandbox.api_key not in repr(env)
+
+
+BAD_LINES = [
+    "/lst", "/add 'Rex --category 3", "/list --limit 0", "/list --limit 101", "/list --limit abc",
+    "/list adopted", "/add --category 3", "/add Rex", "/get 9223372036854775808", "/get -9223372036854775809",
+]
+
+
+@pytest.mark.parametrize("line", BAD_LINES)
+async def test_bad_input_sends_nothing(session: CommandSession, transport: Any, line: str) -> None:
+    with pytest.raises(UsageError) as info:
+        await session.execute(line)
+    assert transport.requests == []
+    assert "\n" not in str(info.value)
+    assert session.history == []
+
+
+async def test_read_only_refuses_add_before_sending(
+    make_session: Callable[..., CommandSession], transport: Any
+) -> None:
+    session = make_session(read_only=True)
+    with pytest.raises(ReadOnlyError, match="read-only session: refused to add pet 'Rex'") as info:
+        await session.execute("/add Rex --category 1")
+    assert transport.requests == [] and info.value.exit_code == 2
+    assert (await session.execute("/env")).read_only is True
+    assert len((await session.execute("/list")).pets) == 12
+
+
+async def test_production_add_needs_confirmation(make_session: Callable[..., CommandSession], transport: Any) -> None:
+    session = make_session(env="production")
+    with pytest.raises(ConfirmationRequired, match="--yes"):
+        await session.execute("/add Rex --category 1")
+    assert transport.requests == []
+
+
+async def test_production_add_asks_and_respects_the_answer(make_session: Callable[..., CommandSession]) -> None:
+    prompts: list[str] = []
+    answers = [False, True]
+
+    async def confirm(prompt: str) -> bool:
+        prompts.append(prompt)
+        return answers.pop(0)
+
+    session = make_session(env="production", confirm=confirm)
+    with pytest.raises(Declined):
+        await session.execute("/add Rex --category 1")
+    created = await session.execute("/add Rex --category 1")
+    assert created.pet.id == 13
+    assert "PRODUCTION" in prompts[0] and "Rex" in prompts[0]
+
+
+async def test_non_production_never_asks(make_session: Callable[..., CommandSession]) -> None:
+    async def confirm(prompt: str) -> bool:  # pragma: no cover - must not be called
+        raise AssertionError(prompt)
+
+    session = make_session(env="staging", confirm=confirm)
+    assert (await session.execute("/add Rex --category 1")).pet.id == 13
+
+
+async def test_expect_checks_the_previous_outcome(session: CommandSession) -> None:
+    await session.execute("/list sold")
+    met = await session.execute("/expect count 4")
+    assert isinstance(met, ExpectationMet) and met.previous == "/list sold"
+    assert isinstance(await session.execute("/expect status sold"), ExpectationMet)
+    await session.execute("/sleep 0")  # pauses do not replace the outcome
+    await session.execute("/expect name Max")
+    with pytest.raises(ExpectationFailed, match="expected count 3, got count 4"):
+        await session.execute("/expect count 3")
+    with pytest.raises(UsageError):
+        await session.execute("/expect count x")  # a bad /expect does not replace the outcome either
+    await session.execute("/expect ok")
+
+
+async def test_expect_error_after_a_usage_error(session: CommandSession) -> None:
+    with pytest.raises(UsageError):
+        await session.execute("/list --limit 0")
+    await session.execute("/expect error usage")
+    with pytest.raises(ExpectationFailed, match="expected ok, got an error"):
+        await session.execute("/expect ok")
+
+
+async def test_history_lists_and_saves_a_replayable_script(
+    session: CommandSession, make_session: Callable[..., CommandSession], tmp_path: Path
+) -> None:
+    for line in ["/list sold", "/add Rex --category 1", "/get $last", "/get 999", "/get 998", "/expect error 404"]:
+        with contextlib.suppress(NotFoundError):
+            await session.execute(line)
+    with pytest.raises(UsageError):
+        await session.execute("/lst")
+    listing = await session.execute("/history")
+    assert isinstance(listing, HistoryListing)
+    assert listing.lines == ("/list sold", "/add Rex --category 1", "/get $last", "# failed: /get 999",
+                             "/get 998", "/expect error 404")
+    target = tmp_path / "saved.txt"
+    notice = await session.execute(f"/history save {target}")
+    assert isinstance(notice, Notice) and "saved 6 commands" in notice.text
+    replay = make_session()
+    for _, line in parse_script(target.read_text()):
+        with contextlib.suppress(NotFoundError):
+            await replay.execute(line)
+    assert replay.history_script_lines() == [line for line in listing.lines if not line.startswith("#")]
+    assert len((await replay.execute("/list")).pets) == 14  # both sessions added one pet
+
+
+async def test_history_save_to_an_unwritable_place_is_one_line(session: CommandSession, tmp_path: Path) -> None:
+    from bot_commands.errors import CommandError
+
+    with pytest.raises(CommandError, match="cannot write"):
+        await session.execute(f"/history save {tmp_path}/missing/dir/x.txt")
+
+
+async def test_seen_ids_and_completion(session: CommandSession) -> None:
+    await session.execute("/list --limit 3")
+    await session.execute("/get 7")
+    assert session.seen_ids == [1, 2, 3, 7]
+    assert session.complete("/get ")[:2] == ["/get 7", "/get 3"]
+    assert session.complete("/ge") == ["/get"]
+    assert session.complete("li") == ["list"]
+    assert session.complete("/list --st") == ["/list --status"]
+    assert session.complete("/list --status p") == ["/list --status pending"]
+    assert session.complete("/list s") == ["/list sold"]
+    assert session.complete("/list sold --") == ["/list sold --status", "/list sold --limit", "/list sold --all"]
+    assert session.complete("/add Rex status=a") == ["/add Rex status=available"]
+    assert session.complete("/expect status ") == ["/expect status available", "/expect status pending",
+                                                  "/expect status sold"]
+    assert session.complete("/help hi") == ["/help history"]
+    assert session.complete("/nope ") == [] and session.complete('/add "Rex ') == []
+
+
+LINE_PARTS = st.sampled_from(
+    ["/list", "/add", "/get", "/orders", "/env", "/help", "/expect", "/history", "/sleep", "count", "error", "ok",
+     "--limit", "--status", "--all", "--category", "sold", "Rex", "3", "-1", "$last", "name=", "categoryId=7", '"']
+)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(st.one_of(st.text(max_size=60), st.lists(st.one_of(LINE_PARTS, st.text(max_size=8)), max_size=6).map(" ".join)))
+async def test_execute_raises_only_the_documented_errors(
+    session: CommandSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str
+) -> None:
+    monkeypatch.chdir(tmp_path)  # /history save writes relative to here
+    try:
+        await session.execute(line)
+    except (CommandError, PetStoreError) as exc:
+        assert "\n" not in str(exc)

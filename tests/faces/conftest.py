@@ -1,0 +1,82 @@
+"""Fixtures for the faces (run, chat): a session over the real sandbox service, in-process.
+
+``transport.requests`` counts what was sent, so tests can prove bad input sends nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from bot_commands.results import EnvInfo
+from bot_commands.session import CommandSession
+from petstore_api.client import PetStoreClient
+from petstore_api.masking import mask_secret
+from petstore_server.sandbox import Sandbox
+
+BASE = "http://sandbox.localhost/v1"
+
+
+class CountingTransport(httpx.AsyncBaseTransport):
+    """Wraps a transport and records every request that reaches it."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.requests: list[httpx.Request] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        return await self.inner.handle_async_request(request)
+
+
+class Sleeps:
+    """Stands in for asyncio.sleep: records, never sleeps."""
+
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.calls.append(seconds)
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> Iterator[Sandbox]:
+    box = Sandbox.open(tmp_path / "sandbox")
+    yield box
+    box.close()
+
+
+@pytest.fixture
+def transport(sandbox: Sandbox) -> CountingTransport:
+    return CountingTransport(httpx.ASGITransport(app=sandbox.app))
+
+
+@pytest.fixture
+def sleeps() -> Sleeps:
+    return Sleeps()
+
+
+@pytest.fixture
+async def make_session(
+    sandbox: Sandbox, transport: CountingTransport, sleeps: Sleeps
+) -> AsyncIterator[Callable[..., CommandSession]]:
+    clients: list[PetStoreClient] = []
+
+    def make(*, env: str = "sandbox", read_only: bool = False, confirm: Any = None) -> CommandSession:
+        client = PetStoreClient(base_url=BASE, api_key=sandbox.api_key, transport=transport, allow_insecure_http=True)
+        clients.append(client)
+        info = EnvInfo(env=env, base_url=BASE, masked_key=mask_secret(sandbox.api_key), sandbox=env == "sandbox")
+        return CommandSession(client, env=info, read_only=read_only, confirm=confirm, sleep=sleeps)
+
+    yield make
+    for client in clients:
+        await client.aclose()
+
+
+@pytest.fixture
+async def session(make_session: Callable[..., CommandSession]) -> CommandSession:
+    return make_session()

@@ -1,0 +1,161 @@
+"""``petstore chat``, function-level: piped input, one-line errors, Ctrl-C, completion, history."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from bot_commands.results import EnvInfo
+from bot_commands.session import CommandSession
+from petstore_api.client import PetStoreClient
+from petstore_cli import chat
+from petstore_cli.chat import ChatLoop, LineEditor, run_chat
+
+BASE = "http://sandbox.localhost/v1"
+ENV = EnvInfo(env="sandbox", base_url=BASE, masked_key="sk-...abcd", sandbox=True)
+
+
+@pytest.fixture
+def client(sandbox: Any, transport: Any) -> PetStoreClient:
+    return PetStoreClient(base_url=BASE, api_key=sandbox.api_key, transport=transport, allow_insecure_http=True)
+
+
+def chat_with(session: CommandSession, text: str, *, aclose: Any = None) -> tuple[int, str]:
+    out = io.StringIO()
+    code = run_chat(session, console=Console(file=out, width=100), stdin=io.StringIO(text), aclose=aclose)
+    return code, out.getvalue()
+
+
+def test_piped_lines_run_without_prompt_decoration(client: PetStoreClient) -> None:
+    session = CommandSession(client, env=ENV)
+    text = "# comment\n\n/list sold\nget 3\n/lst\n/list --limit abc\n/get 999\n/env\n"
+    code, out = chat_with(session, text, aclose=client.aclose)
+    assert code == 0
+    assert "sandbox>" not in out and "petstore chat" not in out and "\x1b" not in out
+    assert "Goldie" in out and "Pet 3" in out and "note: getPet is deprecated" in out
+    lines = out.splitlines()
+    assert "unknown command /lst; did you mean /list? /help lists the commands" in lines
+    assert any(line.startswith("limit must be a whole number from 1 to 100, not 'abc'. Usage: /list") for line in lines)
+    assert "error: no pet with id '999' (HTTP 404, not_found)" in lines
+    assert "environment" in out and "Traceback" not in out
+    assert session.history == ["/list sold", "get 3", "/get 999", "/env"]
+
+
+def test_quit_stops_reading(client: PetStoreClient) -> None:
+    session = CommandSession(client, env=ENV)
+    code, out = chat_with(session, "/env\n/quit\n/list\n", aclose=client.aclose)
+    assert code == 0 and session.history == ["/env"] and "Rex" not in out
+
+
+class SlowClient:
+    """list_orders interrupts itself with SIGINT (like Ctrl-C) and then hangs."""
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    async def list_orders(self) -> Any:
+        os.kill(os.getpid(), signal.SIGINT)
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT delivery")
+def test_ctrl_c_cancels_the_running_command_not_the_session() -> None:
+    slow = SlowClient()
+    session = CommandSession(slow, env=ENV)
+    code, out = chat_with(session, "/orders\n/help env\n")
+    assert code == 0 and slow.cancelled
+    assert out.splitlines()[0] == "cancelled" and "/env" in out
+
+
+def reader(*items: str | type[BaseException]) -> Any:
+    queue = list(items)
+
+    def read(prompt: str) -> str:
+        item = queue.pop(0)
+        if isinstance(item, type):
+            raise item()
+        return item
+
+    return read
+
+
+def test_interactive_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_exits(client: PetStoreClient) -> None:
+    out = io.StringIO()
+    session = CommandSession(client, env=ENV)
+    with asyncio.Runner() as runner:
+        loop = ChatLoop(session, console=Console(file=out, width=100), runner=runner,
+                        read=reader(KeyboardInterrupt, "/env", EOFError), interactive=True)
+        assert loop.prompt == "sandbox> "
+        assert loop.run() == 0
+        runner.run(client.aclose())
+    text = out.getvalue()
+    assert text.startswith("petstore chat on sandbox") and "environment" in text
+
+
+class FakeReadline:
+    def __init__(self, buffer: str) -> None:
+        self.buffer = buffer
+
+    def get_line_buffer(self) -> str:
+        return self.buffer
+
+    def get_endidx(self) -> int:
+        return len(self.buffer)
+
+
+def test_tab_completion_uses_the_session(client: PetStoreClient, tmp_path: Path) -> None:
+    session = CommandSession(client, env=ENV)
+    session._see(42)  # as if a result had shown pet 42
+    editor = LineEditor(session, tmp_path / "history")
+    editor.readline = FakeReadline("/list --status s")
+    assert [editor.complete("s", i) for i in range(2)] == ["sold ", None]
+    editor.readline = FakeReadline("/get ")
+    assert editor.complete("", 0) == "42 "
+    editor.readline = FakeReadline("/h")
+    assert [editor.complete("/h", i) for i in range(3)] == ["/help", "/history", None]
+
+
+def test_history_is_saved_to_the_given_path(client: PetStoreClient, tmp_path: Path) -> None:
+    readline = pytest.importorskip("readline")
+    path = tmp_path / "data" / "chat_history"
+    editor = LineEditor(CommandSession(client, env=ENV), path)
+    readline.clear_history()
+    readline.add_history("/list sold")
+    editor.save()
+    assert "/list sold" in path.read_text() and (path.stat().st_mode & 0o777) == 0o600
+    readline.clear_history()
+    LineEditor(CommandSession(client, env=ENV), path)
+    assert readline.get_history_item(readline.get_current_history_length()) == "/list sold"
+    readline.clear_history()
+
+
+@pytest.fixture
+def answers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    queue: list[Any] = []
+
+    def fake_input(prompt: str = "") -> str:
+        item = queue.pop(0)
+        if isinstance(item, type):
+            raise item()
+        return item
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    yield queue
+
+
+async def test_confirmation_prompt(answers: list[Any]) -> None:
+    confirm = chat._make_confirm(Console(file=io.StringIO()))
+    answers += ["y", "", "no", EOFError, KeyboardInterrupt, "YES"]
+    assert [await confirm("add pet?") for _ in range(6)] == [True, False, False, False, False, True]

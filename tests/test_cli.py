@@ -1,0 +1,58 @@
+"""The `petstore` entry point: --version, --help, one-line errors, no traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def petstore(*args: str, env: dict[str, str] | None = None, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+    return subprocess.run(
+        [sys.executable, "-m", "petstore_cli", *args],
+        cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=60, env={**base, **(env or {})},
+    )
+
+
+def test_version() -> None:
+    out = petstore("--version")
+    assert out.returncode == 0
+    assert out.stdout.strip() == "petstore 0.1.0"
+
+
+@pytest.mark.parametrize("command", [[], ["tui"], ["chat"], ["run"], ["serve"]])
+def test_help_of_each_command_is_complete(command: list[str]) -> None:
+    out = petstore(*command, "--help")
+    assert out.returncode == 0 and out.stderr == ""
+    assert "usage: petstore" in out.stdout
+    if command != ["serve"]:
+        for flag in ("--env", "--base-url", "--config"):
+            assert flag in out.stdout
+
+
+def test_unknown_environment_is_one_line_with_allowed_values() -> None:
+    out = petstore("run", "--env", "moon", "-c", "/list")
+    assert out.returncode == 2
+    assert "invalid choice: 'moon'" in out.stderr and "production" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_bad_config_file_is_one_line(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[http]\ntimeout = 'soon'\n")
+    out = petstore("run", "--config", str(cfg), "-c", "/list")
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0
+    assert "c.toml: http.timeout" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_named_environment_without_address_says_what_to_do() -> None:
+    out = petstore("run", "--env", "production", "-c", "/list", env={"XDG_CONFIG_HOME": "/nonexistent"})
+    assert out.returncode == 2
+    assert "PETSTORE_PRODUCTION__BASE_URL" in out.stderr and "Traceback" not in out.stderr
