@@ -1,0 +1,36 @@
+"""``python -m petstore_server``: run the service (what ``petstore serve`` does)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .serve import KEYS_ENV, keys_from_env, run_server
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m petstore_server", description="Run the Pet Store service."
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8080, help="0 picks a free port (printed at start)")
+    parser.add_argument("--db", default="petstore.db", help="SQLite file (default: %(default)s)")
+    parser.add_argument(
+        "--api-key", action="append", default=[], help=f"accepted key; repeatable (also ${KEYS_ENV})"
+    )
+    parser.add_argument("--seed", action="store_true", help="add the sample pets to an empty database")
+    parser.add_argument("--log-level", default="warning")
+    args = parser.parse_args(argv)
+    keys = args.api_key or keys_from_env()
+    return run_server(
+        host=args.host,
+        port=args.port,
+        db_path=args.db,
+        api_keys=keys,
+        log_level=args.log_level,
+        seed=args.seed,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,263 @@
+"""The Pet Store ASGI app (plain Starlette), serving the spec under ``/v1``.
+
+Starlette routes; each endpoint is a bare ASGI callable so the per-request
+path stays lean: headers are read from the raw scope, pages come from SQLite
+already rendered as JSON, constant headers are precomputed. Every refusal is
+an Error body ``{code, message, status}``; nothing escapes as a traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import re
+from collections.abc import Awaitable, Callable, Sequence
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from .openapi import DOCUMENT
+from .store import IdempotencyConflict, PetStore
+from .wire import (
+    ApiError,
+    decode_cursor,
+    dumps,
+    encode_cursor,
+    error_body,
+    fingerprint,
+    parse_limit,
+    parse_new_pet,
+    parse_pet_id,
+    parse_query,
+    parse_status,
+)
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app"]
+
+logger = logging.getLogger("petstore_server")
+
+DEFAULT_MAX_BODY_BYTES = 16384
+Headers = list[tuple[bytes, bytes]]
+Reply = tuple[int, bytes, Headers]
+Handler = Callable[[Scope, Receive], Awaitable[Reply]]
+
+_JSON = (b"content-type", b"application/json")
+#: Sent with every successful getPet (RFC 9745 Deprecation, RFC 8594 Sunset, successor Link).
+_DEPRECATION: Headers = [
+    (b"deprecation", b"@1735689600"),
+    (b"sunset", b"Thu, 05 Dec 2030 00:00:00 GMT"),
+    (b"link", b'</v1/pets>; rel="successor-version"'),
+]
+_UNAUTHORIZED = {"WWW-Authenticate": "Bearer"}
+_REPLAYED: Headers = [(b"idempotent-replayed", b"true")]
+_LIST_PARAMS = ("limit", "status", "cursor")
+_HOST_RE = re.compile(rb"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value
+    return None
+
+
+def _error_reply(status: int, message: str, headers: dict[str, str] | None = None) -> Reply:
+    raw = [(name.lower().encode(), value.encode()) for name, value in (headers or {}).items()]
+    return status, error_body(status, message), raw
+
+
+class _Endpoint:
+    """An ASGI app around a handler: ApiError becomes its Error reply, anything else a 500."""
+
+    __slots__ = ("_handler",)
+
+    def __init__(self, handler: Handler) -> None:
+        self._handler = handler
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            status, body, headers = await self._handler(scope, receive)
+        except ApiError as exc:
+            status, body, headers = _error_reply(exc.status, exc.message, exc.headers)
+        except Exception:
+            logger.exception("internal error on %s %s", scope["method"], scope["path"])
+            status, body, headers = _error_reply(500, "internal error; the service logged the details")
+        headers += (_JSON, (b"content-length", b"%d" % len(body)))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+class _Service:
+    """The operations, bound to one store and one set of API keys."""
+
+    def __init__(self, store: PetStore, *, api_keys: Sequence[str], max_body_bytes: int) -> None:
+        if not api_keys or not all(isinstance(key, str) and key for key in api_keys):
+            raise ValueError("create_app needs at least one non-empty API key")
+        self._store = store
+        self._key_digests = tuple(hashlib.sha256(key.encode()).digest() for key in api_keys)
+        self._max_body = max_body_bytes
+
+    def _check_auth(self, scope: Scope) -> None:
+        """Constant-time check of the bearer token against every key."""
+        value = _header(scope, b"authorization")
+        if value is None or value[:7].lower() != b"bearer ":
+            message = "missing bearer token: send 'Authorization: Bearer <API key>'"
+            raise ApiError(401, message, headers=_UNAUTHORIZED)
+        digest = hashlib.sha256(value[7:].strip()).digest()
+        matched = False
+        for known in self._key_digests:
+            matched |= hmac.compare_digest(digest, known)
+        if not matched:
+            raise ApiError(401, "invalid API key", headers=_UNAUTHORIZED)
+
+    async def pets(self, scope: Scope, receive: Receive) -> Reply:
+        """listPets (GET, HEAD) and createPet (POST)."""
+        self._check_auth(scope)
+        if scope["method"] == "POST":
+            return await self._create(scope, receive)
+        params = parse_query(scope["query_string"], _LIST_PARAMS)
+        limit = parse_limit(params.get("limit"))
+        status = parse_status(params.get("status"))
+        page = self._store.list_page(limit=limit, status=status, after_id=decode_cursor(params.get("cursor")))
+        if page.next_after is None:
+            return 200, page.body, []
+        return (
+            200,
+            page.body,
+            [(b"link", _next_link(scope, limit=limit, status=status, after=page.next_after))],
+        )
+
+    async def _create(self, scope: Scope, receive: Receive) -> Reply:
+        parse_query(scope["query_string"], ())
+        key = _idempotency_key(scope)
+        body = await self._read_body(scope, receive)
+        if not body:
+            raise ApiError(400, "request body is required: a NewPet JSON object")
+        if not _is_json(_header(scope, b"content-type")):
+            raise ApiError(415, "Content-Type must be application/json")
+        new_pet = parse_new_pet(body)
+        if key is None:
+            return 201, dumps(self._store.create_pet(**new_pet)), []
+        try:
+            created = self._store.create_pet_once(key=key, fingerprint=fingerprint(new_pet), **new_pet)
+        except IdempotencyConflict:
+            raise ApiError(422, "Idempotency-Key was already used with a different request body") from None
+        return created.status_code, created.body, list(_REPLAYED) if created.replayed else []
+
+    async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
+        too_large = ApiError(413, f"request body is over {self._max_body} bytes")
+        declared = _header(scope, b"content-length")
+        if (
+            declared is not None
+            and declared.isdigit()
+            and (len(declared) > 12 or int(declared) > self._max_body)
+        ):
+            raise too_large
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                raise ApiError(400, "request body is incomplete: the client disconnected")
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self._max_body:
+                raise too_large
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        return b"".join(chunks)
+
+    async def pet(self, scope: Scope, receive: Receive) -> Reply:
+        """getPet (deprecated): a petId that is not an int64 names no pet, so 404."""
+        self._check_auth(scope)
+        parse_query(scope["query_string"], ())
+        raw_id = scope["path_params"]["petId"]
+        pet_id = parse_pet_id(raw_id)
+        pet = None if pet_id is None else self._store.get_pet(pet_id)
+        if pet is None:
+            raise ApiError(404, f"no pet with id {raw_id[:40]!r}")
+        return 200, dumps(pet), list(_DEPRECATION)
+
+    async def orders(self, scope: Scope, receive: Receive) -> Reply:
+        """The orders listing: always an empty array, since no operation creates orders."""
+        self._check_auth(scope)
+        parse_query(scope["query_string"], ())
+        return 200, b"[]", []
+
+
+def _idempotency_key(scope: Scope) -> str | None:
+    raw = _header(scope, b"idempotency-key")
+    if raw is None:
+        return None
+    if 0 < len(raw) <= 255 and all(0x21 <= byte <= 0x7E for byte in raw):
+        return raw.decode("ascii")
+    raise ApiError(400, "Idempotency-Key must be 1 to 255 visible ASCII characters")
+
+
+def _is_json(content_type: bytes | None) -> bool:
+    return content_type is not None and content_type.split(b";", 1)[0].strip().lower() == b"application/json"
+
+
+def _origin(scope: Scope) -> bytes:
+    """``scheme://host[:port]`` of this request, from a well-formed Host header or the server address."""
+    scheme = scope["scheme"].encode()
+    host = _header(scope, b"host")
+    if host is not None and _HOST_RE.fullmatch(host):
+        return scheme + b"://" + host
+    name, port = scope.get("server") or ("localhost", None)
+    name = f"[{name}]" if ":" in name else name
+    return scheme + b"://" + (name if port is None else f"{name}:{port}").encode()
+
+
+def _next_link(scope: Scope, *, limit: int, status: str | None, after: int) -> bytes:
+    query = f"limit={limit}" + (f"&status={status}" if status else "") + f"&cursor={encode_cursor(after)}"
+    return b"<" + _origin(scope) + f'/v1/pets?{query}>; rel="next"'.encode()
+
+
+def _openapi_endpoint() -> Handler:
+    """The OpenAPI document, rendered once; served without authentication."""
+    body = dumps(DOCUMENT)
+
+    async def openapi(scope: Scope, receive: Receive) -> Reply:
+        return 200, body, []
+
+    return openapi
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (unknown path 404, other method 405) as Error bodies."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code != 405:
+        status, body, _ = _error_reply(exc.status_code, "no such resource; the API lives under /v1")
+        return Response(body, status, media_type="application/json")
+    allow = ", ".join(sorted(exc.headers["Allow"].split(", ")))
+    status, body, _ = _error_reply(405, f"method {request.method} is not allowed here; allowed: {allow}")
+    return Response(body, status, {"Allow": allow}, media_type="application/json")
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    status, body, _ = _error_reply(500, "internal error; the service logged the details")
+    return Response(body, status, media_type="application/json")
+
+
+def create_app(
+    store: PetStore, *, api_keys: Sequence[str], max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+) -> Starlette:
+    """The Pet Store app over ``store``, accepting any of ``api_keys`` as bearer token."""
+    service = _Service(store, api_keys=api_keys, max_body_bytes=max_body_bytes)
+    routes = [
+        Route("/v1/pets", _Endpoint(service.pets), methods=["GET", "POST"]),
+        Route("/v1/pets/{petId}", _Endpoint(service.pet), methods=["GET"]),
+        Route("/v1/store/orders", _Endpoint(service.orders), methods=["GET"]),
+        Route("/v1/openapi.json", _Endpoint(_openapi_endpoint()), methods=["GET"]),
+    ]
+    handlers = {HTTPException: _http_error, Exception: _internal_error}
+    app = Starlette(routes=routes, exception_handlers=handlers)
+    app.router.redirect_slashes = False
+    return app

@@ -1,0 +1,73 @@
+"""The embedded sandbox: the service in-process, on its own data directory.
+
+``data_dir`` holds ``sandbox.db`` and ``api-key`` (mode 0600, generated once).
+A new database is seeded with the sample pets; ``reset=True`` wipes it and
+seeds the same pets again, so demos replay identically.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from starlette.applications import Starlette
+
+from .app import create_app
+from .store import PetStore
+
+__all__ = ["KEY_PREFIX", "Sandbox", "load_or_create_key"]
+
+KEY_PREFIX = "sk-sandbox-"
+_DB_NAME = "sandbox.db"
+_KEY_NAME = "api-key"
+
+
+def load_or_create_key(path: Path) -> str:
+    """The key stored at ``path``; created there (mode 0600) when absent or empty."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        key = path.read_text(encoding="ascii").strip()
+        if key:
+            if path.stat().st_mode & 0o077:
+                path.chmod(0o600)
+            return key
+        path.unlink()
+        return load_or_create_key(path)
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    with os.fdopen(fd, "w", encoding="ascii") as file:
+        file.write(key + "\n")
+    return key
+
+
+@dataclass(slots=True)
+class Sandbox:
+    """An app over a local store, and the key it accepts."""
+
+    app: Starlette
+    api_key: str
+    db_path: Path
+    store: PetStore
+
+    @classmethod
+    def open(cls, data_dir: Path, *, reset: bool = False) -> Sandbox:
+        data_dir = Path(data_dir)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        api_key = load_or_create_key(data_dir / _KEY_NAME)
+        db_path = data_dir / _DB_NAME
+        store = PetStore(db_path)
+        if reset:
+            store.reset()
+        store.seed_sample()
+        return cls(app=create_app(store, api_keys=[api_key]), api_key=api_key, db_path=db_path, store=store)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

@@ -1,0 +1,197 @@
+"""SQLite persistence for pets and idempotency records.
+
+One connection in autocommit mode, WAL journal, ``synchronous=NORMAL``: every
+write is committed before its method returns, so an acknowledged create survives
+``kill -9``. A lock serialises use of the connection, so the store may be shared
+by the event loop thread and a test client's thread; ids come from SQLite's rowid
+and are therefore distinct. Pets are returned in wire shape (``categoryId``;
+``status`` only when set): pages as JSON bytes, single pets as dicts.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .wire import dumps
+
+__all__ = ["IDEMPOTENCY_TTL_SECONDS", "SAMPLE_PETS", "Created", "IdempotencyConflict", "Page", "PetStore"]
+
+#: How long an Idempotency-Key is remembered.
+IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60
+
+#: Sample pets seeded into a new sandbox: (id, name, categoryId, status).
+SAMPLE_PETS: tuple[tuple[int, str, int, str], ...] = (
+    (1, "Rex", 1, "available"),
+    (2, "Whiskers", 2, "available"),
+    (3, "Tweety", 3, "pending"),
+    (4, "Goldie", 4, "sold"),
+    (5, "Buddy", 1, "pending"),
+    (6, "Luna", 2, "sold"),
+    (7, "Polly", 3, "available"),
+    (8, "Nemo", 4, "available"),
+    (9, "Max", 1, "sold"),
+    (10, "Cleo", 2, "pending"),
+    (11, "Kiwi", 3, "sold"),
+    (12, "Bubbles", 4, "available"),
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pets (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    category_id INTEGER NOT NULL,
+    status TEXT NULL
+);
+CREATE INDEX IF NOT EXISTS pets_status_id ON pets (status, id);
+CREATE TABLE IF NOT EXISTS idempotency (
+    key TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    status_code INTEGER NOT NULL,
+    body BLOB NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idempotency_created_at ON idempotency (created_at);
+"""
+
+_COLUMNS = "SELECT id, name, category_id, status FROM pets"
+# SQLite renders each pet's JSON itself: the list path does no per-row Python work.
+_PET_JSON = (
+    "SELECT id, CASE WHEN status IS NULL"
+    " THEN json_object('id', id, 'name', name, 'categoryId', category_id)"
+    " ELSE json_object('id', id, 'name', name, 'categoryId', category_id, 'status', status) END FROM pets"
+)
+_LIST_ALL = f"{_PET_JSON} WHERE id > ? ORDER BY id LIMIT ?"
+_LIST_STATUS = f"{_PET_JSON} WHERE status = ? AND id > ? ORDER BY id LIMIT ?"
+_GET = f"{_COLUMNS} WHERE id = ?"
+_INSERT = "INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)"
+_MIN_ID = -(2**63)
+
+
+class IdempotencyConflict(Exception):
+    """The Idempotency-Key was already used with a different request body."""
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of pets: the JSON array, and the id the next page starts after (None: last page)."""
+
+    body: bytes
+    next_after: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Created:
+    """Outcome of an idempotent create: the 201 body, and whether it was replayed."""
+
+    status_code: int
+    body: bytes
+    replayed: bool
+
+
+def _pet(row: tuple[int, str, int, str | None]) -> dict[str, Any]:
+    pet_id, name, category_id, status = row
+    pet: dict[str, Any] = {"id": pet_id, "name": name, "categoryId": category_id}
+    if status is not None:
+        pet["status"] = status
+    return pet
+
+
+class PetStore:
+    """Pets and idempotency records in one SQLite file."""
+
+    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
+        self.path = Path(path)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("PRAGMA busy_timeout=5000")
+        self._conn.executescript(_SCHEMA)
+
+    def list_page(self, *, limit: int, status: str | None = None, after_id: int | None = None) -> Page:
+        """Up to ``limit`` pets with id > ``after_id`` (in id order), as a JSON array."""
+        after = _MIN_ID if after_id is None else after_id
+        with self._lock:
+            if status is None:
+                rows = self._conn.execute(_LIST_ALL, (after, limit + 1)).fetchall()
+            else:
+                rows = self._conn.execute(_LIST_STATUS, (status, after, limit + 1)).fetchall()
+        next_after = rows[limit - 1][0] if len(rows) > limit else None
+        body = "[" + ",".join([row[1] for row in rows[:limit]]) + "]"
+        return Page(body=body.encode(), next_after=next_after)
+
+    def get_pet(self, pet_id: int) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._conn.execute(_GET, (pet_id,)).fetchone()
+        return None if row is None else _pet(row)
+
+    def create_pet(self, *, name: str, category_id: int, status: str | None = None) -> dict[str, Any]:
+        """Insert and commit a pet; returns it with its assigned id."""
+        with self._lock:
+            pet_id = self._conn.execute(_INSERT, (name, category_id, status)).lastrowid
+        return _pet((pet_id, name, category_id, status))
+
+    def create_pet_once(
+        self, *, key: str, fingerprint: str, name: str, category_id: int, status: str | None = None
+    ) -> Created:
+        """Create under an idempotency key, atomically with the key's record.
+
+        A record younger than the TTL with the same fingerprint is replayed (nothing
+        created); a different fingerprint raises :class:`IdempotencyConflict`. Expired
+        records are pruned here, so the table holds at most a TTL's worth of keys.
+        """
+        now = self._clock()
+        with self._lock, self._transaction():
+            self._conn.execute(
+                "DELETE FROM idempotency WHERE created_at <= ?", (now - IDEMPOTENCY_TTL_SECONDS,)
+            )
+            found = self._conn.execute(
+                "SELECT fingerprint, status_code, body FROM idempotency WHERE key = ?", (key,)
+            ).fetchone()
+            if found is not None:
+                if found[0] != fingerprint:
+                    raise IdempotencyConflict(key)
+                return Created(status_code=found[1], body=found[2], replayed=True)
+            pet_id = self._conn.execute(_INSERT, (name, category_id, status)).lastrowid
+            body = dumps(_pet((pet_id, name, category_id, status)))
+            self._conn.execute(
+                "INSERT INTO idempotency VALUES (?, ?, 201, ?, ?)", (key, fingerprint, body, now)
+            )
+        return Created(status_code=201, body=body, replayed=False)
+
+    def seed_sample(self) -> int:
+        """Insert :data:`SAMPLE_PETS` when there are no pets; returns how many were inserted."""
+        with self._lock, self._transaction():
+            if self._conn.execute("SELECT 1 FROM pets LIMIT 1").fetchone() is not None:
+                return 0
+            self._conn.executemany("INSERT INTO pets VALUES (?, ?, ?, ?)", SAMPLE_PETS)
+        return len(SAMPLE_PETS)
+
+    def reset(self) -> None:
+        """Delete every pet and idempotency record."""
+        with self._lock, self._transaction():
+            self._conn.execute("DELETE FROM pets")
+            self._conn.execute("DELETE FROM idempotency")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``; ``ROLLBACK`` on any exception."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")

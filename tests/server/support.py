@@ -1,0 +1,74 @@
+"""Shared helpers for the service tests: constants, Error assertions, a real server subprocess."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+KEY = "sk-test-0123456789abcdef"
+OTHER_KEY = "sk-test-second-key"
+AUTH = {"Authorization": f"Bearer {KEY}"}
+BASE = "http://testserver/v1"
+REPO = Path(__file__).resolve().parents[2]
+ERROR_KEYS = {"code", "message", "status"}
+
+
+def assert_error(response: httpx.Response, status: int, code: str, *, mentions: str = "") -> dict:
+    """The response is exactly an Error body for ``status`` with ``code``."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert set(body) == ERROR_KEYS
+    assert body["status"] == status and body["code"] == code
+    assert isinstance(body["message"], str) and body["message"]
+    assert mentions in body["message"]
+    assert "Traceback" not in response.text
+    return body
+
+
+def server_command(db_path: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "petstore_server", "--port", "0", "--db", str(db_path), *args]
+
+
+@contextmanager
+def running_server(
+    db_path: Path, *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen, str, list[str]]]:
+    """Start the service on a free loopback port; yields (process, base URL, lines printed before it).
+
+    The socket listens before the URL line is printed, so no polling is needed.
+    """
+    proc = subprocess.Popen(
+        server_command(db_path, *args),
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    try:
+        lines = _read_until_url(proc)
+        yield proc, re.search(r"http://\S+", lines[-1]).group(0), lines[:-1]
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+        proc.wait(timeout=20)
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def _read_until_url(proc: subprocess.Popen) -> list[str]:
+    lines: list[str] = []
+    while not lines or "http://" not in lines[-1]:
+        line = proc.stdout.readline()
+        if not line:
+            raise AssertionError(f"server did not start: {proc.stderr.read()}")
+        lines.append(line.rstrip("\n"))
+    return lines

@@ -1,0 +1,95 @@
+"""Idempotency-Key on createPet: replay, 422 on reuse with another body, validation, expiry."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from petstore_server.app import create_app
+from petstore_server.store import IDEMPOTENCY_TTL_SECONDS, PetStore
+
+from .support import AUTH, BASE, KEY, assert_error
+
+REX = {"name": "Rex", "categoryId": 1, "status": "available"}
+
+
+async def count(client: httpx.AsyncClient) -> int:
+    return len((await client.get("/pets?limit=100")).json())
+
+
+async def test_same_key_same_body_replays_and_creates_nothing(client: httpx.AsyncClient) -> None:
+    first = await client.post("/pets", json=REX, headers={"Idempotency-Key": "k-1"})
+    again = await client.post("/pets", json=REX, headers={"Idempotency-Key": "k-1"})
+    assert first.status_code == again.status_code == 201
+    assert "idempotent-replayed" not in first.headers
+    assert again.headers["idempotent-replayed"] == "true"
+    assert again.json() == first.json()
+    assert await count(client) == 13
+
+
+async def test_equivalent_json_counts_as_the_same_body(client: httpx.AsyncClient) -> None:
+    first = await client.post("/pets", json=REX, headers={"Idempotency-Key": "k-1"})
+    reordered = b'{ "status": "available",\n "categoryId": 1, "name": "Rex" }'
+    headers = {"Idempotency-Key": "k-1", "Content-Type": "application/json"}
+    again = await client.post("/pets", content=reordered, headers=headers)
+    assert again.headers["idempotent-replayed"] == "true" and again.json() == first.json()
+
+
+@pytest.mark.parametrize(
+    "other", [{**REX, "name": "Max"}, {"name": "Rex", "categoryId": 1}, {**REX, "categoryId": 2}]
+)
+async def test_same_key_other_body_is_422(client: httpx.AsyncClient, other: dict) -> None:
+    await client.post("/pets", json=REX, headers={"Idempotency-Key": "k-1"})
+    response = await client.post("/pets", json=other, headers={"Idempotency-Key": "k-1"})
+    assert_error(response, 422, "idempotency_key_reused", mentions="Idempotency-Key")
+    assert await count(client) == 13
+
+
+async def test_different_keys_create_different_pets(client: httpx.AsyncClient) -> None:
+    a = await client.post("/pets", json=REX, headers={"Idempotency-Key": "k-a"})
+    b = await client.post("/pets", json=REX, headers={"Idempotency-Key": "k-b"})
+    assert a.json()["id"] != b.json()["id"]
+
+
+async def test_invalid_body_with_a_key_does_not_burn_the_key(client: httpx.AsyncClient) -> None:
+    assert (
+        await client.post("/pets", json={"name": ""}, headers={"Idempotency-Key": "k-1"})
+    ).status_code == 400
+    assert (await client.post("/pets", json=REX, headers={"Idempotency-Key": "k-1"})).status_code == 201
+
+
+@pytest.mark.parametrize("key", ["", " ", "a" * 256, "caf\u00e9".encode(), "a b"])
+async def test_malformed_key_is_400(client: httpx.AsyncClient, key: str | bytes) -> None:
+    response = await client.post("/pets", json=REX, headers={"Idempotency-Key": key})
+    assert_error(response, 400, "bad_request", mentions="Idempotency-Key")
+
+
+async def test_concurrent_retries_with_one_key_create_one_pet(client: httpx.AsyncClient) -> None:
+    responses = await asyncio.gather(
+        *(client.post("/pets", json=REX, headers={"Idempotency-Key": "k-race"}) for _ in range(20))
+    )
+    assert {r.status_code for r in responses} == {201}
+    assert len({r.json()["id"] for r in responses}) == 1
+    assert sum("idempotent-replayed" in r.headers for r in responses) == 19
+    assert await count(client) == 13
+
+
+async def test_keys_expire_after_the_ttl(tmp_path) -> None:
+    now = [1_000_000.0]
+    store = PetStore(tmp_path / "ttl.db", clock=lambda: now[0])
+    app = create_app(store, api_keys=[KEY])
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url=BASE, headers=AUTH
+    ) as client:
+        first = await client.post("/pets", json=REX, headers={"Idempotency-Key": "k-old"})
+        now[0] += IDEMPOTENCY_TTL_SECONDS - 1
+        assert (
+            await client.post("/pets", json={**REX, "name": "Max"}, headers={"Idempotency-Key": "k-old"})
+        ).status_code == 422
+        now[0] += 2
+        fresh = await client.post("/pets", json={**REX, "name": "Max"}, headers={"Idempotency-Key": "k-old"})
+    store.close()
+    assert fresh.status_code == 201 and "idempotent-replayed" not in fresh.headers
+    assert fresh.json()["id"] != first.json()["id"]
