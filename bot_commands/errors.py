@@ -17,7 +17,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from petstore_api.errors import APIError, ConfigError, InputError, PetStoreError
+from petstore_api.errors import (
+    APIError,
+    AuthenticationError,
+    ConfigError,
+    InputError,
+    PetStoreError,
+    ProtocolError,
+    TransportError,
+)
 
 __all__ = [
     "CommandError",
@@ -129,3 +137,14 @@ def error_info(exc: BaseException) -> ErrorInfo:
         return ErrorInfo(code=exc.kind, message=str(exc), status=0, exit_code=code)
     return ErrorInfo(code="internal", message=one_line(f"internal error: {type(exc).__name__}: {exc}"),
                      status=0, exit_code=1)
+
+
+def hint_for(exc: BaseException) -> str | None:
+    """What the user can do about an error, when there is something to say."""
+    if isinstance(exc, AuthenticationError):
+        return "Check the API key: PETSTORE_API_KEY, or api_key in the config file."
+    if isinstance(exc, TransportError):
+        return "Is the service running? Check the base URL (--base-url or PETSTORE_BASE_URL)."
+    if isinstance(exc, ProtocolError):
+        return "Is the base URL a Pet Store API server (it ends with /v1)?"
+    return None

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from petstore_api.models import Pet
 
-from .errors import ExpectationFailed, UsageError, error_info, one_line
+from .errors import ExpectationFailed, UsageError, error_info, hint_for, one_line
 from .results import (
     EnvInfo,
     ExpectationMet,
@@ -177,6 +177,8 @@ def error_message(exc: BaseException) -> str:
     else:
         info = error_info(exc)
         text = info.message if info.code == "internal" else f"error: {exc}"
+        if hint := hint_for(exc):
+            text = f"{text}. {hint}"
     return visible(one_line(text))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import warnings
 from typing import Any
 
 from petstore_api.settings import LoadedSettings, load_settings
@@ -32,13 +33,21 @@ def _load(args: argparse.Namespace) -> LoadedSettings:
 
 
 def _configure_logging(verbosity: int) -> None:
+    """Warnings as one ``petstore: warning:`` line; request logs only with -v."""
+    warnings.showwarning = _show_warning
+    logger = logging.getLogger("petstore_api")
     if verbosity <= 0:
+        logger.addHandler(logging.NullHandler())  # warnings already reach the user once
+        logger.propagate = False
         return
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    logger = logging.getLogger("petstore_api")
     logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG if verbosity > 1 else logging.INFO)
+    logger.setLevel(logging.DEBUG)
+
+
+def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+    print(f"petstore: warning: {message}", file=sys.stderr)
 
 
 def _tui(loaded: LoadedSettings, args: argparse.Namespace) -> int:

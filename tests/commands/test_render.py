@@ -27,7 +27,7 @@ from bot_commands.results import (
 )
 from bot_commands.sanitize import clip, visible
 from bot_commands.session import CommandSession  # noqa: F401  (registers the commands)
-from petstore_api.errors import ConnectError, NotFoundError
+from petstore_api.errors import AuthenticationError, ConnectError, NotFoundError
 from petstore_api.models import DeprecationNotice, ErrorBody, Pet
 
 HOSTILE = [
@@ -148,7 +148,10 @@ def test_env_notice_history_expectation_and_silent_results() -> None:
          "error: no pet \u241b[31m (HTTP 404, not_found)"),
         (UsageError("limit too big", usage="/list [--limit N]"), "limit too big. Usage: /list [--limit N]"),
         (ExpectationFailed(expected="count 3", actual="count 2"), "expectation failed: expected count 3, got count 2"),
-        (ConnectError("cannot connect to 127.0.0.1:9"), "error: cannot connect to 127.0.0.1:9"),
+        (ConnectError("cannot connect to 127.0.0.1:9"),
+         "error: cannot connect to 127.0.0.1:9. Is the service running? Check the base URL (--base-url or PETSTORE_BASE_URL)."),
+        (AuthenticationError(ErrorBody(code="unauthorized", message="invalid API key", status=401)),
+         "error: invalid API key (HTTP 401, unauthorized). Check the API key: PETSTORE_API_KEY, or api_key in the config file."),
         (KeyError("boom"), "internal error: KeyError: 'boom'"),
     ],
 )
