@@ -1,0 +1,49 @@
+"""Fixtures: a real command session on the sandbox service, and app factories."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot_commands.session import CommandSession
+from petstore_server.sandbox import Sandbox
+from tui.app import PetStoreApp
+from tui_support import Harness, Tap, make_client, make_env, no_sleep
+
+
+@pytest.fixture
+async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
+    sandbox = Sandbox.open(tmp_path / "sandbox", reset=True)
+    h = Harness(sandbox=sandbox, clients=[])
+    try:
+        yield h
+    finally:
+        for client in h.clients:
+            await client.aclose()
+        sandbox.close()
+
+
+@pytest.fixture
+def app_factory(tmp_path: Path) -> Iterator[Callable[..., PetStoreApp]]:
+    """For snapshot tests (sync): an app on a fresh sandbox; closed at teardown."""
+    opened: list[Sandbox] = []
+
+    def build(*, env: str = "sandbox", api_key: str | None = None, setup: Callable[[Tap], None] | None = None,
+              **kwargs: Any) -> PetStoreApp:
+        sandbox = Sandbox.open(tmp_path / f"sandbox{len(opened)}", reset=True)
+        opened.append(sandbox)
+        tap = Tap(sandbox.app)
+        if setup is not None:
+            setup(tap)
+        client = make_client(sandbox, api_key=api_key, transport=tap)
+        session = CommandSession(client, env=make_env(env), sleep=no_sleep)
+        return PetStoreApp(session, **kwargs)
+
+    yield build
+    for sandbox in opened:
+        sandbox.close()
+
+

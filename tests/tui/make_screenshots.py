@@ -1,0 +1,68 @@
+"""Regenerate the README's TUI screenshots in docs/ (not a test).
+
+Run: ``.venv/bin/python tests/tui/make_screenshots.py`` from the repository root.
+Uses a fresh sandbox in a temporary directory, so the pictures are the same each time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+from textual.widgets import Input, Select
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(Path(__file__).parent)]
+
+from petstore_server.sandbox import Sandbox  # noqa: E402
+from tui_support import SIZE, Harness, settle  # noqa: E402
+
+DOCS = ROOT / "docs"
+
+
+async def shoot(name: str, steps) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        sandbox = Sandbox.open(Path(tmp), reset=True)
+        harness = Harness(sandbox=sandbox, clients=[])
+        app = harness.app()
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await steps(pilot)
+            await settle(pilot)
+            app.save_screenshot(filename=f"{name}.svg", path=str(DOCS))
+        for client in harness.clients:
+            await client.aclose()
+        sandbox.close()
+
+
+async def main_screen(pilot) -> None:
+    screen = pilot.app.main_screen
+    await screen.run_line("/list sold")
+    await screen.run_line('/add "Biscuit" --category 2 --status sold')
+    await pilot.press("slash", *"get ")
+
+
+async def add_form(pilot) -> None:
+    await pilot.press("a")
+    await pilot.pause()
+    form = pilot.app.screen
+    form.query_one("#name", Input).value = "Biscuit the Beagle"
+    form.query_one("#category", Input).value = "2x"
+    form.query_one("#status", Select).value = "available"
+    form.query_one("#category", Input).focus()
+
+
+async def detail_view(pilot) -> None:
+    await pilot.press("down", "down", "enter")
+
+
+async def main() -> None:
+    await shoot("tui-main", main_screen)
+    await shoot("tui-add-form", add_form)
+    await shoot("tui-detail", detail_view)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

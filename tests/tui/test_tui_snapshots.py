@@ -1,0 +1,75 @@
+"""Snapshot tests (pytest-textual-snapshot) of the main screens at a fixed size.
+
+Update after a deliberate change, having looked at the report:
+``pytest tests/tui/test_tui_snapshots.py --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from textual.widgets import Input
+
+from tui_support import SIZE, settle
+
+
+def steps(*keys: str, then: Callable[[Any], Any] | None = None):
+    """A run_before that settles, presses ``keys`` (settling after each), then runs ``then``."""
+
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+        if then is not None:
+            await then(pilot)
+            await settle(pilot)
+
+    return run_before
+
+
+def test_main_screen(snap_compare, app_factory) -> None:
+    assert snap_compare(app_factory(), terminal_size=SIZE, run_before=steps())
+
+
+@pytest.mark.parametrize("key", ["2", "3", "4"])
+def test_status_tab(snap_compare, app_factory, key: str) -> None:
+    assert snap_compare(app_factory(), terminal_size=SIZE, run_before=steps(key))
+
+
+def test_add_form_with_validation_errors(snap_compare, app_factory) -> None:
+    async def fill(pilot) -> None:
+        form = pilot.app.screen
+        form.query_one("#name", Input).value = "   "
+        form.query_one("#category", Input).value = "12x"
+        await pilot.pause()
+
+    assert snap_compare(app_factory(), terminal_size=SIZE, run_before=steps("a", then=fill))
+
+
+def test_detail_view(snap_compare, app_factory) -> None:
+    assert snap_compare(app_factory(), terminal_size=SIZE, run_before=steps("down", "down", "enter"))
+
+
+def test_not_found_detail(snap_compare, app_factory) -> None:
+    async def get_missing(pilot) -> None:
+        await pilot.app.main_screen.run_line("/get 999")
+
+    assert snap_compare(app_factory(), terminal_size=SIZE, run_before=steps(then=get_missing))
+
+
+def test_unreachable_service_error_state(snap_compare, app_factory) -> None:
+    def down(tap) -> None:
+        tap.down = True
+
+    assert snap_compare(app_factory(setup=down), terminal_size=SIZE, run_before=steps())
+
+
+def test_production_header(snap_compare, app_factory) -> None:
+    assert snap_compare(app_factory(env="production"), terminal_size=SIZE, run_before=steps())
+
+
+def test_help_screen(snap_compare, app_factory) -> None:
+    assert snap_compare(app_factory(), terminal_size=SIZE, run_before=steps("question_mark"))

@@ -1,0 +1,116 @@
+"""Test support for the TUI: sessions on the sandbox service, a transport with faults."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from textual.worker import WorkerError
+
+from bot_commands.results import EnvInfo
+from bot_commands.session import CommandSession
+from petstore_api.client import PetStoreClient, RetryPolicy
+from petstore_server.sandbox import Sandbox
+from tui.app import PetStoreApp
+
+BASE_URL = "http://sandbox.localhost/v1"
+SIZE = (110, 32)
+
+
+def make_client(sandbox: Sandbox, *, api_key: str | None = None, transport: Any = None) -> PetStoreClient:
+    return PetStoreClient(
+        base_url=BASE_URL,
+        api_key=sandbox.api_key if api_key is None else api_key,
+        transport=transport or httpx.ASGITransport(app=sandbox.app),
+        retry=RetryPolicy(attempts=1),
+        allow_insecure_http=True,
+    )
+
+
+def make_env(env: str = "sandbox", **kwargs: Any) -> EnvInfo:
+    return EnvInfo(env=env, base_url=kwargs.pop("base_url", BASE_URL), masked_key="sk-...test",
+                   sandbox=env == "sandbox", **kwargs)
+
+
+@dataclass
+class Harness:
+    """A sandbox and a way to build sessions and apps on it."""
+
+    sandbox: Sandbox
+    clients: list[PetStoreClient]
+    tap: Tap | None = None
+
+    def session(self, *, env: str = "sandbox", read_only: bool = False, confirm: Any = None,
+                api_key: str | None = None) -> CommandSession:
+        """A session on the sandbox through a fresh :class:`Tap` (``self.tap``)."""
+        self.tap = Tap(self.sandbox.app)
+        client = make_client(self.sandbox, api_key=api_key, transport=self.tap)
+        self.clients.append(client)
+        return CommandSession(client, env=make_env(env, read_only=read_only), read_only=read_only,
+                              confirm=confirm, sleep=no_sleep)
+
+    def app(self, session: CommandSession | None = None, **kwargs: Any) -> PetStoreApp:
+        return PetStoreApp(session or self.session(), **kwargs)
+
+
+async def no_sleep(_seconds: float) -> None:
+    return None
+
+
+async def settle(pilot: Any) -> None:
+    """Let every worker finish (or be cancelled) and the screen catch up (no sleeps)."""
+    for _ in range(3):
+        for worker in list(pilot.app.workers):
+            with contextlib.suppress(WorkerError):
+                await worker.wait()
+        await pilot.pause()
+
+
+class Tap(httpx.AsyncBaseTransport):
+    """The sandbox's ASGI transport, with faults and gates for tests.
+
+    ``down``: every request fails to connect. ``replies``: (method, path) ->
+    a canned (status, JSON) reply. ``gates``: a query substring -> an event the
+    request waits for (a slow answer, released by the test).
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.inner = httpx.ASGITransport(app=app)
+        self.down = False
+        self.replies: dict[tuple[str, str], tuple[int, Any]] = {}
+        self.gates: dict[str, Any] = {}
+        self.seen: list[str] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.seen.append(f"{request.method} {request.url.path}?{request.url.query.decode()}")
+        if self.down:
+            raise httpx.ConnectError("connection refused", request=request)
+        for marker, gate in self.gates.items():
+            if marker in str(request.url):
+                await gate.wait()
+        canned = self._canned(request)
+        if canned is not None:
+            status, body = canned
+            return httpx.Response(status, json=body, request=request)
+        return await self.inner.handle_async_request(request)
+
+    def _canned(self, request: httpx.Request) -> tuple[int, Any] | None:
+        for (method, prefix), reply in self.replies.items():
+            if request.method == method and request.url.path.startswith(prefix):
+                return reply
+        return None
+
+
+def error_body(status: int, code: str, message: str) -> dict[str, Any]:
+    return {"code": code, "message": message, "status": status}
+
+
+async def wait_for_screen(pilot: Any, screen_type: type, *, rounds: int = 200) -> Any:
+    """Pause until a screen of ``screen_type`` is on top (workers may still run)."""
+    for _ in range(rounds):
+        if isinstance(pilot.app.screen, screen_type):
+            return pilot.app.screen
+        await pilot.pause()
+    raise AssertionError(f"{screen_type.__name__} did not open; top is {pilot.app.screen!r}")

@@ -1,0 +1,80 @@
+"""The Textual app: takes its command session in the constructor; screens do the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from typing import Any
+
+from textual.app import App
+from textual.binding import Binding
+
+from .confirm import TuiConfirm
+from .keys import help_rows
+from .palette import SlashCommands
+from .player import Player
+from .screens.help import HelpScreen
+from .screens.main import MainScreen
+
+
+class PetStoreApp(App[int]):
+    """``PetStoreApp(session=CommandSession(...))``; see :func:`tui.run.run_tui`."""
+
+    TITLE = "petstore"
+    CSS_PATH = ["styles/app.tcss", "styles/main.tcss", "styles/dialogs.tcss"]
+    COMMANDS = App.COMMANDS | {SlashCommands}
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("question_mark,f1", "help", "Help"),
+        Binding("p", "pause_play", "Pause/resume"),
+        Binding("s", "skip_play", "Skip to end"),
+    ]
+
+    def __init__(self, session: Any, *, page_size: int = 20, theme: str | None = None,
+                 confirm: TuiConfirm | None = None, today: Callable[[], date] = date.today,
+                 player: Player | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.session = session
+        self.player = player
+        self._page_size = page_size
+        self._today = today
+        for candidate in (confirm, getattr(session, "confirm", None)):
+            if isinstance(candidate, TuiConfirm):
+                candidate.attach(self)
+        if theme and theme in self.available_themes:
+            self.theme = theme
+
+    def get_default_screen(self) -> MainScreen:
+        return MainScreen(self.session, page_size=self._page_size, today=self._today)
+
+    @property
+    def main_screen(self) -> MainScreen:
+        """The main screen (always at the bottom of the stack)."""
+        return self.screen_stack[0]  # type: ignore[return-value]
+
+    def slash_command(self, line: str, *, run: bool) -> None:
+        """Run ``line`` on the main screen, or put it in the prompt to complete."""
+        main = self.main_screen
+        if run:
+            main.submit(line)
+        else:
+            main.chat.prompt.focus()
+            main.chat.type_into(line + " ")
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(help_rows()))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in {"pause_play", "skip_play"}:
+            return self.player is not None and self.player.report is None
+        return True
+
+    def action_pause_play(self) -> None:
+        if self.player is not None:
+            paused = self.player.toggle_pause()
+            self.notify("Paused: p resumes." if paused else "Resumed.", title="Script")
+
+    def action_skip_play(self) -> None:
+        if self.player is not None:
+            self.player.skip()

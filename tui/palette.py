@@ -1,0 +1,34 @@
+"""The command palette's slash commands, from the command session's registry."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+
+def _commands(app: Any) -> list[Any]:
+    registry = getattr(getattr(app, "session", None), "registry", None)
+    return registry.commands() if registry is not None else []
+
+
+class SlashCommands(Provider):
+    """Offers every ``/command``: ones without required arguments run at once,
+    the others are put in the prompt for their arguments."""
+
+    async def discover(self) -> Hits:
+        for cmd in _commands(self.app):
+            yield DiscoveryHit(f"/{cmd.name}", partial(self._choose, cmd), help=cmd.summary)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for cmd in _commands(self.app):
+            text = f"/{cmd.name}"
+            score = max(matcher.match(text), matcher.match(cmd.summary) * 0.5)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), partial(self._choose, cmd), help=f"{cmd.usage} · {cmd.summary}")
+
+    def _choose(self, cmd: Any) -> None:
+        needs_args = any(arg.required for arg in cmd.args)
+        self.app.slash_command(f"/{cmd.name}", run=not needs_args)

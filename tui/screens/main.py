@@ -1,0 +1,271 @@
+"""The main screen: env bar, status tabs, pets pane, chat pane. Wiring only.
+
+Every action becomes a slash-command line run through :meth:`MainScreen.run_line`
+(echoed in the log, recorded in the session's history); its outcome is applied
+by small handlers per result type. Decisions live in :mod:`tui.controller`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from functools import partial
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer
+from textual.worker import Worker
+
+from bot_commands import results as r
+
+from .. import controller as c
+from ..summaries import failure_text, summarize
+from ..widgets.chat_pane import ChatPane
+from ..widgets.env_bar import EnvBar
+from ..widgets.pets_pane import PetsPane
+from ..widgets.status_tabs import StatusTabs
+from .add_pet import AddPetScreen
+from .api_key import ApiKeyScreen
+from .detail import DetailScreen
+from .orders import OrdersScreen
+
+
+class MainScreen(Screen[None]):
+    AUTO_FOCUS = "#pets-table"
+    BINDINGS = [
+        Binding("slash", "focus_prompt", "Prompt"),
+        Binding("a", "add", "Add"),
+        Binding("r", "refresh", "Refresh"),
+        Binding("o", "orders", "Orders"),
+        Binding("1", "tab('all')", "All", show=False),
+        Binding("2", "tab('available')", "Available", show=False),
+        Binding("3", "tab('pending')", "Pending", show=False),
+        Binding("4", "tab('sold')", "Sold", show=False),
+    ]
+
+    def __init__(self, session: Any, *, page_size: int = 20, today: Callable[[], date] = date.today) -> None:
+        super().__init__()
+        self.session = session
+        self.runner = c.Runner(session.execute)
+        self.fresh = c.Freshness()
+        self.page_size = c.clamp_page_size(page_size)
+        self.today = today
+        self.pending_select: Any = None
+
+    def compose(self) -> ComposeResult:
+        session = self.session
+        yield EnvBar(session.env, id="env-bar")
+        yield StatusTabs(id="status-tabs")
+        yield PetsPane(page_size=self.page_size, id="pets-pane")
+        yield ChatPane(complete=session.complete, history=lambda: list(session.history), id="chat-pane")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.load(None)
+        player = getattr(self.app, "player", None)
+        if player is not None:
+            self.run_worker(partial(self.play, player), group="play", exit_on_error=False)
+
+    async def play(self, player: Any) -> None:
+        """Play a script, then report (and exit, when asked)."""
+        report = await player.play(self)
+        if player.exit_after:
+            self.app.exit(return_code=report.exit_code)
+        elif report.failed_line is not None:
+            self.notify(report.message, title="Script stopped", severity="error", timeout=30)
+        else:
+            self.notify(f"{report.ran} commands played.", title="Script finished")
+
+    async def close_overlays(self) -> None:
+        """Close screens opened over this one (as a person would before typing)."""
+        while len(self.app.screen_stack) > 1 and self.app.screen is not self:
+            await self.app.pop_screen()
+
+    @property
+    def pane(self) -> PetsPane:
+        return self.query_one(PetsPane)
+
+    @property
+    def chat(self) -> ChatPane:
+        return self.query_one(ChatPane)
+
+    @property
+    def tabs(self) -> StatusTabs:
+        return self.query_one(StatusTabs)
+
+    # ------------------------------------------------------------------ running lines
+
+    def submit(self, line: str, *, call: Callable[[], Any] | None = None) -> Worker[c.Outcome]:
+        """Run a line in a worker (lists and details cancel their older selves)."""
+        group, exclusive = c.worker_group(line)
+        work = partial(self.run_line, line, call=call)
+        return self.run_worker(work, group=group, exclusive=exclusive, exit_on_error=False)
+
+    async def run_line(self, line: str, *, call: Callable[[], Any] | None = None) -> c.Outcome:
+        """Echo, run and apply one line; never raises."""
+        self.chat.echo(line)
+        if c.command_name(line) in c.LIST_COMMANDS:
+            self.pane.begin_loading(self.pane.status)
+        outcome = await self.runner.run(line, call=call)
+        try:
+            self.apply(outcome)
+        except Exception as exc:  # noqa: BLE001 - a display bug must not end the app
+            self.notify(f"Could not show the result: {exc}", severity="error")
+        return outcome
+
+    def load(self, status: str | None) -> None:
+        self.pane.begin_loading(status)
+        self.submit(c.list_line(status, self.pane.page_size))
+
+    # ------------------------------------------------------------------ applying outcomes
+
+    def apply(self, outcome: c.Outcome) -> None:
+        if outcome.failure is not None:
+            self.chat.write(failure_text(outcome.failure))
+            self.apply_failure(outcome)
+            return
+        result = outcome.result
+        self.chat.write(summarize(result))
+        handler = self._HANDLERS.get(type(result))
+        if handler is not None:
+            handler(self, outcome)
+
+    def _show_list(self, outcome: c.Outcome) -> None:
+        result: r.PetList = outcome.result
+        if not self.fresh.accept("list", outcome.seq):
+            return
+        pane = self.pane
+        pane.page_size = result.limit or pane.page_size
+        pane.show_page(result.pets, status=result.status, next_url=result.next_url,
+                       append=c.is_more(outcome.line))
+        self.tabs.show_status(result.status)
+        if self.pending_select is not None:
+            pet, self.pending_select = self.pending_select, None
+            self._select_new(pet)
+
+    def _show_created(self, outcome: c.Outcome) -> None:
+        pet = outcome.result.pet
+        tab = c.tab_for_new_pet(pet.status_text, self.tabs.status)
+        if tab is None:
+            self._select_new(pet)
+        else:  # selected once that tab's list has come
+            self.pending_select = pet
+            self.tabs.active = tab
+
+    def _select_new(self, pet: Any) -> None:
+        self.pane.add_pet(pet)
+        self.pane.select_pet(pet.id)
+
+    def _show_detail(self, outcome: c.Outcome) -> None:
+        if self.fresh.accept("detail", outcome.seq):
+            self.app.push_screen(DetailScreen(c.detail_from_result(outcome.result)))
+
+    def _show_orders(self, outcome: c.Outcome) -> None:
+        self.app.push_screen(OrdersScreen(outcome.result.data))
+
+    def _quit(self, outcome: c.Outcome) -> None:
+        self.app.exit(return_code=0)
+
+    _HANDLERS: dict[type, Callable[[MainScreen, c.Outcome], None]] = {
+        r.PetList: _show_list,
+        r.PetCreated: _show_created,
+        r.PetDetail: _show_detail,
+        r.OrdersListing: _show_orders,
+        r.Quit: _quit,
+    }
+
+    def apply_failure(self, outcome: c.Outcome) -> None:
+        failure = outcome.failure
+        assert failure is not None
+        state = c.list_failure_state(failure, outcome.line)
+        if state == "problem":
+            self.pane.show_problem(failure, hint="  Press r to retry.")
+        elif state == "idle":
+            self.pane.table.loading = False
+        if failure.kind == "auth":
+            self.ask_for_key(outcome)
+        if c.command_name(outcome.line) in {"get", "show"} and self._show_failed_detail(outcome.line, failure):
+            return  # fell back to the list's data: nothing is wrong for the user
+        self.notify(failure.message, title=failure.title, severity="error")
+
+    def _show_failed_detail(self, line: str, failure: c.Failure) -> bool:
+        """Show the detail a failed /get still allows; True when it fell back to the list."""
+        pet_id = c.get_target(line, getattr(self.session, "last_pet_id", None))
+        known = self.pane.pets.get(pet_id) if pet_id is not None else None
+        view = c.detail_for_failure(failure, pet_id=pet_id, known=known)
+        if view is not None:
+            self.app.push_screen(DetailScreen(view))
+        return view is not None and bool(view.fallback)
+
+    def ask_for_key(self, outcome: c.Outcome) -> None:
+        def use_key(key: str | None) -> None:
+            if not key:
+                return
+            if c.swap_api_key(self.session, key):
+                self.chat.write(Text("Using the new key for this session.", style="dim"))
+                self.submit(outcome.line)
+            else:
+                self.notify("This session cannot change its key: restart with PETSTORE_API_KEY set.",
+                            title="Key not changed", severity="warning")
+
+        if not any(isinstance(screen, ApiKeyScreen) for screen in self.app.screen_stack):
+            self.app.push_screen(ApiKeyScreen(outcome.failure.message if outcome.failure else ""), use_key)
+
+    # ------------------------------------------------------------------ messages from the panes
+
+    def on_status_tabs_changed(self, event: StatusTabs.Changed) -> None:
+        if event.status != self.pane.status:
+            self.load(event.status)
+
+    def on_pets_pane_open_detail(self, event: PetsPane.OpenDetail) -> None:
+        self.open_detail(event.pet_id)
+
+    def on_pets_pane_load_more(self, event: PetsPane.LoadMore) -> None:
+        pane = self.pane
+        line, call = c.more_request(self.session, next_url=pane.next_url or "", status=pane.status,
+                                    limit=pane.page_size)
+        self.submit(line, call=call)
+
+    def on_pets_pane_page_size_changed(self, event: PetsPane.PageSizeChanged) -> None:
+        self.load(self.pane.status)
+
+    def on_chat_pane_submitted(self, event: ChatPane.Submitted) -> None:
+        self.submit(event.line)
+
+    def on_chat_pane_leave(self, event: ChatPane.Leave) -> None:
+        self.pane.table.focus()
+
+    # ------------------------------------------------------------------ actions
+
+    def open_detail(self, pet_id: int) -> None:
+        view = c.detail_without_request(self.pane.pets.get(pet_id), today=self.today())
+        if view is not None:
+            self.app.push_screen(DetailScreen(view))
+        else:
+            self.submit(c.get_line(pet_id))
+
+    def action_focus_prompt(self) -> None:
+        prompt = self.chat.prompt
+        prompt.focus()
+        if not prompt.value:
+            self.chat.type_into("/")
+
+    def action_add(self) -> None:
+        self.app.push_screen(AddPetScreen(submit=self.submit_add))
+
+    async def submit_add(self, values: Any) -> c.Outcome:
+        """Run the form's values as ``/add`` (the form shows failures itself)."""
+        line = c.add_line(name=values.name, category_id=values.category_id, status=values.status)
+        return await self.run_line(line)
+
+    def action_refresh(self) -> None:
+        self.load(self.pane.status)
+
+    def action_orders(self) -> None:
+        self.submit("/orders")
+
+    def action_tab(self, tab: str) -> None:
+        self.tabs.active = tab

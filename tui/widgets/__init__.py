@@ -1,0 +1,1 @@
+"""Panes and bars of the TUI, one module each."""

@@ -1,0 +1,127 @@
+"""The chat prompt pane: a log of commands and results, and a prompt with completion."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from rich.console import RenderableType
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.suggester import Suggester
+from textual.widgets import Input, RichLog
+
+from ..summaries import echo_text
+
+
+def complete_line(value: str, candidates: Iterable[str]) -> str | None:
+    """The first candidate that extends ``value``: whole lines, or a last word."""
+    head, _, last = value.rpartition(" ")
+    for candidate in candidates:
+        if candidate.startswith(value) and len(candidate) > len(value):
+            return candidate
+        if last and candidate.startswith(last) and len(candidate) > len(last):
+            return f"{head} {candidate}" if head else candidate
+    return None
+
+
+class SessionSuggester(Suggester):
+    """Suggests completions from the command session (commands, statuses, ids)."""
+
+    def __init__(self, complete: Callable[[str], Sequence[str]]) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+        self._complete = complete
+
+    async def get_suggestion(self, value: str) -> str | None:
+        if not value.strip():
+            return None
+        try:
+            return complete_line(value, self._complete(value))
+        except Exception:  # noqa: BLE001 - completion must never break typing
+            return None
+
+
+class PromptInput(Input):
+    """The prompt: tab accepts the suggestion, up/down walk the history."""
+
+    BINDINGS = [
+        Binding("tab", "cursor_right", "Complete", show=False),
+        Binding("up", "history(-1)", "Previous", show=False),
+        Binding("down", "history(1)", "Next", show=False),
+    ]
+
+    def __init__(self, *, history: Callable[[], Sequence[str]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._history = history
+        self._position: int | None = None
+
+    def action_history(self, step: int) -> None:
+        lines = list(self._history())
+        if not lines:
+            return
+        position = len(lines) if self._position is None else self._position
+        position = max(0, min(len(lines), position + step))
+        self._position = position
+        self.value = lines[position] if position < len(lines) else ""
+        self.cursor_position = len(self.value)
+
+    def forget_position(self) -> None:
+        self._position = None
+
+
+class ChatPane(Vertical):
+    """Log above, prompt below. Posts :class:`ChatPane.Submitted` for each line."""
+
+    BINDINGS = [Binding("escape", "leave", "To list")]
+
+    class Submitted(Message):
+        def __init__(self, line: str) -> None:
+            super().__init__()
+            self.line = line
+
+    class Leave(Message):
+        """The user left the prompt (escape)."""
+
+    def __init__(self, *, complete: Callable[[str], Sequence[str]], history: Callable[[], Sequence[str]],
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._complete = complete
+        self._history = history
+
+    def compose(self) -> ComposeResult:
+        yield RichLog(id="chat-log", wrap=True, markup=False, highlight=False, min_width=20)
+        yield PromptInput(
+            id="prompt",
+            placeholder="/help · type a command, tab completes, ↑ history",
+            suggester=SessionSuggester(self._complete),
+            history=self._history,
+            select_on_focus=False,
+        )
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one(PromptInput)
+
+    def echo(self, line: str) -> None:
+        self.write(echo_text(line))
+
+    def write(self, renderable: RenderableType) -> None:
+        self.query_one(RichLog).write(renderable, expand=True)
+
+    def type_into(self, text: str) -> None:
+        """Set the prompt's text (used when playing scripts and by the palette)."""
+        self.prompt.value = text
+        self.prompt.cursor_position = len(text)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        line = event.value.strip()
+        self.prompt.value = ""
+        self.prompt.forget_position()
+        if line:
+            self.post_message(self.Submitted(line))
+
+    def action_leave(self) -> None:
+        self.post_message(self.Leave())

@@ -1,0 +1,164 @@
+"""The pets list pane: a table of id, name, category, status, with paging state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from ..controller import Failure, step_page_size
+from ..render import NAME_CELL_WIDTH, literal, pet_row
+
+COLUMNS = (("ID", "id", 8), ("Name", "name", NAME_CELL_WIDTH), ("Category", "category", 10), ("Status", "status", 12))
+
+
+class PetsTable(DataTable):
+    """The table itself: row cursor, zebra stripes."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+
+    def on_mount(self) -> None:
+        for label, key, width in COLUMNS:
+            self.add_column(label, key=key, width=width)
+
+
+class PetsPane(Vertical):
+    """Shows one status's pets; asks (by message) for details, more, other sizes."""
+
+    BINDINGS = [
+        Binding("n", "load_more", "More"),
+        Binding("+", "page_size(1)", "Page +", show=False),
+        Binding("-", "page_size(-1)", "Page -", show=False),
+    ]
+
+    class OpenDetail(Message):
+        def __init__(self, pet_id: int) -> None:
+            super().__init__()
+            self.pet_id = pet_id
+
+    class LoadMore(Message):
+        """The user reached the end of the table (or pressed n) and there is more."""
+
+    class PageSizeChanged(Message):
+        def __init__(self, size: int) -> None:
+            super().__init__()
+            self.size = size
+
+    def __init__(self, *, page_size: int = 20, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.status: str | None = None
+        self.page_size = page_size
+        self.next_url: str | None = None
+        self.pets: dict[int, Any] = {}
+        self.more_pending = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="pets-banner")
+        yield PetsTable(id="pets-table")
+        yield Static(id="pets-info")
+
+    @property
+    def table(self) -> PetsTable:
+        return self.query_one(PetsTable)
+
+    # ------------------------------------------------------------------ state
+
+    def begin_loading(self, status: str | None) -> None:
+        self.status = status
+        self.table.loading = True
+
+    def show_page(self, pets: list[Any], *, status: str | None, next_url: str | None, append: bool) -> None:
+        """Show a page: replace the rows, or append them (load more)."""
+        table = self.table
+        if not append:
+            table.clear()
+            self.pets.clear()
+        for pet in pets:
+            self._put_row(pet)
+        self.status, self.next_url, self.more_pending = status, next_url, False
+        self.refresh_bindings()
+        table.loading = False
+        self.clear_problem()
+        self._update_info()
+
+    def add_pet(self, pet: Any) -> None:
+        """Put a pet in the table (new row, or update of its row)."""
+        self._put_row(pet)
+        self._update_info()
+
+    def select_pet(self, pet_id: int) -> bool:
+        """Move the cursor to a pet's row; False when it is not shown."""
+        if pet_id not in self.pets:
+            return False
+        self.table.move_cursor(row=self.table.get_row_index(str(pet_id)))
+        return True
+
+    def selected_pet_id(self) -> int | None:
+        table = self.table
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        return int(key.value) if key.value else None
+
+    def show_problem(self, failure: Failure, *, hint: str = "") -> None:
+        """A visible state above the table (unreachable, unauthorised, ...)."""
+        self.table.loading = False
+        self.more_pending = False
+        banner = self.query_one("#pets-banner", Static)
+        banner.update(Text.assemble((f"{failure.title}: ", "bold"), literal(failure.message), hint))
+        self.add_class("-problem")
+        if not self.pets:
+            self.query_one("#pets-info", Static).update(Text("Nothing loaded · r retries"))
+
+    def clear_problem(self) -> None:
+        self.remove_class("-problem")
+        self.query_one("#pets-banner", Static).update("")
+
+    def _put_row(self, pet: Any) -> None:
+        table, key = self.table, str(pet.id)
+        cells = pet_row(pet)
+        if pet.id in self.pets:
+            for (_, column, _), cell in zip(COLUMNS, cells):
+                table.update_cell(key, column, cell)
+        else:
+            table.add_row(*cells, key=key)
+        self.pets[pet.id] = pet
+
+    def _update_info(self) -> None:
+        shown = len(self.pets)
+        parts = [f"{shown} pet{'s' if shown != 1 else ''} shown", f"page size {self.page_size} (+/-)"]
+        parts.append("more: n" if self.next_url else "end of list")
+        self.query_one("#pets-info", Static).update(Text(" · ".join(parts)))
+
+    # ------------------------------------------------------------------ events and actions
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.row_key.value:
+            self.post_message(self.OpenDetail(int(event.row_key.value)))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.cursor_row == self.table.row_count - 1:
+            self.action_load_more()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "load_more":
+            return self.next_url is not None
+        return True
+
+    def action_load_more(self) -> None:
+        if self.next_url and not self.more_pending:
+            self.more_pending = True
+            self.post_message(self.LoadMore())
+
+    def action_page_size(self, direction: int) -> None:
+        self.page_size = step_page_size(self.page_size, direction)
+        self._update_info()
+        self.post_message(self.PageSizeChanged(self.page_size))
