@@ -7,10 +7,11 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from petstore_api.models import PetStatus
+from petstore_api.models import PetPage, PetStatus
 
 from . import converters as conv
 from . import expect
+from .errors import NoMorePages
 from .parser import show
 from .registry import REGISTRY, Arg, command
 from .results import (
@@ -97,6 +98,18 @@ async def list_pets(session: CommandSession, args: dict[str, Any]) -> PetList:
                 break
     return PetList(pets=pets, status=args["status"], limit=args["limit"], next_url=next_url,
                    pages=pages, raw=raw)
+
+
+@command("more", aliases=("next",), summary="Show the next page of the last /list")
+async def more_pets(session: CommandSession, args: dict[str, Any]) -> PetList:
+    last = session.last_list
+    if last is None or last.next_url is None:
+        raise NoMorePages("no more pages: run /list first" if last is None else "that was the last page")
+    page = await session.client.next_page(PetPage(pets=[], next_url=last.next_url))
+    if page is None:
+        raise NoMorePages("that was the last page")
+    return PetList(pets=list(page.pets), status=last.status, limit=last.limit, next_url=page.next_url,
+                   raw=list(page.raw))
 
 
 @command("add", summary="Add a pet", writes=True, args=[

@@ -84,6 +84,12 @@ class RefusedError(CommandError):
     exit_code = 2
 
 
+class NoMorePages(RefusedError):
+    """/more with no next page to fetch."""
+
+    kind = "no_more_pages"
+
+
 class ReadOnlyError(RefusedError):
     kind = "read_only"
 

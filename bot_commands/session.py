@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from petstore_api.errors import PetStoreError
+from petstore_api.masking import mask_secret
 
 from . import commands as _commands  # noqa: F401  (registers the commands)
 from .completion import complete_words
@@ -50,6 +52,8 @@ class CommandSession:
         self.registry = registry
         self.sleep = sleep
         self.last_pet_id: int | None = None
+        #: The most recent page of /list or /more: /more continues from it.
+        self.last_list: PetList | None = None
         self.last_outcome: Outcome | None = None
         self.entries: list[HistoryEntry] = []
         self._seen: dict[int, None] = {}
@@ -167,8 +171,14 @@ class CommandSession:
             self.last_pet_id = result.pet.id
             self._see(result.pet.id)
         elif isinstance(result, PetList):
+            self.last_list = result
             for pet in result.pets:
                 self._see(pet.id)
+
+    def set_api_key(self, key: str) -> None:
+        """Use ``key`` from now on (after a 401, say); ``/env`` shows it masked."""
+        self.client.set_api_key(key)
+        self.env = replace(self.env, masked_key=mask_secret(key))
 
     def _see(self, pet_id: int) -> None:
         self._seen.pop(pet_id, None)

@@ -16,9 +16,11 @@ URL's origin only, and never appears in a repr, a log record or an exception.
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from functools import partial
 from typing import Any
+from urllib.request import getproxies
 
 import httpx
 from pydantic import SecretStr
@@ -33,7 +35,7 @@ from .links import find_link
 from .masking import mask_secret
 from .models import NewPet, Pet, PetPage, PetStatus, PetWithNotice
 from .policy import RetryPolicy, Timeouts
-from .urls import PetStoreWarning, check_base_url, same_origin
+from .urls import PetStoreWarning, check_base_url, check_key_transport, same_origin
 
 __all__ = ["PetStoreClient", "Timeouts", "RetryPolicy", "PetStoreWarning", "USER_AGENT"]
 
@@ -64,6 +66,19 @@ def _resolve(base: httpx.URL, target: str) -> str | None:
         return None
 
 
+def _tls_verify(base: httpx.URL, transport: object) -> ssl.SSLContext | bool:
+    """httpx's ``verify`` for a client bound to ``base``.
+
+    A client on an ``http://`` origin with no proxy in the environment never shakes
+    hands over TLS (redirects are not followed and only same-origin URLs are sent),
+    so it skips loading the CA bundle (about 30 ms at start-up) and gets a
+    verifying context without CAs: were it ever used, verification would fail.
+    """
+    if transport is not None or base.scheme != "http" or getproxies():
+        return True
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
 class PetStoreClient:
     """One ``httpx.AsyncClient`` per object; use as ``async with PetStoreClient(...) as c``.
 
@@ -84,6 +99,7 @@ class PetStoreClient:
         max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         self._key = _as_secret(api_key)
+        self._allow_insecure_http = allow_insecure_http
         self._base = check_base_url(base_url, has_key=self._key is not None, allow_insecure_http=allow_insecure_http)
         self.timeouts = timeouts if timeouts is not None else Timeouts()
         self.retry = retry if retry is not None else RetryPolicy()
@@ -92,6 +108,7 @@ class PetStoreClient:
         auth = BearerAuth(self._key, origin_url=self._base) if self._key else None
         self._http = httpx.AsyncClient(
             transport=transport,
+            verify=_tls_verify(self._base, transport),
             auth=auth,
             timeout=self.timeouts.to_httpx(),
             headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
@@ -134,6 +151,15 @@ class PetStoreClient:
     @property
     def masked_api_key(self) -> str:
         return mask_secret(self._key)
+
+    def set_api_key(self, api_key: SecretStr | str) -> None:
+        """Send ``api_key`` from now on (e.g. after a 401). Same checks as the constructor."""
+        key = _as_secret(api_key)
+        if key is None:
+            raise ConfigError("the API key is empty")
+        check_key_transport(self._base, allow_insecure_http=self._allow_insecure_http)
+        self._key = key
+        self._http.auth = BearerAuth(key, origin_url=self._base)
 
     def __repr__(self) -> str:
         return f"PetStoreClient(base_url={self.base_url!r}, api_key={self.masked_api_key!r})"

@@ -10,7 +10,7 @@ import httpx
 
 from .errors import ConfigError, InsecureTransportError
 
-__all__ = ["PetStoreWarning", "check_base_url", "is_loopback", "origin", "same_origin"]
+__all__ = ["PetStoreWarning", "check_base_url", "check_key_transport", "is_loopback", "origin", "same_origin"]
 
 logger = logging.getLogger("petstore_api")
 
@@ -42,6 +42,15 @@ def same_origin(a: httpx.URL, b: httpx.URL) -> bool:
     return origin(a) == origin(b)
 
 
+def check_key_transport(url: httpx.URL, *, allow_insecure_http: bool) -> None:
+    """Refuse a key over plain http to a host that is not loopback, unless allowed."""
+    if url.scheme == "http" and not allow_insecure_http and not is_loopback(url.host):
+        raise InsecureTransportError(
+            f"refusing to send the API key over plain http to {url.host}; use https:// "
+            "or allow insecure http explicitly"
+        )
+
+
 def check_base_url(base_url: str | httpx.URL, *, has_key: bool, allow_insecure_http: bool) -> httpx.URL:
     """Parse and vet the base URL; returns it without a trailing slash.
 
@@ -58,11 +67,8 @@ def check_base_url(base_url: str | httpx.URL, *, has_key: bool, allow_insecure_h
     if url.query or url.fragment:
         raise ConfigError(f"base URL must not carry a query or fragment, got {str(url)[:200]!r}")
     url = url.copy_with(path=url.path.rstrip("/") or "/")
-    if has_key and url.scheme == "http" and not allow_insecure_http and not is_loopback(url.host):
-        raise InsecureTransportError(
-            f"refusing to send the API key over plain http to {url.host}; use https:// "
-            "or allow insecure http explicitly"
-        )
+    if has_key:
+        check_key_transport(url, allow_insecure_http=allow_insecure_http)
     if not url.path.endswith("/v1"):
         message = f"base URL {str(url)!r} does not end with /v1; the Pet Store API lives under /v1"
         warnings.warn(message, PetStoreWarning, stacklevel=3)

@@ -172,12 +172,12 @@ class Runner:
         self._execute = execute
         self._seq = 0
 
-    async def run(self, line: str, *, call: Callable[[], Awaitable[Any]] | None = None) -> Outcome:
-        """Run ``line`` (or ``call``, labelled ``line``) and classify what came of it."""
+    async def run(self, line: str) -> Outcome:
+        """Run ``line`` and classify what came of it."""
         self._seq += 1
         seq = self._seq
         try:
-            result = await (call() if call is not None else self._execute(line))
+            result = await self._execute(line)
         except Exception as exc:  # noqa: BLE001 - the TUI never dies of a request
             return Outcome(line, failure=classify(exc), seq=seq)
         return Outcome(line, result=result, seq=seq)
@@ -308,49 +308,8 @@ def get_target(line: str, last_id: int | None) -> int | None:
         return None
 
 
-# --------------------------------------------------------------------------- what the session offers
-
-#: The label the log shows for a next page fetched without a command for it.
-NEXT_PAGE_LABEL = "# next page (rel=\"next\")"
-
-
-def has_command(session: Any, name: str) -> bool:
-    registry = getattr(session, "registry", None)
-    return registry is not None and registry.get(name) is not None
+# --------------------------------------------------------------------------- paging
 
 
 def is_more(line: str) -> bool:
-    return command_name(line) in {"more", "next"} or line == NEXT_PAGE_LABEL
-
-
-def more_request(session: Any, *, next_url: str, status: str | None, limit: int | None
-                 ) -> tuple[str, Callable[[], Awaitable[Any]] | None]:
-    """(line, call) for the next page: ``/more`` when the session has it, else a direct fetch."""
-    if has_command(session, "more"):
-        return "/more", None
-
-    async def fetch() -> Any:
-        return await next_page_result(session, next_url=next_url, status=status, limit=limit)
-
-    return NEXT_PAGE_LABEL, fetch
-
-
-async def next_page_result(session: Any, *, next_url: str, status: str | None, limit: int | None) -> Any:
-    """The page at ``next_url`` as a PetList (for sessions without a ``/more`` command)."""
-    from bot_commands.results import PetList
-    from petstore_api.models import PetPage
-
-    page = await session.client.next_page(PetPage(pets=[], next_url=next_url))
-    if page is None:
-        return PetList(pets=[], status=status, limit=limit)
-    return PetList(pets=list(page.pets), status=status, limit=limit, next_url=page.next_url, raw=list(page.raw))
-
-
-def swap_api_key(session: Any, key: str) -> bool:
-    """Use ``key`` for the rest of the session, if the session or client allows it."""
-    for owner in (session, getattr(session, "client", None)):
-        setter = getattr(owner, "set_api_key", None)
-        if callable(setter):
-            setter(key)
-            return True
-    return False
+    return command_name(line) in {"more", "next"}

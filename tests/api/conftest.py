@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,25 +11,8 @@ import pytest
 
 from petstore_api import PetStoreClient, RetryPolicy, Timeouts
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/faultserver.py
-
-from faultserver import FaultServer  # noqa: E402
-
-CANARY = "sk-CANARY-1234567890abcdef"
-BASE = "http://127.0.0.1/v1"
-PET = {"id": 1, "name": "Rex", "categoryId": 3, "status": "available"}
-
-Handler = Callable[[httpx.Request], httpx.Response]
-
-
-class SleepRecorder:
-    """Stands in for asyncio.sleep: records each requested delay, sleeps not at all."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
+from api_support import BASE, CANARY, Handler, SleepRecorder
+from faultserver import FaultServer
 
 
 @pytest.fixture
@@ -43,23 +24,6 @@ def sleeps() -> SleepRecorder:
 def retry(sleeps: SleepRecorder) -> RetryPolicy:
     """Deterministic policy: no jitter, recorded sleeps."""
     return RetryPolicy(attempts=3, backoff=0.25, backoff_max=4.0, retry_after_cap=10.0, jitter=False, sleep=sleeps)
-
-
-class Script:
-    """A MockTransport handler that answers from a list, one reply per request, and records requests."""
-
-    def __init__(self, *replies: httpx.Response | Exception | Handler) -> None:
-        self.replies = list(replies)
-        self.requests: list[httpx.Request] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-        if isinstance(reply, Exception):
-            raise reply
-        if callable(reply) and not isinstance(reply, httpx.Response):
-            return reply(request)
-        return reply
 
 
 @pytest.fixture
@@ -78,11 +42,6 @@ async def mock_client(retry: RetryPolicy) -> AsyncIterator[Callable[..., PetStor
     yield make
     for client in made:
         await client.aclose()
-
-
-def jresp(status: int, data: Any, **headers: str) -> httpx.Response:
-    headers = {"Content-Type": "application/json", **headers}
-    return httpx.Response(status, content=json.dumps(data).encode(), headers=headers)
 
 
 # -- the real service ------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import BASE, CANARY
+from api_support import BASE, CANARY
 
 from petstore_api import PetStoreClient
 from petstore_api.errors import APIError, AuthenticationError, NotFoundError, ProtocolError
@@ -174,3 +174,26 @@ async def test_next_page_refuses_another_origin(client: PetStoreClient) -> None:
 
     with pytest.raises(ProtocolError, match="another origin"):
         await client.next_page(PetPage(pets=[], next_url="https://evil.example/v1/pets?cursor=1"))
+
+
+async def test_set_api_key_after_a_401(service: Any) -> None:
+    from petstore_api.errors import ConfigError
+
+    app, _ = service
+    async with PetStoreClient(base_url=BASE, api_key="sk-wrong-key-0000", transport=httpx.ASGITransport(app=app)) as client:
+        with pytest.raises(AuthenticationError):
+            await client.list_pets()
+        client.set_api_key(CANARY)
+        assert (await client.list_pets()).pets == []
+        assert client.masked_api_key == "sk-...cdef"
+        with pytest.raises(ConfigError):
+            client.set_api_key("  ")
+
+
+async def test_set_api_key_keeps_refusing_plain_http_to_a_remote_host() -> None:
+    from petstore_api.errors import InsecureTransportError
+
+    async with PetStoreClient(base_url="http://pets.example/v1") as client:
+        with pytest.raises(InsecureTransportError):
+            client.set_api_key("sk-live-123456789012")
+        assert not client.has_api_key

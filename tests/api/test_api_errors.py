@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from conftest import CANARY, PET, Script, jresp
+from api_support import CANARY, PET, Script, jresp
 from faultserver import FaultServer, refused_url
 
 from petstore_api import PetStoreClient, RetryPolicy, Timeouts

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime, timezone
 
 import httpx
-from conftest import PET, Script, jresp
+from api_support import PET, Script, jresp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import PET, Script, jresp
+from api_support import PET, Script, jresp
 
 from petstore_api.errors import InputError
 from petstore_api.models import INT64_MAX, NewPet, Pet, PetStatus

@@ -9,7 +9,7 @@ from email.utils import format_datetime
 
 import httpx
 import pytest
-from conftest import PET, Script, SleepRecorder, jresp
+from api_support import PET, Script, SleepRecorder, jresp
 
 from petstore_api import RetryPolicy, Timeouts
 from petstore_api.errors import (

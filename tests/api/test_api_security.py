@@ -8,7 +8,7 @@ import warnings
 
 import httpx
 import pytest
-from conftest import BASE, CANARY, PET, Script, jresp
+from api_support import BASE, CANARY, PET, Script, jresp
 from pydantic import SecretStr
 
 import petstore_api

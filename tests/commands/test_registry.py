@@ -12,7 +12,7 @@ from bot_commands.errors import UsageError
 from bot_commands.registry import REGISTRY, Arg, Registry
 from bot_commands.session import CommandSession  # noqa: F401  (registers the commands)
 
-NAMES = ["list", "add", "get", "orders", "env", "help", "quit", "sleep", "expect", "history"]
+NAMES = ["list", "more", "add", "get", "orders", "env", "help", "quit", "sleep", "expect", "history"]
 
 
 def parse(line: str) -> dict[str, Any]:

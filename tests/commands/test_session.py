@@ -11,7 +11,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot_commands.errors import CommandError, ConfirmationRequired, Declined, ExpectationFailed, ReadOnlyError, UsageError
+from bot_commands.errors import (
+    CommandError,
+    ConfirmationRequired,
+    Declined,
+    ExpectationFailed,
+    NoMorePages,
+    ReadOnlyError,
+    UsageError,
+    error_info,
+)
 from bot_commands.results import (
     EnvInfo,
     ExpectationMet,
@@ -246,3 +255,36 @@ async def test_execute_raises_only_the_documented_errors(
         await session.execute(line)
     except (CommandError, PetStoreError) as exc:
         assert "\n" not in str(exc)
+
+
+async def test_more_continues_the_last_list_page_by_page(session) -> None:
+    first = await session.execute("/list --limit 5")
+    assert [p.id for p in first.pets] == [1, 2, 3, 4, 5] and first.next_url
+    second = await session.execute("/more")
+    assert [p.id for p in second.pets] == [6, 7, 8, 9, 10] and second.limit == 5
+    third = await session.execute("next")
+    assert [p.id for p in third.pets] == [11, 12] and third.next_url is None
+    with pytest.raises(NoMorePages, match="last page"):
+        await session.execute("/more")
+    sold = await session.execute("/list sold --limit 2")
+    more_sold = await session.execute("/more")
+    assert {p.status_text for p in [*sold.pets, *more_sold.pets]} == {"sold"}
+
+
+async def test_more_before_any_list_says_what_to_do(session) -> None:
+    with pytest.raises(NoMorePages, match="run /list first") as info:
+        await session.execute("/more")
+    assert error_info(info.value).exit_code == 2
+
+
+async def test_set_api_key_swaps_the_key_and_masks_it(session, sandbox) -> None:
+    from petstore_api.errors import AuthenticationError
+    from petstore_api.masking import mask_secret
+
+    session.set_api_key("sk-wrong-0000000000")
+    with pytest.raises(AuthenticationError):
+        await session.execute("/list")
+    assert (await session.execute("/env")).masked_key == "sk-...0000"
+    session.set_api_key(sandbox.api_key)
+    assert len((await session.execute("/list")).pets) == 12
+    assert session.env.masked_key == mask_secret(sandbox.api_key)

@@ -132,12 +132,12 @@ def test_failure_and_placement_decisions() -> None:
     assert c.list_failure_state(usage, "/list --limit 0") == "idle"
     assert c.list_failure_state(down, "/get 3") == "problem"
     assert c.list_failure_state(c.Failure("not_found", "x", status=404), "/get 3") is None
-    assert c.list_failure_state(c.Failure("protocol", "x"), c.NEXT_PAGE_LABEL) == "problem"
+    assert c.list_failure_state(c.Failure("protocol", "x"), "/more") == "problem"
     assert c.tab_for_new_pet("sold", None) is None
     assert c.tab_for_new_pet("sold", "sold") is None
     assert c.tab_for_new_pet("sold", "pending") == "sold"
     assert c.tab_for_new_pet("", "pending") == "all"
-    assert c.worker_group(c.NEXT_PAGE_LABEL) == ("list", True)
+    assert c.worker_group("/more") == ("list", True)
 
 
 def test_detail_views_for_failures_and_sunset() -> None:
@@ -152,10 +152,3 @@ def test_detail_views_for_failures_and_sunset() -> None:
     assert c.detail_without_request(None, today=date(2031, 1, 1)) is None
 
 
-def test_more_request_uses_a_command_when_the_session_has_one() -> None:
-    session = CommandSession(client=None, env=None)
-    line, call = c.more_request(session, next_url="http://x/v1/pets?cursor=a", status=None, limit=5)
-    if session.registry.get("more") is None:
-        assert line == c.NEXT_PAGE_LABEL and call is not None
-    else:
-        assert (line, call) == ("/more", None)

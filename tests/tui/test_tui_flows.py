@@ -93,6 +93,7 @@ async def test_page_size_keys_and_load_more(harness) -> None:
         await pilot.press("n")
         await settle(pilot)
         assert shown_ids(app) == list(range(1, 11))
+        assert app.session.history[-1] == "/more"  # load more is a command too, so /history save replays it
         await pilot.press(*["down"] * 9)  # reaching the end loads the rest
         await settle(pilot)
         assert shown_ids(app) == list(range(1, 13)) and pane.next_url is None

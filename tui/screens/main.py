@@ -20,6 +20,7 @@ from textual.widgets import Footer
 from textual.worker import Worker
 
 from bot_commands import results as r
+from petstore_api.errors import PetStoreError
 
 from .. import controller as c
 from ..summaries import failure_text, summarize
@@ -98,18 +99,18 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ running lines
 
-    def submit(self, line: str, *, call: Callable[[], Any] | None = None) -> Worker[c.Outcome]:
+    def submit(self, line: str) -> Worker[c.Outcome]:
         """Run a line in a worker (lists and details cancel their older selves)."""
         group, exclusive = c.worker_group(line)
-        work = partial(self.run_line, line, call=call)
+        work = partial(self.run_line, line)
         return self.run_worker(work, group=group, exclusive=exclusive, exit_on_error=False)
 
-    async def run_line(self, line: str, *, call: Callable[[], Any] | None = None) -> c.Outcome:
+    async def run_line(self, line: str) -> c.Outcome:
         """Echo, run and apply one line; never raises."""
         self.chat.echo(line)
         if c.command_name(line) in c.LIST_COMMANDS:
             self.pane.begin_loading(self.pane.status)
-        outcome = await self.runner.run(line, call=call)
+        outcome = await self.runner.run(line)
         try:
             self.apply(outcome)
         except Exception as exc:  # noqa: BLE001 - a display bug must not end the app
@@ -204,12 +205,13 @@ class MainScreen(Screen[None]):
         def use_key(key: str | None) -> None:
             if not key:
                 return
-            if c.swap_api_key(self.session, key):
-                self.chat.write(Text("Using the new key for this session.", style="dim"))
-                self.submit(outcome.line)
-            else:
-                self.notify("This session cannot change its key: restart with PETSTORE_API_KEY set.",
-                            title="Key not changed", severity="warning")
+            try:
+                self.session.set_api_key(key)
+            except PetStoreError as exc:
+                self.notify(str(exc), title="Key not changed", severity="error")
+                return
+            self.chat.write(Text("Using the new key for this session.", style="dim"))
+            self.submit(outcome.line)
 
         if not any(isinstance(screen, ApiKeyScreen) for screen in self.app.screen_stack):
             self.app.push_screen(ApiKeyScreen(outcome.failure.message if outcome.failure else ""), use_key)
@@ -224,10 +226,7 @@ class MainScreen(Screen[None]):
         self.open_detail(event.pet_id)
 
     def on_pets_pane_load_more(self, event: PetsPane.LoadMore) -> None:
-        pane = self.pane
-        line, call = c.more_request(self.session, next_url=pane.next_url or "", status=pane.status,
-                                    limit=pane.page_size)
-        self.submit(line, call=call)
+        self.submit("/more")
 
     def on_pets_pane_page_size_changed(self, event: PetsPane.PageSizeChanged) -> None:
         self.load(self.pane.status)
