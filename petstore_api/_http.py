@@ -233,6 +233,12 @@ class Sender:
             failed = self._map(exc, call)
             self._log(where, type(exc).__name__, started, attempt)
             return failed
+        except errors.ProtocolError:  # the body went over the size cap
+            self._log(where, "body over the size cap", started, attempt)
+            raise
+        except asyncio.CancelledError:  # the total deadline (or Ctrl-C) ended it: still one line for -v
+            self._log(where, "no complete answer (cancelled)", started, attempt)
+            raise
         self._log(where, f"{reply.status} ({len(reply.body)} bytes)", started, attempt)
         return reply
 

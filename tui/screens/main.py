@@ -20,6 +20,7 @@ from textual.widgets import Footer
 from textual.worker import Worker
 
 from bot_commands import results as r
+from bot_commands.sanitize import visible
 from petstore_api.errors import PetStoreError
 
 from .. import controller as c
@@ -76,7 +77,7 @@ class MainScreen(Screen[None]):
         if player.exit_after:
             self.app.exit(return_code=report.exit_code)
         elif report.failed_line is not None:
-            self.notify(report.message, title="Script stopped", severity="error", timeout=30)
+            self.say(report.message, title="Script stopped", severity="error", timeout=30)
         else:
             self.notify(f"{report.ran} commands played.", title="Script finished")
 
@@ -97,6 +98,10 @@ class MainScreen(Screen[None]):
     def tabs(self) -> StatusTabs:
         return self.query_one(StatusTabs)
 
+    def say(self, text: str, **options: Any) -> None:
+        """A notification whose text may come from the service: shown literally, never as markup."""
+        self.notify(visible(text), markup=False, **options)
+
     # ------------------------------------------------------------------ running lines
 
     def submit(self, line: str) -> Worker[c.Outcome]:
@@ -114,7 +119,7 @@ class MainScreen(Screen[None]):
         try:
             self.apply(outcome)
         except Exception as exc:  # noqa: BLE001 - a display bug must not end the app
-            self.notify(f"Could not show the result: {exc}", severity="error")
+            self.say(f"Could not show the result: {exc}", severity="error")
         return outcome
 
     def load(self, status: str | None) -> None:
@@ -190,7 +195,7 @@ class MainScreen(Screen[None]):
             self.ask_for_key(outcome)
         if c.command_name(outcome.line) in {"get", "show"} and self._show_failed_detail(outcome.line, failure):
             return  # fell back to the list's data: nothing is wrong for the user
-        self.notify(failure.message, title=failure.title, severity="error")
+        self.say(failure.message, title=failure.title, severity="error")
 
     def _show_failed_detail(self, line: str, failure: c.Failure) -> bool:
         """Show the detail a failed /get still allows; True when it fell back to the list."""
@@ -208,7 +213,7 @@ class MainScreen(Screen[None]):
             try:
                 self.session.set_api_key(key)
             except PetStoreError as exc:
-                self.notify(str(exc), title="Key not changed", severity="error")
+                self.say(str(exc), title="Key not changed", severity="error")
                 return
             self.chat.write(Text("Using the new key for this session.", style="dim"))
             self.submit(outcome.line)
