@@ -1,4 +1,4 @@
-"""Fixtures for the command layer: a session over the real sandbox service, in-process.
+"""Shared fixtures: a command session over the real sandbox service, in-process (tests/commands, tests/faces).
 
 ``transport.requests`` counts what was sent, so tests can prove bad input sends nothing.
 """
