@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from bot_commands.registry import REGISTRY
 from petstore_api.models import LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, SUNSET_DATE
 
 #: Tab id -> the ``status`` filter it lists (None: every status).
@@ -68,21 +69,22 @@ def get_line(pet_id: int) -> str:
 
 
 def command_name(line: str) -> str:
-    """First word of a line without its slash, lower case ('' for blank)."""
+    """The registry's name for a line's command, aliases resolved ('' when blank or unknown)."""
     words = line.strip().split(maxsplit=1)
-    return words[0].lstrip("/").lower() if words else ""
+    command = REGISTRY.get(words[0]) if words else None
+    return command.name if command is not None else ""
 
 
 #: Commands whose answers replace the pets list: a newer one cancels an older.
-LIST_COMMANDS = frozenset({"list", "ls", "more", "next"})
+LIST_COMMANDS = frozenset({"list", "more"})
 
 
 def worker_group(line: str) -> tuple[str, bool]:
     """(worker group, exclusive) for a line: lists cancel older lists; writes never."""
     name = command_name(line)
-    if name in LIST_COMMANDS or is_more(line):
+    if name in LIST_COMMANDS:
         return "list", True
-    if name in {"get", "show"}:
+    if name == "get":
         return "detail", True
     return "command", False
 
@@ -282,7 +284,7 @@ def fallback_reason(failure: Failure | None, *, sunset: bool = False) -> str:
 
 def list_failure_state(failure: Failure, line: str) -> str | None:
     """How the pets pane shows a failure: 'problem' (banner + retry), 'idle' or None (untouched)."""
-    if command_name(line) in LIST_COMMANDS or is_more(line) or failure.kind == "unreachable":
+    if command_name(line) in LIST_COMMANDS or failure.kind == "unreachable":
         return "idle" if failure.kind == "usage" else "problem"
     return None
 
@@ -312,4 +314,4 @@ def get_target(line: str, last_id: int | None) -> int | None:
 
 
 def is_more(line: str) -> bool:
-    return command_name(line) in {"more", "next"}
+    return command_name(line) == "more"

@@ -152,3 +152,10 @@ def test_detail_views_for_failures_and_sunset() -> None:
     assert c.detail_without_request(None, today=date(2031, 1, 1)) is None
 
 
+
+
+def test_command_names_come_from_the_registry() -> None:
+    assert c.command_name("ls sold") == "list" and c.command_name("//list") == "list"
+    assert c.command_name("/next") == "more" and c.worker_group("/next") == ("list", True)
+    assert c.command_name("/get 3") == "get" and c.worker_group("get 3") == ("detail", True)
+    assert c.command_name("/bogus") == "" and c.worker_group("/add x --category 1") == ("command", False)

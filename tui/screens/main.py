@@ -193,7 +193,7 @@ class MainScreen(Screen[None]):
             self.pane.table.loading = False
         if failure.kind == "auth":
             self.ask_for_key(outcome)
-        if c.command_name(outcome.line) in {"get", "show"} and self._show_failed_detail(outcome.line, failure):
+        if c.command_name(outcome.line) == "get" and self._show_failed_detail(outcome.line, failure):
             return  # fell back to the list's data: nothing is wrong for the user
         self.say(failure.message, title=failure.title, severity="error")
 
