@@ -20,6 +20,7 @@ import ssl
 from collections.abc import AsyncIterator, Mapping
 from functools import partial
 from typing import Any
+from urllib.parse import urljoin
 from urllib.request import getproxies
 
 import httpx
@@ -118,6 +119,7 @@ class PetStoreClient:
             client=self._http, timeouts=self.timeouts, retry=self.retry, scrub=self._scrub, max_bytes=max_response_bytes
         )
         self._closed = False
+        self._urls: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.URL] = {}
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -243,8 +245,15 @@ class PetStoreClient:
     # -- plumbing ----------------------------------------------------------
 
     def _url(self, path: str, params: Mapping[str, str] | None = None) -> httpx.URL:
-        url = self._base.copy_with(path=self._base.path.rstrip("/") + path)
-        return url.copy_merge_params(params) if params else url
+        """The URL of ``path`` under the base URL; built once per (path, params), as parsing costs."""
+        key = (path, tuple(sorted(params.items())) if params else ())
+        url = self._urls.get(key)
+        if url is None:
+            url = self._base.copy_with(path=self._base.path.rstrip("/") + path)
+            url = url.copy_merge_params(params) if params else url
+            if len(self._urls) < 512:  # bounded: ids and filters vary
+                self._urls[key] = url
+        return url
 
     def _pets_url(self, *, limit: Any, status: Any) -> httpx.URL:
         checked_limit, checked_status = check_limit(limit), check_status(status)
@@ -262,13 +271,14 @@ class PetStoreClient:
 
     @staticmethod
     def _next_url(reply: Reply, *, label: str) -> str | None:
+        """The ``rel="next"`` target made absolute (checked, as a URL, when it is followed)."""
         target = find_link(reply.headers.get_list("link"), "next")
         if target is None:
             return None
-        resolved = _resolve(reply.url, target)
-        if resolved is None:
-            raise ProtocolError(f"{label}: the next-page link is not a valid URL")
-        return resolved
+        try:
+            return urljoin(str(reply.url), target.strip())
+        except ValueError:
+            raise ProtocolError(f"{label}: the next-page link is not a valid URL") from None
 
     async def _call(
         self, method: str, url: httpx.URL, *, label: str, json: Any = None, headers: Mapping[str, str] | None = None

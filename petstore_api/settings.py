@@ -133,17 +133,17 @@ class Settings(BaseSettings):
         return (init_settings, env_settings, _TomlDataSource(settings_cls))
 
 
-_TOML_DATA: ContextVar[dict[str, Any]] = ContextVar("petstore_toml_data", default={})
+_TOML_DATA: ContextVar[dict[str, Any] | None] = ContextVar("petstore_toml_data", default=None)
 
 
 class _TomlDataSource(PydanticBaseSettingsSource):
     """The config file's data, read by load_settings() (so errors can name the file)."""
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return _TOML_DATA.get().get(field_name), field_name, False
+        return (_TOML_DATA.get() or {}).get(field_name), field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        return dict(_TOML_DATA.get())
+        return dict(_TOML_DATA.get() or {})
 
 
 @dataclass(frozen=True)

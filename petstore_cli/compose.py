@@ -17,6 +17,8 @@ from petstore_api.client import PetStoreClient, RetryPolicy, Timeouts
 from petstore_api.masking import mask_secret
 from petstore_api.settings import Settings, Target, default_data_dir, resolve_target
 
+from .startup import resume_gc
+
 #: Base URL the in-process sandbox is addressed by; nothing leaves the process.
 SANDBOX_BASE_URL = "http://sandbox.localhost/v1"
 
@@ -82,4 +84,5 @@ def compose(
         read_only=settings.read_only,
     )
     session = CommandSession(client, env=env, read_only=settings.read_only, confirm=confirm)
+    resume_gc()  # start-up ends here for every face (see petstore_cli.startup)
     return Composition(session=session, client=client, target=target, _closers=closers)

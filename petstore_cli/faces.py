@@ -51,11 +51,15 @@ def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__
 
 
 def _tui(loaded: LoadedSettings, args: argparse.Namespace) -> int:
+    from tui.confirm import TuiConfirm
     from tui.run import run_tui
 
     from .compose import compose
 
-    composition = compose(loaded.settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
+    confirm = TuiConfirm()  # writes on production ask in a modal first
+    composition = compose(
+        loaded.settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)), confirm=confirm
+    )
     return run_tui(
         composition,
         theme=loaded.settings.ui.theme,
@@ -63,6 +67,7 @@ def _tui(loaded: LoadedSettings, args: argparse.Namespace) -> int:
         play=getattr(args, "play", None),
         delay=getattr(args, "delay", None),
         exit_after_play=bool(getattr(args, "exit", False)),
+        confirm=confirm,
     )
 
 

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 from petstore_api import __version__
 
+from .startup import pause_gc, resume_gc
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 DESCRIPTION = """\
@@ -95,12 +97,31 @@ def _add_serve_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", action="store_true", help="add the sample pets when the database is empty")
 
 
+def _skip_httpx_cli() -> None:
+    """Keep ``import httpx`` from loading httpx's own command line (``httpx._main``: click,
+    pygments, rich.progress, rich.syntax; ~20 ms of every start-up). httpx falls back to a
+    stub ``httpx.main``; this process never runs the httpx command, so nothing else changes."""
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[assignment]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # the program itself, not a caller in-process: see petstore_cli.startup
+        pause_gc()
+    try:
+        return _main(argv)
+    finally:
+        resume_gc()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     command = args.command or "tui"
+    _skip_httpx_cli()
     if command == "serve":
         from .serve import serve_command
 
+        resume_gc()
         return serve_command(args)
     from petstore_api.errors import PetStoreError
 
