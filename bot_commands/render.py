@@ -72,7 +72,7 @@ def _pet_table(result: PetList) -> RenderableType:
 def _caption(result: PetList) -> str:
     count = f"{len(result.pets)} pet" + ("" if len(result.pets) == 1 else "s")
     pages = f" from {result.pages} pages" if result.pages > 1 else ""
-    more = "; more on the next page (/list --all)" if result.next_url else ""
+    more = "; more on the next page (/more, or /list --all for every page)" if result.next_url else ""
     return count + pages + more
 
 

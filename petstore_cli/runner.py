@@ -201,6 +201,8 @@ def run_main(settings: Any, args: Any) -> int:
 
     composition = compose(settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)),
                           confirm=_always_yes if args.yes else None)
+    if composition.target.sandbox and sys.stderr.isatty():
+        print("petstore: on the in-process sandbox (set --base-url or --env to use a server)", file=sys.stderr)
 
     async def main() -> int:
         try:
