@@ -76,3 +76,15 @@ def test_tokenize_raises_only_usage_errors(line: str) -> None:
         assert "\n" not in str(exc)
     else:
         assert all(isinstance(w, str) for w in words)
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="\"'\\")))
+def test_the_fast_split_agrees_with_shlex(text: str) -> None:
+    import shlex
+
+    from bot_commands.parser import _shlex
+
+    lexer = shlex.shlex(text, posix=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    assert _shlex(text) == list(lexer)
