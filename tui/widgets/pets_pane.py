@@ -80,9 +80,11 @@ class PetsPane(Vertical):
             table.clear()
             self.pets.clear()
         for pet in pets:
-            self._put_row(pet)
+            self._put_row(pet, table)
+        had_more = self.next_url is not None
         self.status, self.next_url, self.more_pending = status, next_url, False
-        self.refresh_bindings()
+        if (next_url is not None) != had_more:  # check_action("load_more") changed: the footer recomposes
+            self.refresh_bindings()
         table.loading = False
         self.clear_problem()
         self._update_info()
@@ -117,11 +119,13 @@ class PetsPane(Vertical):
             self.query_one("#pets-info", Static).update(Text("Nothing loaded · r retries"))
 
     def clear_problem(self) -> None:
+        if not self.has_class("-problem"):  # the banner is only filled with the class set
+            return
         self.remove_class("-problem")
         self.query_one("#pets-banner", Static).update("")
 
-    def _put_row(self, pet: Any) -> None:
-        table, key = self.table, str(pet.id)
+    def _put_row(self, pet: Any, table: PetsTable | None = None) -> None:
+        table, key = self.table if table is None else table, str(pet.id)
         cells = pet_row(pet)
         if pet.id in self.pets:
             for (_, column, _), cell in zip(COLUMNS, cells):
@@ -134,7 +138,8 @@ class PetsPane(Vertical):
         shown = len(self.pets)
         parts = [f"{shown} pet{'s' if shown != 1 else ''} shown", f"page size {self.page_size} (+/-)"]
         parts.append("more: n" if self.next_url else "end of list")
-        self.query_one("#pets-info", Static).update(Text(" · ".join(parts)))
+        # one line, fixed height (main.tcss): a new text never changes its size
+        self.query_one("#pets-info", Static).update(Text(" · ".join(parts)), layout=False)
 
     # ------------------------------------------------------------------ events and actions
 
