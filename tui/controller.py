@@ -212,10 +212,13 @@ def falls_back(failure: Failure | None, *, known: bool) -> bool:
 
 
 def pet_fields(raw: dict[str, Any]) -> list[tuple[str, str]]:
-    """Every field of a pet body, id/name/categoryId/status first."""
+    """Every field of a pet body, id/name/categoryId/status first; an absent status says so."""
     first = [k for k in ("id", "name", "categoryId", "status") if k in raw]
     rest = sorted(k for k in raw if k not in first)
-    return [(k, _field_text(raw[k])) for k in first + rest]
+    fields = [(k, _field_text(raw[k])) for k in first + rest]
+    if "status" not in raw:
+        fields.insert(len([k for k in first if k != "status"]), ("status", "(not set)"))
+    return fields
 
 
 def _field_text(value: Any) -> str:

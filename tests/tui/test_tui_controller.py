@@ -159,3 +159,10 @@ def test_command_names_come_from_the_registry() -> None:
     assert c.command_name("/next") == "more" and c.worker_group("/next") == ("list", True)
     assert c.command_name("/get 3") == "get" and c.worker_group("get 3") == ("detail", True)
     assert c.command_name("/bogus") == "" and c.worker_group("/add x --category 1") == ("command", False)
+
+
+def test_pet_fields_show_every_field_and_an_absent_status() -> None:
+    assert c.pet_fields({"id": 1, "name": "Rex", "categoryId": 2, "colour": "brown"}) == [
+        ("id", "1"), ("name", "Rex"), ("categoryId", "2"), ("status", "(not set)"), ("colour", "brown"),
+    ]
+    assert c.pet_fields({"id": 1, "name": "Rex", "categoryId": 2, "status": "adopted"})[-1] == ("status", "adopted")
