@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from pilot_support import settle
 from textual.content import Content
 from textual.markup import MarkupError
 from textual.widgets import Input, RichLog, Static
-from textual.worker import WorkerError
 
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
@@ -83,15 +83,6 @@ async def watched(url: str) -> AsyncIterator[Watched]:
     session = _session(url)
     async with session.client:
         yield Watched(session)
-
-
-async def settle(pilot: Any) -> None:
-    """Let every worker finish and the screen catch up (no sleeps), as tests/tui does."""
-    for _ in range(3):
-        for worker in list(pilot.app.workers):
-            with contextlib.suppress(WorkerError):
-                await worker.wait()
-        await pilot.pause()
 
 
 async def _add(pilot: Any, name: str) -> AddPetScreen:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
-from textual.worker import WorkerError
+from pilot_support import settle  # noqa: F401  (re-exported for tests/tui)
 
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
@@ -57,15 +56,6 @@ class Harness:
 
 async def no_sleep(_seconds: float) -> None:
     return None
-
-
-async def settle(pilot: Any) -> None:
-    """Let every worker finish (or be cancelled) and the screen catch up (no sleeps)."""
-    for _ in range(3):
-        for worker in list(pilot.app.workers):
-            with contextlib.suppress(WorkerError):
-                await worker.wait()
-        await pilot.pause()
 
 
 class Tap(httpx.AsyncBaseTransport):
