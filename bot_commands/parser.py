@@ -31,14 +31,38 @@ def normalise_quotes(line: str, *, single: bool = True) -> str:
     return line.translate(_SINGLE) if single else line
 
 
-#: What shlex (posix, whitespace_split) treats specially; a line without any splits on whitespace alone.
-_SHELL_SPECIAL = re.compile(r"[\"'\\]")
+#: What shlex (posix, whitespace_split) splits on; any other character is part of a word.
 _SHELL_SPACE = re.compile(r"[ \t\r\n]+")
+#: A line shlex would treat specially somewhere (quotes, backslashes).
+_SHELL_SPECIAL = re.compile(r"[\"'\\]")
+#: Quotes without backslashes: a word is runs of plain characters and quoted parts, glued;
+#: a lone quote left over is an unclosed one.
+_QUOTED_PIECE = re.compile(r"""(?P<word>(?:[^ \t\r\n"']+|"[^"]*"|'[^']*')+)|(?P<space>[ \t\r\n]+)|(?P<open>["'])""")
+_QUOTES = re.compile(r""""([^"]*)"|'([^']*)'""")
+
+
+def _unquote(match: re.Match[str]) -> str:
+    double = match.group(1)
+    return match.group(2) if double is None else double
+
+
+def _split_quoted(line: str) -> list[str]:
+    """shlex's split of a line with quotes but no backslash, about 10x cheaper."""
+    words = []
+    for piece in _QUOTED_PIECE.finditer(line):
+        if piece.lastgroup == "open":
+            raise ValueError("No closing quotation")
+        if piece.lastgroup == "word":
+            words.append(_QUOTES.sub(_unquote, piece.group()))
+    return words
 
 
 def _shlex(line: str) -> list[str]:
-    if not _SHELL_SPECIAL.search(line):  # the common case, about 10x cheaper than shlex
-        return [word for word in _SHELL_SPACE.split(line) if word]
+    """``shlex`` (posix, whitespace_split, no comments); plain and quoted lines take fast paths."""
+    if "\\" not in line:  # the common cases: no escapes to interpret
+        if not _SHELL_SPECIAL.search(line):
+            return [word for word in _SHELL_SPACE.split(line) if word]
+        return _split_quoted(line)
     lexer = shlex.shlex(line, posix=True, punctuation_chars=False)
     lexer.whitespace_split = True
     lexer.commenters = ""

@@ -88,3 +88,37 @@ def test_the_fast_split_agrees_with_shlex(text: str) -> None:
     lexer.whitespace_split = True
     lexer.commenters = ""
     assert _shlex(text) == list(lexer)
+
+
+def _reference_shlex(text: str) -> list[str] | str:
+    import shlex
+
+    lexer = shlex.shlex(text, posix=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError as exc:
+        return str(exc)
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab \t\n\"'é-=#") + ["\u00a0", "\u2003"]), max_size=40))
+def test_the_quoted_fast_split_agrees_with_shlex(text: str) -> None:
+    """Lines with quotes but no backslash skip shlex: same words, same unclosed-quote error."""
+    from bot_commands.parser import _shlex
+
+    try:
+        ours: list[str] | str = _shlex(text)
+    except ValueError as exc:
+        ours = str(exc)
+    assert ours == _reference_shlex(text)
+
+
+def test_the_quoted_fast_split_on_typical_lines() -> None:
+    from bot_commands.parser import _shlex
+
+    assert _shlex('/add "Rex the Dog" --category 3') == ["/add", "Rex the Dog", "--category", "3"]
+    assert _shlex("""/add 'say "hi"'x"" y""") == ["/add", 'say "hi"x', "y"]
+    assert _shlex('/add "" 3') == ["/add", "", "3"]
+    with pytest.raises(ValueError, match="No closing quotation"):
+        _shlex('/add "Rex')
