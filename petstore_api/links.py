@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 __all__ = ["Link", "parse_link_header", "find_link"]
 
@@ -142,8 +143,24 @@ def parse_link_header(value: str | Iterable[str] | None) -> list[Link]:
 
 def find_link(value: str | Iterable[str] | None, rel: str) -> str | None:
     """Target of the first link whose relation list contains ``rel`` (case-insensitive)."""
-    wanted = rel.lower()
-    for link in parse_link_header(value):
+    if value is None:
+        return None
+    values = (value,) if isinstance(value, str) else tuple(v for v in value if isinstance(v, str))
+    if sum(map(len, values)) <= _MEMO_MAX_CHARS:
+        return _find_link_memo(values, rel.lower())
+    return _find_link(values, rel.lower())
+
+
+#: Header texts up to this size are remembered (64 of them): a client paging the same
+#: listing sees the same text again and again; a huge one is parsed and forgotten.
+_MEMO_MAX_CHARS = 2048
+
+
+def _find_link(values: tuple[str, ...], wanted: str) -> str | None:
+    for link in parse_link_header(values):
         if wanted in link.rels:
             return link.target
     return None
+
+
+_find_link_memo = lru_cache(maxsize=64)(_find_link)

@@ -50,6 +50,18 @@ def test_rel_substring_does_not_match() -> None:
     assert find_link('<a>; rel="successor-version"', "successor-version") == "a"
 
 
+def test_find_link_same_answer_for_remembered_and_huge_headers() -> None:
+    small = '<https://a/p?cursor=2>; rel="next"'
+    huge = ", ".join(f'<https://a/{i}>; rel="item"' for i in range(200)) + ', <https://a/last>; rel="next"'
+    assert len(huge) > 2048
+    for _ in range(2):  # the second time a short header's answer comes from memory
+        assert find_link(small, "next") == "https://a/p?cursor=2"
+        assert find_link([small], "NEXT") == "https://a/p?cursor=2"
+        assert find_link(small, "prev") is None
+        assert find_link(huge, "next") == "https://a/last"
+    assert find_link([small, 7, huge], "next") == "https://a/p?cursor=2"  # type: ignore[list-item]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(st.text(), st.lists(st.text(alphabet='<>;,="\\ relnxt\t', max_size=40), max_size=3)))
 def test_parser_never_raises(value) -> None:
