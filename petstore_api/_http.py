@@ -226,24 +226,26 @@ class Sender:
 
     async def _attempt(self, call: Call, attempt: int) -> Reply | _Failed:
         started = time.perf_counter()
-        where = f"{call.method} {host_label(call.url)}{call.url.raw_path.decode('ascii', 'replace')}"
         try:
             reply = await self._exchange(call)
         except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
             failed = self._map(exc, call)
-            self._log(where, type(exc).__name__, started, attempt)
+            self._log(call, type(exc).__name__, started, attempt)
             return failed
         except errors.ProtocolError:  # the body went over the size cap
-            self._log(where, "body over the size cap", started, attempt)
+            self._log(call, "body over the size cap", started, attempt)
             raise
         except asyncio.CancelledError:  # the total deadline (or Ctrl-C) ended it: still one line for -v
-            self._log(where, "no complete answer (cancelled)", started, attempt)
+            self._log(call, "no complete answer (cancelled)", started, attempt)
             raise
-        self._log(where, f"{reply.status} ({len(reply.body)} bytes)", started, attempt)
+        self._log(call, f"{reply.status} ({len(reply.body)} bytes)", started, attempt)
         return reply
 
-    def _log(self, where: str, result: str, started: float, attempt: int) -> None:
+    def _log(self, call: Call, result: str, started: float, attempt: int) -> None:
+        if not logger.isEnabledFor(logging.DEBUG):  # -v is off: no line to build
+            return
         elapsed = (time.perf_counter() - started) * 1000
+        where = f"{call.method} {host_label(call.url)}{call.url.raw_path.decode('ascii', 'replace')}"
         logger.debug("%s -> %s in %.1f ms (attempt %d/%d)", where, result, elapsed, attempt, self._retry.attempts)
 
     async def _exchange(self, call: Call) -> Reply:
