@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -42,26 +43,34 @@ def write_script(path: Path, adds: int, lists: int) -> None:
 
 
 def run_petstore(script: Path, url: str, env: dict[str, str], expected: int) -> tuple[float, float]:
-    """(wall seconds, seconds from first to last result line)."""
+    """(wall seconds, seconds from first to last result line).
+
+    The pipe is drained with large ``os.read`` calls and only the arrival times of the first and
+    the last bytes are taken; the lines are checked after the process ends. Parsing each line as
+    it arrives (as this script once did) is a third busy process on the two cores, beside the
+    server and the client, that the raw loop (which prints one line at its end) does not have:
+    it cost petstore ~4 % of its rate.
+    """
     argv = [PETSTORE, "run", "--json", str(script), "--base-url", url]
     started = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    assert proc.stdout is not None
+    assert proc.stdout is not None and proc.stderr is not None
+    fd = proc.stdout.fileno()
+    chunks: list[bytes] = []
     first = last = 0.0
-    count = 0
-    for line in proc.stdout:
-        now = time.perf_counter()
-        if not json.loads(line)["ok"]:
-            proc.kill()
-            raise RuntimeError(f"petstore run: a command failed: {line[:300]!r}")
-        first = first or now
-        last = now
-        count += 1
-    err = proc.stderr.read() if proc.stderr else b""
+    while chunk := os.read(fd, 1 << 20):
+        last = time.perf_counter()
+        first = first or last
+        chunks.append(chunk)
+    err = proc.stderr.read()
     code = proc.wait(timeout=60)
     wall = time.perf_counter() - started
-    if code != 0 or count != expected:
-        raise RuntimeError(f"petstore run exited {code} after {count} results: {err[-1000:]!r}")
+    lines = b"".join(chunks).splitlines()
+    if code != 0 or len(lines) != expected:
+        raise RuntimeError(f"petstore run exited {code} after {len(lines)} results: {err[-1000:]!r}")
+    failed = [line for line in lines if not json.loads(line)["ok"]]
+    if failed:
+        raise RuntimeError(f"petstore run: a command failed: {failed[0][:300]!r}")
     return wall, last - first
 
 
