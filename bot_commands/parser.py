@@ -17,6 +17,7 @@ _DOUBLE = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": 
 _SINGLE = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'"})
 _SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u3000": " "})
 #: An em/en dash (as chat apps turn ``--`` into) at the start of a word: ``—status``.
+_ASCII_QUOTE = re.compile(r"[\"']")
 _DASH_FLAG = re.compile(r"^[\u2014\u2013\u2012\u2015]-?(?=[A-Za-z])")
 
 
@@ -74,14 +75,20 @@ def tokenize(line: str) -> list[str]:
 
     Apostrophes typed as ``’`` (``Rex’s``) survive: when treating smart single
     quotes as quotes leaves one unclosed, they are kept as plain characters.
+    A line that quotes with ASCII quotes (as :func:`join_command` writes them)
+    is first split as written: smart quotes and no-break spaces in its words stay.
     """
-    try:
-        words = _shlex(normalise_quotes(line))
-    except ValueError:
+    attempts = [normalise_quotes(line), normalise_quotes(line, single=False)]
+    if _ASCII_QUOTE.search(line):
+        attempts.insert(0, line)
+    for attempt in attempts:
         try:
-            words = _shlex(normalise_quotes(line, single=False))
+            words = _shlex(attempt)
+            break
         except ValueError as exc:
-            raise UsageError(_quote_problem(str(exc))) from None
+            problem = str(exc)
+    else:
+        raise UsageError(_quote_problem(problem))
     return [_DASH_FLAG.sub("--", w) for w in words]
 
 

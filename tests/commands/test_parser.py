@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -64,8 +66,8 @@ def test_join_command_round_trips(words: list[str]) -> None:
     line = join_command("add", *words)
     parsed = tokenize(line)
     assert parsed[0] == "/add"
-    # Smart quotes and leading dashes are normalised on purpose; everything else survives.
-    assert len(parsed) == len(words) + 1
+    # Words survive as written (smart quotes too); a leading em-dash becomes -- on purpose.
+    assert parsed[1:] == [re.sub(r"^[\u2014\u2013\u2012\u2015]-?(?=[A-Za-z])", "--", w) for w in words]
 
 
 @given(st.text(max_size=200))
@@ -112,6 +114,15 @@ def test_the_quoted_fast_split_agrees_with_shlex(text: str) -> None:
     except ValueError as exc:
         ours = str(exc)
     assert ours == _reference_shlex(text)
+
+
+def test_smart_quotes_inside_ascii_quotes_are_kept() -> None:
+    assert tokenize("/add '‘Rex’' --category 1") == ["/add", "‘Rex’", "--category", "1"]
+    assert tokenize(join_command("add", "‘", "“x”")) == ["/add", "‘", "“x”"]
+    # chat-app typography still works, with and without an ASCII apostrophe
+    assert tokenize("/add “Rex the Dog” --category 1") == ["/add", "Rex the Dog", "--category", "1"]
+    assert tokenize("/add “Rex's toy” --category 1") == ["/add", "Rex's toy", "--category", "1"]
+    assert tokenize("/add “Rex’s toy” --category 1") == ["/add", "Rex's toy", "--category", "1"]
 
 
 def test_the_quoted_fast_split_on_typical_lines() -> None:
