@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .converters import suggest
@@ -85,13 +86,19 @@ class Command:
             return self.usage_text
         return " ".join([f"/{self.name}", *(a.usage() for a in self.args)])
 
-    @property
+    # Derived once per command (parsing asks for them on every line).
+    @cached_property
     def flags(self) -> dict[str, Arg]:
         return {a.flag: a for a in self.args if a.flag}
 
-    @property
-    def positionals(self) -> list[Arg]:
-        return [a for a in self.args if not a.flag]
+    @cached_property
+    def positionals(self) -> tuple[Arg, ...]:
+        return tuple(a for a in self.args if not a.flag)
+
+    @cached_property
+    def keys(self) -> dict[str, Arg]:
+        """``key=value`` names (lower-cased) -> their argument."""
+        return {k.lower(): a for a in self.args for k in a.keys}
 
     def fail(self, message: str) -> UsageError:
         return UsageError(message, usage=self.usage, command=self.name)
@@ -114,7 +121,7 @@ class Command:
         return values
 
     def _take_options(self, words: list[str], values: dict[str, Any]) -> list[str]:
-        keys = {k.lower(): a for a in self.args for k in a.keys}
+        keys = self.keys
         positional: list[str] = []
         only_positional = False
         while words:

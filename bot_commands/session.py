@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -30,6 +31,10 @@ __all__ = ["CommandSession", "Outcome", "Confirm"]
 
 Confirm = Callable[[str], Awaitable[bool]]
 _LAST = re.compile(r"\$last\b", re.IGNORECASE)
+#: Completion offers at most this many recently seen pet ids...
+_SEEN_MAX = 1000
+#: ... kept as batches (one per result; small ones merged), so a /list costs one tuple.
+_SEEN_BATCHES = 64
 
 
 class CommandSession:
@@ -56,7 +61,8 @@ class CommandSession:
         self.last_list: PetList | None = None
         self.last_outcome: Outcome | None = None
         self.entries: list[HistoryEntry] = []
-        self._seen: dict[int, None] = {}
+        #: Ids of results as they came (batches, newest last); seen_ids orders them on demand.
+        self._seen: deque[tuple[int, ...]] = deque(maxlen=_SEEN_BATCHES)
         self._notices: set[str] = set()
 
     # -- state --------------------------------------------------------------
@@ -68,8 +74,14 @@ class CommandSession:
 
     @property
     def seen_ids(self) -> list[int]:
-        """Pet ids seen in results, most recent last."""
-        return list(self._seen)
+        """Pet ids seen in results, most recent last (at most 1,000, each once)."""
+        latest: dict[int, None] = {}
+        for batch in reversed(self._seen):
+            for pet_id in reversed(batch):
+                latest.setdefault(pet_id)
+            if len(latest) >= _SEEN_MAX:
+                break
+        return list(reversed(list(latest)[:_SEEN_MAX]))
 
     def first_notice(self, key: str) -> bool:
         """True the first time ``key`` is noticed in this session."""
@@ -169,19 +181,20 @@ class CommandSession:
     def _learn(self, result: Result) -> None:
         if isinstance(result, (PetCreated, PetDetail)):
             self.last_pet_id = result.pet.id
-            self._see(result.pet.id)
+            self._remember((result.pet.id,))
         elif isinstance(result, PetList):
             self.last_list = result
-            for pet in result.pets:
-                self._see(pet.id)
+            self._remember(tuple(pet.id for pet in result.pets[-_SEEN_MAX:]))
+
+    def _remember(self, ids: tuple[int, ...]) -> None:
+        seen = self._seen
+        if seen and len(seen[-1]) + len(ids) <= _SEEN_MAX // 10:
+            seen[-1] += ids
+        else:
+            seen.append(ids)
 
     def set_api_key(self, key: str) -> None:
         """Use ``key`` from now on (after a 401, say); ``/env`` shows it masked."""
         self.client.set_api_key(key)
         self.env = replace(self.env, masked_key=mask_secret(key))
 
-    def _see(self, pet_id: int) -> None:
-        self._seen.pop(pet_id, None)
-        self._seen[pet_id] = None
-        while len(self._seen) > 1000:
-            self._seen.pop(next(iter(self._seen)))

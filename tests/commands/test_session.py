@@ -221,11 +221,25 @@ async def test_history_save_to_an_unwritable_place_is_one_line(session: CommandS
         await session.execute(f"/history save {tmp_path}/missing/dir/x.txt")
 
 
+def test_seen_ids_keep_the_latest_thousand_each_once(session: CommandSession) -> None:
+    for start in range(0, 5000, 20):  # like 250 pages of 20
+        session._remember(tuple(range(start, start + 20)))
+    session._remember(tuple(range(10)))  # seen again
+    session._remember((99_999,))
+    ids = session.seen_ids
+    assert len(ids) == 1000 == len(set(ids))
+    assert ids[-11:] == [*range(10), 99_999]
+    assert ids[:3] == [4011, 4012, 4013]  # the oldest kept
+
+
 async def test_seen_ids_and_completion(session: CommandSession) -> None:
     await session.execute("/list --limit 3")
     await session.execute("/get 7")
     assert session.seen_ids == [1, 2, 3, 7]
     assert session.complete("/get ")[:2] == ["/get 7", "/get 3"]
+    await session.execute("/get 2")  # seen again: now the most recent, listed once
+    assert session.seen_ids == [1, 3, 7, 2]
+    assert session.complete("/get ")[:2] == ["/get 2", "/get 7"]
     assert session.complete("/ge") == ["/get"]
     assert session.complete("li") == ["list"]
     assert session.complete("/list --st") == ["/list --status"]

@@ -117,7 +117,7 @@ class FakeReadline:
 
 def test_tab_completion_uses_the_session(client: PetStoreClient, tmp_path: Path) -> None:
     session = CommandSession(client, env=ENV)
-    session._see(42)  # as if a result had shown pet 42
+    session._remember((42,))  # as if a result had shown pet 42
     editor = LineEditor(session, tmp_path / "history")
     editor.readline = FakeReadline("/list --status s")
     assert [editor.complete("s", i) for i in range(2)] == ["sold ", None]
