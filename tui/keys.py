@@ -13,7 +13,7 @@ from .widgets.pets_pane import PetsPane
 #: Keys handled by Textual widgets themselves, worth telling about.
 BUILTIN = [
     ("List", "enter / click", "Open the pet's detail (/get ID)"),
-    ("List", "↑ ↓ pgup pgdn", "Move; reaching the end loads more"),
+    ("List", "↑ ↓ pgup pgdn home end", "Move; reaching the end loads more"),
     ("Anywhere", "ctrl+p", "Command palette (the slash commands)"),
     ("Anywhere", "ctrl+q", "Quit"),
     ("Anywhere", "? / f1", "This help"),

@@ -106,6 +106,36 @@ async def test_page_size_keys_and_load_more(harness) -> None:
         assert pane.page_size == 1 and shown_ids(app)[:1] == [1]
 
 
+async def test_load_more_keeps_the_rows_readable_while_the_page_comes(harness) -> None:
+    app = harness.app(page_size=5)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(pilot)
+        pane = app.main_screen.pane
+        info = pane.query_one("#pets-info")
+        gate = asyncio.Event()
+        harness.tap.gates["cursor="] = gate  # the next page is held back
+        await pilot.press("n")
+        await pilot.pause()
+        assert not pane.table.loading and shown_ids(app) == [1, 2, 3, 4, 5]
+        assert "loading more…" in str(info.render())
+        gate.set()
+        await settle(pilot)
+        assert shown_ids(app) == list(range(1, 11)) and "more: n" in str(info.render())
+
+
+async def test_a_failed_load_more_restores_the_info_line(harness) -> None:
+    app = harness.app(page_size=5)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(pilot)
+        pane = app.main_screen.pane
+        harness.tap.down = True
+        await pilot.press("n")
+        await settle(pilot)
+        info = str(pane.query_one("#pets-info").render())
+        assert "loading" not in info and "5 pets shown" in info and shown_ids(app) == [1, 2, 3, 4, 5]
+        assert pane.has_class("-problem") and not pane.table.loading
+
+
 async def test_refresh_shows_new_data(harness) -> None:
     app = harness.app()
     async with app.run_test(size=(110, 32)) as pilot:

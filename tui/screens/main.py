@@ -114,7 +114,7 @@ class MainScreen(Screen[None]):
         """Echo, run and apply one line; never raises."""
         self.chat.echo(line)
         if c.command_name(line) in c.LIST_COMMANDS:
-            self.pane.begin_loading(self.pane.status)
+            self.pane.begin_loading(self.pane.status, more=c.is_more(line))
         outcome = await self.runner.run(line)
         try:
             self.apply(outcome)
@@ -190,7 +190,7 @@ class MainScreen(Screen[None]):
         if state == "problem":
             self.pane.show_problem(failure, hint="  Press r to retry.")
         elif state == "idle":
-            self.pane.table.loading = False
+            self.pane.stop_loading()
         if failure.kind == "auth":
             self.ask_for_key(outcome)
         if c.command_name(outcome.line) == "get" and self._show_failed_detail(outcome.line, failure):

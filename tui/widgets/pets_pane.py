@@ -9,23 +9,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from ..controller import Failure, step_page_size
 from ..render import NAME_CELL_WIDTH, literal, pet_row
+from .pets_table import PetsTable
 
 COLUMNS = (("ID", "id", 8), ("Name", "name", NAME_CELL_WIDTH), ("Category", "category", 10), ("Status", "status", 12))
-
-
-class PetsTable(DataTable):
-    """The table itself: row cursor, zebra stripes."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
-
-    def on_mount(self) -> None:
-        for label, key, width in COLUMNS:
-            self.add_column(label, key=key, width=width)
 
 
 class PetsPane(Vertical):
@@ -60,7 +50,7 @@ class PetsPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(id="pets-banner")
-        yield PetsTable(id="pets-table")
+        yield PetsTable(COLUMNS, id="pets-table")
         yield Static(id="pets-info")
 
     @property
@@ -69,9 +59,19 @@ class PetsPane(Vertical):
 
     # ------------------------------------------------------------------ state
 
-    def begin_loading(self, status: str | None) -> None:
+    def begin_loading(self, status: str | None, *, more: bool = False) -> None:
+        """A list is on its way: the table is covered; for more of it, the info line says so."""
         self.status = status
-        self.table.loading = True
+        if more:  # the rows shown stay readable (and in place) while the next page comes
+            self._update_info(loading=True)
+        else:
+            self.table.loading = True
+
+    def stop_loading(self) -> None:
+        """The list request ended without a page (cancelled, or failed with nothing to show)."""
+        self.table.loading = False
+        self.more_pending = False
+        self._update_info()
 
     def show_page(self, pets: list[Any], *, status: str | None, next_url: str | None, append: bool) -> None:
         """Show a page: replace the rows, or append them (load more)."""
@@ -79,8 +79,8 @@ class PetsPane(Vertical):
         if not append:
             table.clear()
             self.pets.clear()
-        for pet in pets:
-            self._put_row(pet, table)
+        table.put_rows([(str(pet.id), pet_row(pet)) for pet in pets])
+        self.pets.update((pet.id, pet) for pet in pets)
         had_more = self.next_url is not None
         self.status, self.next_url, self.more_pending = status, next_url, False
         if (next_url is not None) != had_more:  # check_action("load_more") changed: the footer recomposes
@@ -91,7 +91,8 @@ class PetsPane(Vertical):
 
     def add_pet(self, pet: Any) -> None:
         """Put a pet in the table (new row, or update of its row)."""
-        self._put_row(pet)
+        self.table.put_row(str(pet.id), pet_row(pet))
+        self.pets[pet.id] = pet
         self._update_info()
 
     def select_pet(self, pet_id: int) -> bool:
@@ -102,11 +103,8 @@ class PetsPane(Vertical):
         return True
 
     def selected_pet_id(self) -> int | None:
-        table = self.table
-        if not table.row_count:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
-        return int(key.value) if key.value else None
+        key = self.table.cursor_key
+        return int(key) if key else None
 
     def show_problem(self, failure: Failure, *, hint: str = "") -> None:
         """A visible state above the table (unreachable, unauthorised, ...)."""
@@ -115,7 +113,9 @@ class PetsPane(Vertical):
         banner = self.query_one("#pets-banner", Static)
         banner.update(Text.assemble((f"{failure.title}: ", "bold"), literal(failure.message), hint))
         self.add_class("-problem")
-        if not self.pets:
+        if self.pets:
+            self._update_info()
+        else:
             self.query_one("#pets-info", Static).update(Text("Nothing loaded · r retries"))
 
     def clear_problem(self) -> None:
@@ -124,31 +124,21 @@ class PetsPane(Vertical):
         self.remove_class("-problem")
         self.query_one("#pets-banner", Static).update("")
 
-    def _put_row(self, pet: Any, table: PetsTable | None = None) -> None:
-        table, key = self.table if table is None else table, str(pet.id)
-        cells = pet_row(pet)
-        if pet.id in self.pets:
-            for (_, column, _), cell in zip(COLUMNS, cells):
-                table.update_cell(key, column, cell)
-        else:
-            table.add_row(*cells, key=key)
-        self.pets[pet.id] = pet
-
-    def _update_info(self) -> None:
+    def _update_info(self, *, loading: bool = False) -> None:
         shown = len(self.pets)
         parts = [f"{shown} pet{'s' if shown != 1 else ''} shown", f"page size {self.page_size} (+/-)"]
-        parts.append("more: n" if self.next_url else "end of list")
+        parts.append("loading more…" if loading else "more: n" if self.next_url else "end of list")
         # one line, fixed height (main.tcss): a new text never changes its size
         self.query_one("#pets-info", Static).update(Text(" · ".join(parts)), layout=False)
 
     # ------------------------------------------------------------------ events and actions
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_pets_table_row_selected(self, event: PetsTable.RowSelected) -> None:
         event.stop()
-        if event.row_key.value:
-            self.post_message(self.OpenDetail(int(event.row_key.value)))
+        if event.row_key:
+            self.post_message(self.OpenDetail(int(event.row_key)))
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_pets_table_row_highlighted(self, event: PetsTable.RowHighlighted) -> None:
         event.stop()
         if event.cursor_row == self.table.row_count - 1:
             self.action_load_more()

@@ -1,0 +1,281 @@
+"""A virtualised table (Line API): a fixed header, one-line rows, a row cursor.
+
+Appending extends a list and grows ``virtual_size``; nothing already rendered is
+invalidated. Each row's rendered ``Strip`` is kept in an LRU cache keyed by the row's
+key and version, the line width and its styles (zebra, cursor, hover, focus and theme
+show up as different styles), so a frame re-renders only rows never drawn in that state.
+Cells are rich ``Text`` objects, rendered as they are (never parsed as markup).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar, NamedTuple
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+Row = tuple[str, Sequence[Text]]
+
+
+class Column(NamedTuple):
+    """A column's header label and width in cells (padding excluded)."""
+
+    label: str
+    width: int
+
+
+class PetsTable(ScrollView, can_focus=True):
+    """Rows of ``Text`` cells under a header that stays put; row keys are strings."""
+
+    ALLOW_SELECT = False
+    PADDING = 1  # blank cells each side of a column, as DataTable's cell_padding
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select_cursor", "Select", show=False),
+        Binding("up", "cursor(-1)", "Cursor up", show=False),
+        Binding("down", "cursor(1)", "Cursor down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home,ctrl+home", "jump(0)", "First row", show=False),
+        Binding("end,ctrl+end", "jump(-1)", "Last row", show=False),
+    ]
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "pets-table--header", "pets-table--cursor", "pets-table--hover",
+        "pets-table--even-row", "pets-table--odd-row",
+    }
+    DEFAULT_CSS = """
+    PetsTable {
+        background: $surface; color: $foreground; height: auto; max-height: 100%;
+        & > .pets-table--header { text-style: bold; background: $panel; color: $foreground; }
+        &:ansi > .pets-table--header { background: ansi_bright_blue; color: ansi_default; }
+        & > .pets-table--even-row { background: $surface-lighten-1 50%; }
+        &:dark > .pets-table--even-row { background: $surface-darken-1 40%; }
+        & > .pets-table--hover { background: $block-hover-background; }
+        & > .pets-table--cursor {
+            background: $block-cursor-blurred-background; color: $block-cursor-blurred-foreground;
+            text-style: $block-cursor-blurred-text-style;
+        }
+        &:focus {
+            background-tint: $foreground 5%;
+            & > .pets-table--header { background-tint: $foreground 5%; }
+            & > .pets-table--cursor {
+                background: $block-cursor-background; color: $block-cursor-foreground;
+                text-style: $block-cursor-text-style;
+            }
+        }
+    }
+    """  # DataTable's look: header, zebra stripes, row cursor (blurred / focused), hover
+
+    class RowMessage(Message):
+        """About the row under the cursor: its index and key."""
+
+        def __init__(self, table: PetsTable, cursor_row: int, row_key: str) -> None:
+            super().__init__()
+            self.table, self.cursor_row, self.row_key = table, cursor_row, row_key
+
+        @property
+        def control(self) -> PetsTable:
+            return self.table
+
+    class RowHighlighted(RowMessage):
+        """The cursor moved to a row (or the first row appeared under it)."""
+
+    class RowSelected(RowMessage):
+        """Enter on the cursor row, or a click on the row already highlighted."""
+
+    def __init__(self, columns: Iterable[tuple[str, str, int]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.columns = {key: Column(label, width) for label, key, width in columns}
+        self.table_width = sum(c.width + 2 * self.PADDING for c in self.columns.values())
+        self.cursor_row = 0
+        self.hover_row = -1
+        self._keys: list[str] = []
+        self._rows: dict[str, tuple[int, int, Sequence[Text]]] = {}  # key -> (index, version, cells)
+        self._strips: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
+        self._header = [Text(c.label) for c in self.columns.values()]
+        self.virtual_size = Size(self.table_width, 1)
+
+    # ------------------------------------------------------------------ data
+
+    @property
+    def row_count(self) -> int:
+        """How many rows the table holds."""
+        return len(self._keys)
+
+    @property
+    def cursor_key(self) -> str | None:
+        """The key of the row under the cursor (None when the table is empty)."""
+        return self._keys[self.cursor_row] if self._keys else None
+
+    def get_row_index(self, key: str) -> int:
+        """Index of the row with ``key`` (KeyError when there is none)."""
+        return self._rows[key][0]
+
+    def get_row(self, key: str) -> Sequence[Text]:
+        """The cells of the row with ``key`` (KeyError when there is none)."""
+        return self._rows[key][2]
+
+    def put_rows(self, rows: Iterable[Row]) -> None:
+        """Append new rows and update existing ones (by key); O(len(rows))."""
+        was_empty = not self._keys
+        for key, cells in rows:
+            if key in self._rows:
+                index, version, _ = self._rows[key]
+                self._rows[key] = (index, version + 1, tuple(cells))
+                self._refresh_row(index)
+            else:
+                self._rows[key] = (len(self._keys), 0, tuple(cells))
+                self._keys.append(key)
+        self.virtual_size = Size(self.table_width, len(self._keys) + 1)
+        if was_empty and self._keys:
+            self._post(self.RowHighlighted)
+
+    def put_row(self, key: str, cells: Sequence[Text]) -> None:
+        """Append a row, or update the row with that key in place."""
+        self.put_rows([(key, cells)])
+
+    def clear(self) -> None:
+        """Remove every row; the cursor goes back to the top."""
+        self._keys.clear()
+        self._rows.clear()
+        self._strips.clear()
+        self.cursor_row, self.hover_row = 0, -1
+        self.virtual_size = Size(self.table_width, 1)
+        self.scroll_to(0, 0, animate=False, force=True)
+        self.refresh()
+
+    # ------------------------------------------------------------------ cursor
+
+    def move_cursor(self, *, row: int, scroll: bool = True) -> None:
+        """Put the cursor on ``row`` (clamped); posts RowHighlighted when it moves."""
+        row = max(0, min(row, len(self._keys) - 1))
+        old, self.cursor_row = self.cursor_row, row
+        if row != old:
+            self._refresh_row(old)
+            self._refresh_row(row)
+            self._post(self.RowHighlighted)
+        if scroll:
+            self.scroll_to_row(row)
+
+    def scroll_to_row(self, row: int) -> None:
+        """Scroll the least needed to show ``row`` below the header."""
+        shown = max(self.scrollable_content_region.height - 1, 1)
+        top = round(self.scroll_y)
+        if row < top:
+            self.scroll_to(y=row, animate=False, force=True)
+        elif row >= top + shown:
+            self.scroll_to(y=row - shown + 1, animate=False, force=True)
+
+    def action_cursor(self, delta: int) -> None:
+        self._set_hover(-1)
+        self.move_cursor(row=self.cursor_row + delta)
+
+    def action_page(self, direction: int) -> None:
+        """Scroll a page and move the cursor a page, as DataTable does."""
+        self._set_hover(-1)
+        page = max(self.scrollable_content_region.height - 1, 1)
+        self.scroll_to(y=self.scroll_y + direction * page, animate=False, force=True)
+        self.move_cursor(row=self.cursor_row + direction * page)
+
+    def action_jump(self, row: int) -> None:
+        self._set_hover(-1)
+        self.move_cursor(row=row if row >= 0 else len(self._keys) - 1)
+
+    def action_select_cursor(self) -> None:
+        self._post(self.RowSelected)
+
+    def _post(self, message: type[RowMessage]) -> None:
+        """Post a RowHighlighted/RowSelected for the cursor row (none when empty)."""
+        if self._keys:
+            self.post_message(message(self, self.cursor_row, self._keys[self.cursor_row]))
+
+    # ------------------------------------------------------------------ mouse
+
+    def _row_at(self, event: events.MouseEvent) -> int:
+        """The row index under the mouse, or -1 (header, blank space, outside)."""
+        offset = event.get_content_offset(self)
+        if offset is None or offset.y < 1:
+            return -1
+        row = offset.y - 1 + round(self.scroll_y)
+        return row if row < len(self._keys) else -1
+
+    def on_click(self, event: events.Click) -> None:
+        """Click moves the cursor; a click on the highlighted row selects it."""
+        row = self._row_at(event)
+        if row < 0:
+            return
+        event.stop()
+        again = row == self.cursor_row
+        self.move_cursor(row=row)
+        if again:
+            self._post(self.RowSelected)
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        self._set_hover(self._row_at(event))
+
+    def on_leave(self, event: events.Leave) -> None:
+        self._set_hover(-1)
+
+    def _set_hover(self, row: int) -> None:
+        if row != self.hover_row:
+            old, self.hover_row = self.hover_row, row
+            self._refresh_row(old)
+            self._refresh_row(row)
+
+    # ------------------------------------------------------------------ rendering
+
+    def _refresh_row(self, index: int) -> None:
+        """Repaint one row's line, when it is on screen."""
+        y = index + 1 - round(self.scroll_y)
+        if index >= 0 and 1 <= y < self.size.height:
+            self.refresh(Region(0, y, self.size.width, 1))
+
+    def render_line(self, y: int) -> Strip:
+        """Line ``y`` of the view: the header, a row, or blank."""
+        width, (scroll_x, scroll_y) = self.size.width, self.scroll_offset
+        index = y - 1 + scroll_y
+        if y == 0:
+            strip = self._strip(None, 0, self._header, self.get_component_rich_style("pets-table--header"), None)
+        elif index < len(self._keys):
+            key = self._keys[index]
+            _, version, cells = self._rows[key]
+            strip = self._strip(key, version, cells, *self._row_styles(index))
+        else:
+            return Strip.blank(width, self.rich_style)
+        return strip.crop(scroll_x, scroll_x + width)  # the strip is max(table, view) wide
+
+    def _row_styles(self, index: int) -> tuple[Style, Style | None]:
+        """The row's style and, under the cursor or mouse, the colour that wins over the cells'."""
+        style = self.get_component_rich_style("pets-table--odd-row" if index % 2 else "pets-table--even-row")
+        over = Style()
+        if index == self.hover_row:
+            over += self.get_component_rich_style("pets-table--hover")
+        if index == self.cursor_row:
+            over += self.get_component_rich_style("pets-table--cursor")
+        return (style + over, Style.from_color(over.color) if over else None)
+
+    def _strip(self, key: str | None, version: int, cells: Sequence[Text], style: Style, post: Style | None) -> Strip:
+        """The whole rendered line of a row (cached)."""
+        width = max(self.table_width, self.size.width)
+        cache_key = (key, version, width, style, post)
+        strip = self._strips.get(cache_key)
+        if strip is None:
+            line = Text(no_wrap=True, end="")
+            pad = " " * self.PADDING
+            for cell, column in zip(cells, self.columns.values()):
+                text = cell.copy()
+                text.truncate(column.width, overflow="ellipsis")
+                text.align(cell.justify if cell.justify in ("center", "right") else "left", column.width)
+                line.append(pad).append_text(text).append(pad)
+            segments = Segment.apply_style(line.render(self.app.console), style, post)
+            strip = Strip(list(segments)).adjust_cell_length(width, style)
+            self._strips[cache_key] = strip
+        return strip
