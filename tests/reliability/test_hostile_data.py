@@ -154,7 +154,7 @@ def test_render_any_text_is_safe_and_bounded(name: str, extra: str, width: int) 
     from petstore_api.errors import ServerError
     from petstore_api.models import ErrorBody, Pet
 
-    pet = Pet.model_validate({"id": 1, "name": name, "categoryId": 2, "status": extra or None, extra or "k": name})
+    pet = Pet.model_validate({"id": 1, "name": name, "categoryId": 2, "status": extra or None, f"x-{extra}": name})
     error = ServerError(ErrorBody(code=extra or "c", message=name, status=500))
     for terminal in (False, True):
         out = io.StringIO()
