@@ -9,8 +9,10 @@ service; the first page is the app's own ``/list --limit P``, each next one is t
 floor: a bare Textual DataTable, ``add_rows`` of P rows per page.
 
 Per page, from the moment the page is handed to the table:
-- work: CPU time of the append, of the DataTable's idle-time dimension update and of the frame
-  render (``Screen._on_timer_update``), up to the frame that shows the new table size;
+- work: CPU time of the append, of the table's deferred work (the DataTable's idle-time dimension
+  update; the product's ``PetsTable`` has none: its append sets the virtual size at once) and of
+  the frame render (``Screen._on_timer_update``, layout pass included), up to the frame that
+  shows the new table size;
 - latency: wall time to the end of that frame (includes Textual's frame pacing, 60 fps).
 Prints one JSON line with medians, p90, and RSS before and after; with BENCH_TUI_PARTS=1 also
 each page's parts on stderr.
@@ -41,17 +43,17 @@ def rss_kib() -> int:
 
 
 class Probe:
-    """Wraps the append, DataTable idle work and frame renders; one record per page."""
+    """Wraps the append, the table's deferred work and frame renders; one record per page."""
 
     def __init__(self) -> None:
         self.start: float | None = None
         self.work: dict[str, float] = {}
-        self.table: DataTable | None = None
+        self.table: Any = None  # a DataTable (floor) or the product's PetsTable
         self.rows_expected = 0
         self.pages: list[tuple[dict[str, float], float]] = []  # (work by part, latency)
         self.done = asyncio.Event()
 
-    def begin(self, table: DataTable, rows_expected: int) -> None:
+    def begin(self, table: Any, rows_expected: int) -> None:
         self.table, self.rows_expected = table, rows_expected
         self.start, self.work = time.perf_counter(), {"append": 0.0, "idle": 0.0, "frame": 0.0}
         self.done.clear()
@@ -64,7 +66,7 @@ class Probe:
         table = self.table
         if self.start is None or table is None:
             return
-        header = 1 if table.show_header else 0
+        header = 1 if getattr(table, "show_header", True) else 0  # PetsTable: always a header
         if table.row_count >= self.rows_expected and table.virtual_size.height >= table.row_count + header:
             self.pages.append((self.work, time.perf_counter() - self.start))
             self.start = None

@@ -1,36 +1,37 @@
 """Start-up probe for bench_tui.py (on PYTHONPATH only for those runs; inert otherwise).
 
-With BENCH_TUI_PAINT_FILE set, the first time a Textual DataTable renders a line
-below its header while holding at least BENCH_TUI_MIN_ROWS rows, the process
-writes ``time.monotonic()`` to that file and exits at once. The patch is applied
-when ``textual.widgets._data_table`` is first imported, so nothing else is imported
-early and the app's own start-up is unchanged.
+With BENCH_TUI_PAINT_FILE set, the first time a table renders a line below its header
+while holding at least BENCH_TUI_MIN_ROWS rows, the process writes ``time.monotonic()``
+to that file and exits at once. The tables: Textual's DataTable (the floor app) and the
+product's own ``tui.widgets.pets_table.PetsTable`` (the pets list). Each is patched when
+its module is first imported, so nothing else is imported early and the app's own
+start-up is unchanged.
 """
 
 import os
 import sys
 
 _OUT = os.environ.get("BENCH_TUI_PAINT_FILE")
-_TARGET = "textual.widgets._data_table"
+_TARGETS = {"textual.widgets._data_table": "DataTable", "tui.widgets.pets_table": "PetsTable"}
+_done: list[bool] = []
 
 
-def _patch(module):  # type: ignore[no-untyped-def]
+def _patch(table_cls):  # type: ignore[no-untyped-def]
     import time
 
-    table_cls = module.DataTable
     original = table_cls.render_line
     min_rows = int(os.environ.get("BENCH_TUI_MIN_ROWS", "1"))
     soft = bool(os.environ.get("BENCH_TUI_SOFT_EXIT"))
-    done: list[bool] = []
 
     def render_line(self, y):  # type: ignore[no-untyped-def]
         strip = original(self, y)
-        if self.row_count >= min_rows and y >= (1 if self.show_header else 0) and not done:
+        header = 1 if getattr(self, "show_header", True) else 0  # PetsTable: always a header
+        if self.row_count >= min_rows and y >= header and not _done:
             with open(_OUT, "w") as fh:
                 fh.write(repr(time.monotonic()))
             if not soft:
                 os._exit(0)
-            done.append(True)  # BENCH_TUI_SOFT_EXIT (for profilers): a normal exit
+            _done.append(True)  # BENCH_TUI_SOFT_EXIT (for profilers): a normal exit
             self.app.exit()
         return strip
 
@@ -38,12 +39,17 @@ def _patch(module):  # type: ignore[no-untyped-def]
 
 
 class _Finder:
-    """Meta path finder that patches DataTable right after its module runs."""
+    """Meta path finder that patches a table class right after its module runs."""
+
+    def __init__(self) -> None:
+        self.pending = dict(_TARGETS)
 
     def find_spec(self, name, path, target=None):  # type: ignore[no-untyped-def]
-        if name != _TARGET:
+        class_name = self.pending.pop(name, None)
+        if class_name is None:
             return None
-        sys.meta_path.remove(self)
+        if not self.pending:
+            sys.meta_path.remove(self)
         import importlib.util
 
         spec = importlib.util.find_spec(name)
@@ -53,7 +59,7 @@ class _Finder:
 
         def exec_module(module):  # type: ignore[no-untyped-def]
             run(module)
-            _patch(module)
+            _patch(getattr(module, class_name))
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
