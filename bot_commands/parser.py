@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 
 from .errors import UsageError
 from .sanitize import clip, visible
@@ -51,10 +52,11 @@ def _split_quoted(line: str) -> list[str]:
     """shlex's split of a line with quotes but no backslash, about 10x cheaper."""
     words = []
     for piece in _QUOTED_PIECE.finditer(line):
-        if piece.lastgroup == "open":
+        kind, text = piece.lastgroup, piece.group()
+        if kind == "word":
+            words.append(_QUOTES.sub(_unquote, text) if ('"' in text or "'" in text) else text)
+        elif kind == "open":
             raise ValueError("No closing quotation")
-        if piece.lastgroup == "word":
-            words.append(_QUOTES.sub(_unquote, piece.group()))
     return words
 
 
@@ -78,10 +80,7 @@ def tokenize(line: str) -> list[str]:
     A line that quotes with ASCII quotes (as :func:`join_command` writes them)
     is first split as written: smart quotes and no-break spaces in its words stay.
     """
-    attempts = [normalise_quotes(line), normalise_quotes(line, single=False)]
-    if _ASCII_QUOTE.search(line):
-        attempts.insert(0, line)
-    for attempt in attempts:
+    for attempt in _readings(line):
         try:
             words = _shlex(attempt)
             break
@@ -89,7 +88,20 @@ def tokenize(line: str) -> list[str]:
             problem = str(exc)
     else:
         raise UsageError(_quote_problem(problem))
+    if line.isascii():  # no typography to undo
+        return words
     return [_DASH_FLAG.sub("--", w) for w in words]
+
+
+def _readings(line: str) -> Iterator[str]:
+    """The ways to read ``line``, in order of preference (each made only when needed)."""
+    if line.isascii():  # no smart quotes or odd spaces: one reading
+        yield line
+        return
+    if _ASCII_QUOTE.search(line):
+        yield line
+    yield normalise_quotes(line)
+    yield normalise_quotes(line, single=False)
 
 
 def _quote_problem(reason: str) -> str:
