@@ -61,16 +61,17 @@ def _looks_like_html(reply: Reply) -> bool:
 
 def _parse(reply: Reply) -> tuple[bool, Any, str]:
     """(ok, value, description of what came when not ok)."""
-    if not reply.body.strip():
-        return False, None, "an empty body"
-    if _looks_like_html(reply):
-        return False, None, "an HTML page"
     try:
-        return True, json.loads(reply.body), ""
+        return True, json.loads(reply.body), ""  # the common case first: no header lookups
     except RecursionError:
         return False, None, "JSON nested too deeply"
     except ValueError:
-        return False, None, "invalid or truncated JSON"
+        pass
+    if not reply.body.strip():
+        return False, None, "an empty body"
+    if _looks_like_html(reply):  # a proxy's or portal's page, say
+        return False, None, "an HTML page"
+    return False, None, "invalid or truncated JSON"
 
 
 def read_json(reply: Reply, *, label: str, expected: str) -> Any:

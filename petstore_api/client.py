@@ -275,8 +275,11 @@ class PetStoreClient:
         target = find_link(reply.headers.get_list("link"), "next")
         if target is None:
             return None
+        target = target.strip()
+        if target.startswith(("https://", "http://")):  # already absolute (as petstore serve sends it)
+            return target
         try:
-            return urljoin(str(reply.url), target.strip())
+            return urljoin(str(reply.url), target)
         except ValueError:
             raise ProtocolError(f"{label}: the next-page link is not a valid URL") from None
 

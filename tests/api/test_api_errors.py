@@ -79,6 +79,9 @@ HTML = httpx.Response(200, text="<!doctype html><h1>Welcome to nginx!</h1>", hea
         (HTML, LIST + "got an HTML page"),
         (httpx.Response(200, content=b'[{"id": 1, "name": "Re'), LIST + "got invalid or truncated JSON"),
         (httpx.Response(200), LIST + "got an empty body"),
+        (httpx.Response(200, content=b" \r\n "), LIST + "got an empty body"),
+        (httpx.Response(200, text="<html><body>Sign in to the network</body></html>",
+                        headers={"Content-Type": "application/json"}), LIST + "got an HTML page"),
         (jresp(200, {"pets": [PET]}), LIST + "got a JSON object"),
         (jresp(200, [{"name": "Rex", "categoryId": 3}]), LIST + "but item 0: id is missing"),
         (jresp(200, [PET, {**PET, "id": "1"}]), LIST + "but item 1: id is a string, expected a 64-bit integer"),
@@ -218,3 +221,18 @@ async def test_socket_commit_then_drop_is_retried_with_its_key(faults: FaultServ
     posts = [r for r in faults.requests if r.path.startswith("/commit_then_drop/")]
     assert len(posts) == 2 and posts[0].headers["idempotency-key"] == posts[1].headers["idempotency-key"]
     assert posts[0].headers["authorization"] == f"Bearer {CANARY}"
+
+
+@pytest.mark.parametrize(
+    ("link", "expected"),
+    [
+        ('<https://other.example/v1/pets?cursor=2>; rel="next"', "https://other.example/v1/pets?cursor=2"),
+        ('</v1/pets?cursor=2>; rel="next"', "http://127.0.0.1/v1/pets?cursor=2"),
+        ('<pets?cursor=3>; rel="next"', "http://127.0.0.1/v1/pets?cursor=3"),
+        ('< https://a.example/p >; rel="next"', "https://a.example/p"),
+    ],
+)
+async def test_next_links_absolute_kept_relative_resolved(mock_client, link: str, expected: str) -> None:
+    reply = httpx.Response(200, json=[PET], headers={"Link": link})
+    page = await mock_client(Script(reply)).list_pets()
+    assert page.next_url == expected
