@@ -38,7 +38,7 @@ from .models import NewPet, Pet, PetPage, PetStatus, PetWithNotice
 from .policy import RetryPolicy, Timeouts
 from .urls import PetStoreWarning, check_base_url, check_key_transport, same_origin
 
-__all__ = ["PetStoreClient", "Timeouts", "RetryPolicy", "PetStoreWarning", "USER_AGENT"]
+__all__ = ["PetStoreClient", "Timeouts", "RetryPolicy", "PetStoreWarning", "USER_AGENT", "asgi_transport"]
 
 logger = logging.getLogger("petstore_api")
 
@@ -296,3 +296,8 @@ class PetStoreClient:
             to = f" to {self._scrub(where[:200])}" if where else ""
             raise ProtocolError(f"{label}: unexpected HTTP {reply.status}{to}; check the base URL")
         raise api_error(reply, label=label, scrub=self._scrub)
+
+
+def asgi_transport(app: Any) -> httpx.AsyncBaseTransport:
+    """A ``transport=`` that calls an ASGI ``app`` in this process (the sandbox) instead of the network."""
+    return httpx.ASGITransport(app=app)

@@ -13,7 +13,7 @@ from typing import Any
 
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
-from petstore_api.client import PetStoreClient, RetryPolicy, Timeouts
+from petstore_api.client import PetStoreClient, RetryPolicy, Timeouts, asgi_transport
 from petstore_api.masking import mask_secret
 from petstore_api.settings import Settings, Target, default_data_dir, resolve_target
 
@@ -56,13 +56,11 @@ def compose(
     transport = None
     base_url, api_key = target.base_url, target.api_key
     if target.sandbox:
-        import httpx
-
         from petstore_server.sandbox import Sandbox
 
         sandbox = Sandbox.open(sandbox_dir(settings), reset=sandbox_reset)
         closers.append(sandbox.close)
-        transport = httpx.ASGITransport(app=sandbox.app)
+        transport = asgi_transport(sandbox.app)
         base_url, api_key = SANDBOX_BASE_URL, sandbox.api_key
     client = PetStoreClient(
         base_url=base_url or "",

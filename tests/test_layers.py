@@ -71,6 +71,17 @@ def test_no_textual_outside_tui() -> None:
     assert offenders == []
 
 
+def test_no_httpx_outside_the_client() -> None:
+    offenders = [
+        str(path.relative_to(ROOT))
+        for package in PRODUCT
+        if package != "petstore_api"
+        for path in (ROOT / package).rglob("*.py")
+        if "httpx" in _static_imports(path)
+    ]
+    assert offenders == []
+
+
 @pytest.mark.parametrize("package", ["petstore_api", "bot_commands", "petstore_server"])
 def test_runtime_imports_respect_layers(package: str) -> None:
     code = (
