@@ -2,8 +2,8 @@
 
 One server serves every fault; the fault is chosen by the first path segment,
 so a test points a client (or a ``petstore run`` subprocess) at
-``http://127.0.0.1:PORT/<fault>/v1``. It runs its own event loop in a thread,
-so both in-process async tests and subprocesses can use it. Every request is
+``http://127.0.0.1:PORT/<fault>/v1``. It runs on a :class:`loopserver.LoopServer`
+(its own event loop in a thread). Every request is
 recorded (method, path, headers) so tests can count retries and check that
 the key never went anywhere it should not.
 """
@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+
+from loopserver import LoopServer
 
 PET = {"id": 1, "name": "Rex", "categoryId": 3, "status": "available"}
 
@@ -69,53 +70,29 @@ STATIC: dict[str, bytes] = {
 
 @dataclass
 class FaultServer:
-    host: str = "127.0.0.1"
-    port: int = 0
     requests: list[Recorded] = field(default_factory=list)
-    _loop: asyncio.AbstractEventLoop | None = None
-    _thread: threading.Thread | None = None
-    _server: asyncio.Server | None = None
+    _server: LoopServer | None = None
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "start() first"
+        return self._server.port
 
     def url(self, fault: str) -> str:
-        return f"http://{self.host}:{self.port}/{fault}/v1"
+        return f"http://127.0.0.1:{self.port}/{fault}/v1"
 
     def count(self, fault: str) -> int:
         return sum(1 for r in self.requests if r.path.startswith(f"/{fault}/"))
 
     # -- lifecycle ---------------------------------------------------------
     def start(self) -> FaultServer:
-        ready = threading.Event()
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._run, args=(ready,), daemon=True)
-        self._thread.start()
-        ready.wait(10)
+        self._server = LoopServer(self._handle).start()
         return self
 
-    def _run(self, ready: threading.Event) -> None:
-        assert self._loop is not None
-        asyncio.set_event_loop(self._loop)
-        self._server = self._loop.run_until_complete(asyncio.start_server(self._handle, self.host, 0))
-        self.port = self._server.sockets[0].getsockname()[1]
-        ready.set()
-        self._loop.run_forever()
-
     def stop(self) -> None:
-        if self._loop is None:
-            return
-
-        async def _close() -> None:
-            assert self._server is not None
-            self._server.close()
-            for task in asyncio.all_tasks():
-                if task is not asyncio.current_task():
-                    task.cancel()
-
-        asyncio.run_coroutine_threadsafe(_close(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        assert self._thread is not None
-        self._thread.join(10)
-        self._loop.close()
-        self._loop = None
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
 
     # -- HTTP ----------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: Writer) -> None:

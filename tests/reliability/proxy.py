@@ -9,16 +9,17 @@ next action from ``plan`` (default ``forward``):
 * ``drop_before``: close the client's connection without forwarding anything;
 * ``error_500``: answer 500 itself with ``error_body``, forwarding nothing.
 
-Runs its own event loop in a thread, so async tests and subprocesses can use it.
+Runs on a :class:`loopserver.LoopServer` (its own event loop in a thread).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
+
+from loopserver import LoopServer
 
 ERROR_500 = {"code": "proxy_500", "message": "the proxy failed this", "status": 500}
 
@@ -63,11 +64,11 @@ class Proxy:
         self.plan: list[str] = []
         self.error_body: dict = dict(ERROR_500)
         self.exchanges: list[Exchange] = []
-        self.port = 0
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._ready = threading.Event()
-        self._server: asyncio.Server | None = None
+        self._server = LoopServer(self._handle)
+
+    @property
+    def port(self) -> int:
+        return self._server.port
 
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
@@ -76,35 +77,17 @@ class Proxy:
         return [e for e in self.exchanges if e.method == "POST"]
 
     def start(self) -> Proxy:
-        self._thread.start()
-        self._ready.wait(10)
+        self._server.start()
         return self
 
     def stop(self) -> None:
-        async def close() -> None:
-            assert self._server is not None
-            self._server.close()
-            for task in asyncio.all_tasks():
-                if task is not asyncio.current_task():
-                    task.cancel()
-
-        asyncio.run_coroutine_threadsafe(close(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        self._loop.close()
+        self._server.stop()
 
     def __enter__(self) -> Proxy:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        self._server = self._loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
-        self.port = self._server.sockets[0].getsockname()[1]
-        self._ready.set()
-        self._loop.run_forever()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await asyncio.open_connection(*self.upstream)
