@@ -17,8 +17,8 @@ __all__ = ["tokenize", "split_command", "normalise_quotes", "show", "join_comman
 _DOUBLE = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u00ab": '"', "\u00bb": '"'})
 _SINGLE = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'"})
 _SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u3000": " "})
-#: An em/en dash (as chat apps turn ``--`` into) at the start of a word: ``—status``.
 _ASCII_QUOTE = re.compile(r"[\"']")
+#: An em/en dash (as chat apps turn ``--`` into) at the start of a word: ``—status``.
 _DASH_FLAG = re.compile(r"^[\u2014\u2013\u2012\u2015]-?(?=[A-Za-z])")
 
 

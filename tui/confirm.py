@@ -38,10 +38,3 @@ class TuiConfirm:
         self.app.push_screen(ConfirmScreen(question), done)
         return await answer
 
-
-def make_confirm(app: Any = None) -> TuiConfirm:
-    """A confirm callable for a session, attached to ``app`` when given."""
-    confirm = TuiConfirm()
-    if app is not None:
-        confirm.attach(app)
-    return confirm

@@ -68,7 +68,7 @@ class PetsPane(Vertical):
             self.table.loading = True
 
     def stop_loading(self) -> None:
-        """The list request ended without a page (cancelled, or failed with nothing to show)."""
+        """The list request ended without a page (refused, failed, or cancelled)."""
         self.table.loading = False
         self.more_pending = False
         self._update_info()
@@ -108,14 +108,11 @@ class PetsPane(Vertical):
 
     def show_problem(self, failure: Failure, *, hint: str = "") -> None:
         """A visible state above the table (unreachable, unauthorised, ...)."""
-        self.table.loading = False
-        self.more_pending = False
+        self.stop_loading()
         banner = self.query_one("#pets-banner", Static)
         banner.update(Text.assemble((f"{failure.title}: ", "bold"), literal(failure.message), hint))
         self.add_class("-problem")
-        if self.pets:
-            self._update_info()
-        else:
+        if not self.pets:
             self.query_one("#pets-info", Static).update(Text("Nothing loaded · r retries"))
 
     def clear_problem(self) -> None:
