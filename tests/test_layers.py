@@ -60,24 +60,14 @@ def test_static_imports_respect_layers(package: str) -> None:
     assert {k: v for k, v in offenders.items() if v} == {}
 
 
-def test_no_textual_outside_tui() -> None:
+@pytest.mark.parametrize(("library", "home"), [("textual", "tui"), ("httpx", "petstore_api")])
+def test_a_library_is_imported_only_in_its_package(library: str, home: str) -> None:
     offenders = [
         str(path.relative_to(ROOT))
         for package in PRODUCT
-        if package != "tui"
+        if package != home
         for path in (ROOT / package).rglob("*.py")
-        if "textual" in _static_imports(path)
-    ]
-    assert offenders == []
-
-
-def test_no_httpx_outside_the_client() -> None:
-    offenders = [
-        str(path.relative_to(ROOT))
-        for package in PRODUCT
-        if package != "petstore_api"
-        for path in (ROOT / package).rglob("*.py")
-        if "httpx" in _static_imports(path)
+        if library in _static_imports(path)
     ]
     assert offenders == []
 
