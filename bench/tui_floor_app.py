@@ -21,8 +21,8 @@ if "--with-deps" in sys.argv:
     import pydantic_settings  # noqa: F401
     import starlette.applications  # noqa: F401
 
-from textual.app import App, ComposeResult  # noqa: E402
-from textual.widgets import DataTable  # noqa: E402
+from textual.app import App, ComposeResult
+from textual.widgets import DataTable
 
 if "--with-deps" in sys.argv:
     gc.freeze()

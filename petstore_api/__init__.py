@@ -42,4 +42,4 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
-__all__ = sorted(_LAZY) + ["__version__"]
+__all__ = [*sorted(_LAZY), "__version__"]

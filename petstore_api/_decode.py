@@ -14,10 +14,11 @@ from http import HTTPStatus
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
+from ._http import Reply
 from .errors import APIError, ProtocolError, api_error_for
 from .models import ErrorBody, Pet, parse_pets
-from ._http import Reply
 
 __all__ = ["read_json", "read_pets", "read_pet", "api_error", "describe_json"]
 
@@ -82,7 +83,7 @@ def read_json(reply: Reply, *, label: str, expected: str) -> Any:
     return value
 
 
-def _field_problem(error: dict[str, Any], *, top: str) -> str:
+def _field_problem(error: ErrorDetails, *, top: str) -> str:
     """One pydantic error as plain words: 'item 2: id is missing'."""
     loc = list(error.get("loc", ()))
     where = ""

@@ -10,6 +10,7 @@ import uuid
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from .errors import InputError
 from .models import INT64_MAX, INT64_MIN, LIMIT_MAX, LIMIT_MIN, NAME_MAX_LENGTH, NewPet, PetStatus
@@ -65,7 +66,7 @@ def check_idempotency_key(key: Any) -> str:
     return key
 
 
-def _problem(error: dict[str, Any]) -> tuple[str, str]:
+def _problem(error: ErrorDetails) -> tuple[str, str]:
     """(field, one-line message) for a NewPet validation error."""
     loc = error.get("loc") or ("",)
     field = _WIRE_TO_FIELD.get(str(loc[0]), str(loc[0]))

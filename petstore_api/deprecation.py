@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
 
 import httpx
@@ -31,7 +31,7 @@ def parse_deprecation(value: str | None) -> datetime | None:
     if match is None:
         return None
     try:
-        return datetime.fromtimestamp(int(match.group(1)), tz=timezone.utc)
+        return datetime.fromtimestamp(int(match.group(1)), tz=UTC)
     except (OverflowError, OSError, ValueError):
         return None
 
@@ -46,7 +46,7 @@ def parse_sunset(value: str | None) -> datetime | None:
         return None
     if when is None:
         return None
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def notice_from_headers(

@@ -140,7 +140,7 @@ class ConnectError(TransportError):
     kind = "connect"
 
 
-class TimeoutError(TransportError):  # noqa: A001 - deliberate, like httpx.TimeoutException
+class TimeoutError(TransportError):
     """The call (retries included) exceeded its time budget."""
 
     kind = "timeout"

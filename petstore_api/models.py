@@ -45,7 +45,7 @@ SUNSET_DATE = date(2030, 12, 5)
 Int64 = Annotated[StrictInt, Field(ge=INT64_MIN, le=INT64_MAX)]
 
 
-class PetStatus(str, enum.Enum):
+class PetStatus(str, enum.Enum):  # noqa: UP042 - StrEnum changes format() of members
     """Availability of an animal; the allowed values, exactly."""
 
     AVAILABLE = "available"

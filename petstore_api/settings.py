@@ -226,7 +226,8 @@ def _permission_warnings(path: Path, data: Mapping[str, Any]) -> list[str]:
         return []
     mode = path.stat().st_mode
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        return [f"{path} holds an API key and is readable by others (mode {stat.S_IMODE(mode):o}); run: chmod 600 {path}"]
+        mode_text = f"{stat.S_IMODE(mode):o}"
+        return [f"{path} holds an API key and is readable by others (mode {mode_text}); run: chmod 600 {path}"]
     return []
 
 

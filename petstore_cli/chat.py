@@ -137,7 +137,7 @@ class ChatLoop:
         except KeyboardInterrupt:
             self.console.print(Text("cancelled", style="yellow"))
             return False
-        except Exception as exc:  # one line, never a traceback
+        except Exception as exc:  # noqa: BLE001 - one line, never a traceback
             self.console.print(Text(error_message(exc), style="bold red"), soft_wrap=True)
             return False
         self.show(result)

@@ -102,7 +102,7 @@ def _skip_httpx_cli() -> None:
     pygments, rich.progress, rich.syntax; ~20 ms of every start-up). httpx falls back to a
     stub ``httpx.main``; this process never runs the httpx command, so nothing else changes."""
     if "httpx" not in sys.modules:
-        sys.modules.setdefault("httpx._main", None)  # type: ignore[assignment]
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -77,7 +77,7 @@ class _ScriptRun:
             await self._echo(shown)
         try:
             result = await self.session.execute(line)
-        except Exception as exc:  # every failure: one line, never a traceback
+        except Exception as exc:  # noqa: BLE001 - every failure: one line, never a traceback
             self._failed(where, shown, exc)
             return False, None
         if is_expect(line):

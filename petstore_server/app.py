@@ -236,7 +236,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code != 405:
         status, body, _ = _error_reply(exc.status_code, "no such resource; the API lives under /v1")
         return Response(body, status, media_type="application/json")
-    allow = ", ".join(sorted(exc.headers["Allow"].split(", ")))
+    allow = ", ".join(sorted((exc.headers or {}).get("Allow", "").split(", ")))
     status, body, _ = _error_reply(405, f"method {request.method} is not allowed here; allowed: {allow}")
     return Response(body, status, {"Allow": allow}, media_type="application/json")
 

@@ -95,7 +95,7 @@ class Created:
     replayed: bool
 
 
-def _pet(row: tuple[int, str, int, str | None]) -> dict[str, Any]:
+def _pet(row: tuple[int | None, str, int, str | None]) -> dict[str, Any]:
     pet_id, name, category_id, status = row
     pet: dict[str, Any] = {"id": pet_id, "name": name, "categoryId": category_id}
     if status is not None:

@@ -158,7 +158,7 @@ async def _huge(server: FaultServer, req: Recorded, writer: Writer) -> None:
     count = (64 * 1024 * 1024) // len(item)
     writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
     chunk = b"[" + item * 1000
-    for i in range(count // 1000):
+    for _ in range(count // 1000):
         writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
         await writer.drain()
         chunk = item * 1000

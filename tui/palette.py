@@ -27,7 +27,8 @@ class SlashCommands(Provider):
             text = f"/{cmd.name}"
             score = max(matcher.match(text), matcher.match(cmd.summary) * 0.5)
             if score > 0:
-                yield Hit(score, matcher.highlight(text), partial(self._choose, cmd), help=f"{cmd.usage} · {cmd.summary}")
+                help_text = f"{cmd.usage} · {cmd.summary}"
+                yield Hit(score, matcher.highlight(text), partial(self._choose, cmd), help=help_text)
 
     def _choose(self, cmd: Any) -> None:
         needs_args = any(arg.required for arg in cmd.args)

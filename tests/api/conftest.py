@@ -8,11 +8,10 @@ from typing import Any
 
 import httpx
 import pytest
-
-from petstore_api import PetStoreClient, RetryPolicy, Timeouts
-
 from api_support import BASE, CANARY, Handler, SleepRecorder
 from faultserver import FaultServer
+
+from petstore_api import PetStoreClient, RetryPolicy, Timeouts
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any
 
 import httpx
@@ -38,8 +38,8 @@ async def test_get_pet_carries_the_deprecation_notice_from_headers(client: PetSt
     notice = (await client.get_pet(pet.id)).notice
     assert notice.operation == "getPet"
     assert notice.from_headers is True
-    assert notice.sunset == datetime(2030, 12, 5, tzinfo=timezone.utc)
-    assert notice.deprecated_since == datetime(2025, 1, 1, tzinfo=timezone.utc)
+    assert notice.sunset == datetime(2030, 12, 5, tzinfo=UTC)
+    assert notice.deprecated_since == datetime(2025, 1, 1, tzinfo=UTC)
     assert notice.successor == "http://127.0.0.1/v1/pets"
     assert "5 December 2030" in notice.message
 

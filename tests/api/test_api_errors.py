@@ -162,7 +162,7 @@ async def test_httpx_exceptions_never_escape(mock_client, exc: Exception, cls: t
     with pytest.raises(PetStoreError) as info:
         await mock_client(Script(exc)).list_pets()
     assert type(info.value) is cls and str(info.value).startswith(message)
-    assert info.value.__cause__ is None and info.value.__suppress_context__ or info.value.__context__ is None
+    assert (info.value.__cause__ is None and info.value.__suppress_context__) or info.value.__context__ is None
 
 
 async def test_closed_client_refuses_use(mock_client) -> None:

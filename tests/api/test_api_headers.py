@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import httpx
 from api_support import PET, Script, jresp
@@ -83,10 +83,10 @@ def test_well_formed_headers_round_trip(targets) -> None:
 
 
 def test_parse_deprecation_and_sunset() -> None:
-    assert parse_deprecation("@1735689600") == datetime(2025, 1, 1, tzinfo=timezone.utc)
+    assert parse_deprecation("@1735689600") == datetime(2025, 1, 1, tzinfo=UTC)
     for junk in (None, "", "true", "1735689600", "@", "@1e9", "@99999999999999999999"):
         assert parse_deprecation(junk) is None
-    assert parse_sunset("Thu, 05 Dec 2030 00:00:00 GMT") == datetime(2030, 12, 5, tzinfo=timezone.utc)
+    assert parse_sunset("Thu, 05 Dec 2030 00:00:00 GMT") == datetime(2030, 12, 5, tzinfo=UTC)
     assert parse_sunset("tomorrow") is None and parse_sunset(None) is None
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import httpx
@@ -63,7 +63,7 @@ async def test_429_with_retry_after_seconds(mock_client, sleeps: SleepRecorder) 
 
 
 async def test_503_with_retry_after_http_date(mock_client, sleeps: SleepRecorder) -> None:
-    when = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=6), usegmt=True)
+    when = format_datetime(datetime.now(UTC) + timedelta(seconds=6), usegmt=True)
     script = Script(jresp(503, ERR, **{"Retry-After": when}), jresp(200, [PET]))
     await mock_client(script).list_pets()
     assert len(sleeps.delays) == 1 and 4.0 < sleeps.delays[0] <= 6.0
@@ -188,7 +188,7 @@ async def test_retries_stop_when_the_deadline_is_near(mock_client) -> None:
 
 
 def test_parse_retry_after() -> None:
-    now = datetime(2030, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2030, 1, 1, tzinfo=UTC)
     assert parse_retry_after("120", now=now) == 120.0
     assert parse_retry_after(" 0 ", now=now) == 0.0
     assert parse_retry_after("Tue, 01 Jan 2030 00:00:30 GMT", now=now) == 30.0

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from faultserver import FaultServer
 from server.support import running_server
 

@@ -13,8 +13,8 @@ import traceback
 
 import httpx
 import pytest
-
 from faultserver import FAULTS, FaultServer, refused_url
+
 from petstore_api import PetStoreClient, RetryPolicy, Timeouts
 from petstore_api.errors import PetStoreError
 

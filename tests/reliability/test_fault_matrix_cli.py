@@ -15,7 +15,6 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
 from faultserver import FAULTS, FaultServer, refused_url
 
 from .faults_table import ADD_SUCCEEDS, EXPECT, SLOW
@@ -55,7 +54,7 @@ def matrix(faults: FaultServer, tmp_path_factory: pytest.TempPathFactory) -> dic
     # slow faults first, so their waiting overlaps the rest
     jobs = sorted(((face, fault) for fault in FAULTS for face in FACES), key=lambda j: j[1] not in SLOW)
     with ThreadPoolExecutor(max_workers=6) as pool:
-        return dict(zip(jobs, pool.map(one, jobs)))
+        return dict(zip(jobs, pool.map(one, jobs), strict=True))
 
 
 def _ran(matrix: dict, face: str, fault: str) -> Ran:

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.cells import cell_len
+from server.support import running_server
 
 from petstore_api import PetStoreClient
 from petstore_server.store import PetStore
-from server.support import running_server
 
 from .proxy import Proxy
 from .support import CANARY, Ran, assert_no_secret, assert_no_traceback, assert_terminal_safe, petstore

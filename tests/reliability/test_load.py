@@ -12,10 +12,10 @@ import signal
 from pathlib import Path
 
 import pytest
+from server.support import running_server
 
 from petstore_api import PetStoreClient, RetryPolicy, Timeouts
 from petstore_api.errors import PetStoreError
-from server.support import running_server
 
 from .support import CANARY, all_pets
 

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from faultserver import FaultServer, refused_url
 
 from bot_commands.results import EnvInfo, PetCreated, PetList
 from bot_commands.session import CommandSession
-from faultserver import FaultServer, refused_url
 from petstore_api import PetStoreClient, RetryPolicy, Timeouts
 from petstore_api.errors import PetStoreError
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from server.support import running_server
 
 from .support import CANARY, LOG_LINE, MASKED, ROOT, assert_no_secret, assert_no_traceback, clean_env, petstore

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from faultserver import FAULTS, FaultServer, refused_url
 from pilot_support import settle
 from textual.content import Content
 from textual.markup import MarkupError
@@ -24,7 +25,6 @@ from textual.widgets import Input, RichLog, Static
 
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
-from faultserver import FAULTS, FaultServer, refused_url
 from petstore_api import PetStoreClient, RetryPolicy, Timeouts
 from tui.app import PetStoreApp
 from tui.screens.add_pet import AddPetScreen

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tui_support import Harness, Tap, make_client, make_env, no_sleep
 
 from bot_commands.session import CommandSession
 from petstore_server.sandbox import Sandbox
 from tui.app import PetStoreApp
-from tui_support import Harness, Tap, make_client, make_env, no_sleep
 
 
 @pytest.fixture

@@ -16,8 +16,9 @@ from textual.widgets import Input, Select
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(Path(__file__).parent), str(Path(__file__).parents[1])]  # tui_support, pilot_support
 
-from petstore_server.sandbox import Sandbox  # noqa: E402
 from tui_support import SIZE, Harness, settle  # noqa: E402
+
+from petstore_server.sandbox import Sandbox  # noqa: E402
 
 DOCS = ROOT / "docs"
 

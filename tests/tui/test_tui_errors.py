@@ -6,15 +6,15 @@ import io
 
 from rich.console import Console
 from textual.widgets import Input, Static
+from tui_support import settle, wait_for_screen
 
+from petstore_api.masking import mask_secret
 from tui.confirm import TuiConfirm
 from tui.screens.add_pet import AddPetScreen
-from petstore_api.masking import mask_secret
 from tui.screens.api_key import ApiKeyScreen
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.detail import fields_table
 from tui.widgets.env_bar import EnvBar
-from tui_support import settle, wait_for_screen
 
 
 def banner(app) -> str:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 
 from textual.widgets import Input, RichLog, Select
+from tui_support import error_body, settle
 
 from tui.screens.add_pet import AddPetScreen
 from tui.screens.detail import DetailScreen
 from tui.screens.help import HelpScreen
 from tui.screens.orders import OrdersScreen
-from tui_support import error_body, settle
 
 
 def log_text(app) -> str:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tui_support import settle
+
 from bot_commands.script import parse_script
 from tui.player import Player
 from tui.run import run_tui
 from tui.screens.detail import DetailScreen
-from tui_support import settle
 
 TOUR = """\
 # a short tour

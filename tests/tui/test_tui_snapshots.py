@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from textual.widgets import Input
-
 from tui_support import SIZE, settle
 
 

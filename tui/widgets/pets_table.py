@@ -270,7 +270,7 @@ class PetsTable(ScrollView, can_focus=True):
         if strip is None:
             line = Text(no_wrap=True, end="")
             pad = " " * self.PADDING
-            for cell, column in zip(cells, self.columns.values()):
+            for cell, column in zip(cells, self.columns.values(), strict=False):
                 text = cell.copy()
                 text.truncate(column.width, overflow="ellipsis")
                 text.align(cell.justify if cell.justify in ("center", "right") else "left", column.width)
