@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from functools import partial
 from typing import Any
 from urllib.parse import urljoin
@@ -196,7 +196,7 @@ class PetStoreClient:
 
     async def iter_pages(
         self, *, limit: int | None = None, status: PetStatus | str | None = None
-    ) -> AsyncIterator[PetPage]:
+    ) -> AsyncGenerator[PetPage, None]:
         """Every page of ``listPets``, following ``Link: rel="next"``; stops on a link loop."""
         first = self._pets_url(limit=limit, status=status)
         page: PetPage | None = await self._fetch_page(first, label="GET /pets")
