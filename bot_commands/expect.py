@@ -6,33 +6,21 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
-from .converters import STATUSES, suggest
 from .errors import ExpectationFailed
+from .outcome import Failure, Outcome
 from .parser import show
 from .results import OrdersListing, PetCreated, PetDetail, PetList, Result
+from .validation import STATUSES, suggest
 
-__all__ = ["Outcome", "KINDS", "USAGE", "what", "check", "evaluate", "describe"]
+__all__ = ["KINDS", "USAGE", "what", "check", "evaluate", "describe"]
 
 KINDS = ("ok", "count", "status", "name", "error")
 USAGE = "/expect ok | count N | status S | name NAME | error [HTTP-STATUS|CODE]"
 ERROR_HINTS = ("400", "401", "404", "not_found", "bad_request", "unauthorized", "usage", "invalid_input",
                "read_only", "connect", "timeout", "protocol")
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What the last command did: its line, and its result or its error."""
-
-    line: str
-    result: Result | None = None
-    error: BaseException | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
 
 
 def what(word: str) -> str:
@@ -73,32 +61,32 @@ def evaluate(kind: str, value: Any, outcome: Outcome | None) -> str:
         raise ExpectationFailed(expected=expected, actual="no previous command to check")
     if kind == "error":
         return _error(value, outcome, expected)
-    if not outcome.ok:
-        raise ExpectationFailed(expected=expected, actual=f"an error ({_error_label(outcome.error)}): {outcome.error}")
+    if outcome.failure is not None:
+        failure = outcome.failure
+        raise ExpectationFailed(expected=expected, actual=f"an error ({_error_label(failure)}): {failure.message}")
     if kind == "ok":
         return expected
-    checker = {"count": _count, "status": _status, "name": _name}[kind]
-    checker(value, outcome.result, expected)
+    checkers: dict[str, Callable[[Any, Result | None, str], None]] = {"count": _count, "status": _status,
+                                                                      "name": _name}
+    checkers[kind](value, outcome.result, expected)
     return expected
 
 
-def _error_label(error: BaseException | None) -> str:
-    status = getattr(error, "status", 0) or 0
-    code = getattr(error, "code", None) or getattr(error, "kind", "error")
-    return f"{status} {code}" if status else str(code)
+def _error_label(failure: Failure) -> str:
+    return f"{failure.status} {failure.code}" if failure.status else failure.code
 
 
 def _error(value: str | None, outcome: Outcome, expected: str) -> str:
-    if outcome.ok:
+    failure = outcome.failure
+    if failure is None:
         raise ExpectationFailed(expected=expected, actual=f"success ({_kind(outcome.result)})")
     if value is None:
         return expected
-    err = outcome.error
-    status = getattr(err, "status", 0) or 0
-    names = {str(status), str(getattr(err, "code", "")), str(getattr(err, "kind", ""))}
+    error_kind = getattr(failure.error, "kind", "")
+    names = {str(failure.status) if failure.status else "", failure.code, failure.kind, str(error_kind)}
     if value.lower() in {n.lower() for n in names if n}:
         return expected
-    raise ExpectationFailed(expected=expected, actual=f"error {_error_label(err)}: {err}")
+    raise ExpectationFailed(expected=expected, actual=f"error {_error_label(failure)}: {failure.message}")
 
 
 def _kind(result: Result | None) -> str:

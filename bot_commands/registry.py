@@ -2,38 +2,53 @@
 
 ::
 
-    @command("list", aliases=("ls",), summary="List pets", args=[
+    @command("list", aliases=("ls",), summary="List pets", access=Access.READ, args=[
         Arg("status", "STATUS", convert=status, choices=STATUSES),
-        Arg("status", "S", flag="--status", convert=status, choices=STATUSES),
         Arg("limit", "N", flag="--limit", convert=limit),
-        Arg("all", flag="--all", switch=True),
     ])
     async def list_pets(session, args): ...
 
-From that declaration come parsing (:meth:`Registry.parse`), the usage line,
-``/help``, completion (:mod:`.completion`) and "did you mean".
+``@command`` only builds the :class:`Command`; nothing registers on import. A
+:class:`Registry` is built explicitly from commands
+(:func:`bot_commands.commands.default_registry`) and injected into sessions.
+From each declaration come parsing (:meth:`Registry.parse`), the usage line,
+``/help``, completion (:mod:`.completion`), "did you mean" and, through its
+:class:`~bot_commands.policy.Access`, who may run it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from .converters import suggest
 from .errors import UsageError
 from .parser import show, split_command
+from .policy import Access
 from .results import Help, HelpEntry, Result
+from .validation import suggest
 
 if TYPE_CHECKING:  # pragma: no cover
     from .session import CommandSession
 
-__all__ = ["Arg", "Command", "Invocation", "Registry", "REGISTRY", "command"]
+__all__ = ["Arg", "Command", "CompletionContext", "Invocation", "Registry", "command"]
 
-Handler = Callable[["CommandSession", dict[str, Any]], Awaitable[Result]]
-#: Completion source: static values, or ``(positional words so far, seen ids) -> values``.
-Choices = tuple[str, ...] | Callable[[Sequence[str], Sequence[str]], Iterable[str]]
+Values = dict[str, Any]
+Handler = Callable[["CommandSession", Values], Awaitable[Result]]
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionContext:
+    """What a dynamic completion source may look at."""
+
+    positional: Sequence[str]
+    ids: Sequence[str]
+    names: Sequence[str]
+
+
+#: Completion source: static values, or a function of the :class:`CompletionContext`.
+Choices = tuple[str, ...] | Callable[[CompletionContext], Iterable[str]]
 
 
 def _text(word: str) -> str:
@@ -61,24 +76,41 @@ class Arg:
 
     def usage(self) -> str:
         text = self.flag if self.switch else (f"{self.flag} {self.metavar}" if self.flag else self.metavar)
+        text = text or self.dest
         return text if self.required else f"[{text}]"
 
 
 @dataclass(frozen=True)
 class Command:
-    """A declared command; ``outcome=False`` commands do not replace the last outcome."""
+    """A declared command.
+
+    ``outcome=False`` commands do not replace the last outcome (``/expect`` checks the one before);
+    ``history=False`` ones are not saved by ``/history save``. ``group``: a newer answer of a command
+    of the same group makes an older one stale (faces drop it). ``describe`` says what a write will
+    do, for confirmations and refusals.
+    """
 
     name: str
     handler: Handler
     summary: str
+    access: Access = Access.LOCAL
     args: tuple[Arg, ...] = ()
     aliases: tuple[str, ...] = ()
     usage_text: str | None = None
     details: str = ""
-    check: Callable[[dict[str, Any]], None] | None = None
+    check: Callable[[Values], None] | None = None
     outcome: bool = True
     history: bool = True
-    writes: bool = False
+    group: str | None = None
+    describe: Callable[[Values], str] | None = None
+
+    @property
+    def writes(self) -> bool:
+        return self.access is Access.WRITE
+
+    def what(self, values: Values) -> str:
+        """What running it with ``values`` does, in words (``add pet 'Rex' (category 3)``)."""
+        return self.describe(values) if self.describe is not None else f"run /{self.name}"
 
     @property
     def usage(self) -> str:
@@ -103,7 +135,7 @@ class Command:
     def fail(self, message: str) -> UsageError:
         return UsageError(message, usage=self.usage, command=self.name)
 
-    def parse(self, words: Sequence[str]) -> dict[str, Any]:
+    def parse(self, words: Sequence[str]) -> Values:
         """Words after the command name -> values by ``dest``; raises UsageError."""
         values: dict[str, Any] = {}
         positional = self._take_options(list(words), values)
@@ -120,7 +152,7 @@ class Command:
                 raise self.fail(str(exc)) from None
         return values
 
-    def _take_options(self, words: list[str], values: dict[str, Any]) -> list[str]:
+    def _take_options(self, words: list[str], values: Values) -> list[str]:
         keys = self.keys
         positional: list[str] = []
         only_positional = False
@@ -141,7 +173,7 @@ class Command:
                 positional.append(word)
         return positional
 
-    def _take_flag(self, word: str, words: list[str], values: dict[str, Any]) -> None:
+    def _take_flag(self, word: str, words: list[str], values: Values) -> None:
         flag, eq, raw = word.partition("=")
         arg = self.flags.get(flag.lower())
         if arg is None:
@@ -159,7 +191,7 @@ class Command:
             raw = words.pop(0)
         self._assign(arg, raw, values)
 
-    def _take_positionals(self, words: list[str], values: dict[str, Any]) -> None:
+    def _take_positionals(self, words: list[str], values: Values) -> None:
         for arg in self.positionals:
             if not words:
                 return
@@ -171,7 +203,7 @@ class Command:
         if words:
             raise self.fail(f"unexpected argument '{show(words[0])}'")
 
-    def _assign(self, arg: Arg, raw: str, values: dict[str, Any]) -> None:
+    def _assign(self, arg: Arg, raw: str, values: Values) -> None:
         try:
             value = arg.convert(raw)
         except ValueError as exc:
@@ -200,34 +232,22 @@ class Invocation:
     """A parsed line: the command and its converted values."""
 
     command: Command
-    values: dict[str, Any]
+    values: Values
     line: str
 
 
-@dataclass
 class Registry:
-    """Commands by name and alias."""
+    """Commands by name and alias, built from an explicit list of declared commands."""
 
-    _commands: dict[str, Command] = field(default_factory=dict)
-    _lookup: dict[str, Command] = field(default_factory=dict)
-
-    def command(self, name: str, *, summary: str, args: Iterable[Arg] = (), aliases: Iterable[str] = (),
-                usage: str | None = None, details: str = "", check: Callable[[dict[str, Any]], None] | None = None,
-                outcome: bool = True, history: bool = True, writes: bool = False) -> Callable[[Handler], Handler]:
-        """Decorator declaring ``handler`` as the command ``/name``."""
-
-        def register(handler: Handler) -> Handler:
-            cmd = Command(name=name, handler=handler, summary=summary, args=tuple(args), aliases=tuple(aliases),
-                          usage_text=usage, details=details, check=check, outcome=outcome, history=history,
-                          writes=writes)
-            for key in (name, *cmd.aliases):
+    def __init__(self, commands: Iterable[Command]) -> None:
+        self._commands: dict[str, Command] = {}
+        self._lookup: dict[str, Command] = {}
+        for cmd in commands:
+            for key in (cmd.name, *cmd.aliases):
                 if key in self._lookup:
                     raise ValueError(f"command name /{key} declared twice")
                 self._lookup[key] = cmd
-            self._commands[name] = cmd
-            return handler
-
-        return register
+            self._commands[cmd.name] = cmd
 
     def commands(self) -> list[Command]:
         return list(self._commands.values())
@@ -260,12 +280,23 @@ class Registry:
         cmd = self.resolve(name)
         return Invocation(command=cmd, values=cmd.parse(words), line=line.strip())
 
-    def help(self, topic: str | None = None) -> Help:
-        if topic:
-            cmd = self.resolve(topic)
-            return Help(entries=(cmd.help_entry(detailed=True),), topic=f"/{cmd.name}")
-        return Help(entries=tuple(c.help_entry() for c in self.commands()))
+    def help(self, topic: Command | None = None, *, allowed: Callable[[Command], bool] = lambda _: True) -> Help:
+        """Help on one command, or on every command ``allowed`` lets through."""
+        if topic is not None:
+            return Help(entries=(topic.help_entry(detailed=True),), topic=f"/{topic.name}")
+        return Help(entries=tuple(c.help_entry() for c in self.commands() if allowed(c)))
 
 
-REGISTRY = Registry()
-command = REGISTRY.command
+def command(name: str, *, summary: str, access: Access = Access.LOCAL, args: Iterable[Arg] = (),
+            aliases: Iterable[str] = (), usage: str | None = None, details: str = "",
+            check: Callable[[Values], None] | None = None, outcome: bool = True, history: bool = True,
+            group: str | None = None, describe: Callable[[Values], str] | None = None,
+            ) -> Callable[[Handler], Command]:
+    """Decorator declaring ``handler`` as the command ``/name`` (returns the :class:`Command`)."""
+
+    def declare(handler: Handler) -> Command:
+        return Command(name=name, handler=handler, summary=summary, access=access, args=tuple(args),
+                       aliases=tuple(aliases), usage_text=usage, details=details, check=check, outcome=outcome,
+                       history=history, group=group, describe=describe)
+
+    return declare

@@ -12,6 +12,11 @@ from typing import Any
 
 from petstore_api.models import DeprecationNotice, Pet
 
+__all__ = [
+    "ConfirmationNeeded", "EnvInfo", "ExpectationMet", "Help", "HelpEntry", "HistoryListing", "Notice",
+    "OrdersListing", "Paused", "Pet", "PetCreated", "PetDetail", "PetList", "Quit", "Result", "WhoAmI",
+]
+
 
 @dataclass(frozen=True, slots=True)
 class Result:
@@ -23,7 +28,7 @@ class Result:
 
 @dataclass(frozen=True, slots=True)
 class PetList(Result):
-    """``/list``: one page (or, with ``--all``, every page joined)."""
+    """``/list``: one page (or, with ``--all``, every page joined); ``/more``: the next page (``continued``)."""
 
     pets: list[Pet]
     status: str | None = None
@@ -31,6 +36,7 @@ class PetList(Result):
     next_url: str | None = None
     pages: int = 1
     raw: list[Any] = field(default_factory=list)
+    continued: bool = False
 
     def to_json(self) -> Any:
         return self.raw
@@ -164,3 +170,29 @@ class HistoryListing(Result):
 
     def to_json(self) -> Any:
         return {"history": list(self.lines)}
+
+
+@dataclass(frozen=True, slots=True)
+class WhoAmI(Result):
+    """``/whoami``: the actor of this session, its role, and the commands it may run."""
+
+    actor: str
+    role: str
+    where: str
+    commands: tuple[str, ...] = ()
+
+    def to_json(self) -> Any:
+        return {"actor": self.actor, "role": self.role, "where": self.where, "commands": list(self.commands)}
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmationNeeded(Result):
+    """A write waits for ``/confirm CODE`` from the same person within ``ttl`` seconds."""
+
+    code: str
+    what: str
+    line: str
+    ttl: int
+
+    def to_json(self) -> Any:
+        return {"confirm": self.code, "what": self.what, "expires_in": self.ttl}

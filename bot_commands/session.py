@@ -1,61 +1,99 @@
-"""The command session every face drives: lines in, typed results out.
+"""The command session every face drives: lines in, one :class:`Outcome` out.
 
-``execute(line)`` expands ``$last``, parses through the registry, runs the
-handler and records the outcome (for ``/expect``), the history (for
-``/history save``) and the pet ids seen (for completion and ``$last``).
+``run(line)`` expands ``$last``, parses through the registry, checks the policy
+(role, read-only, confirmation), runs the handler, writes the audit line of a
+write (on disk before it returns), and records the outcome (for ``/expect``),
+the history (for ``/history save``) and the pet ids seen (for completion and
+``$last``). It never raises for a failed command: the failure is classified in
+the outcome. Many sessions (one per chat user and room) can share one client.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+import secrets
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from petstore_api.errors import PetStoreError
 from petstore_api.masking import mask_secret
 
-from . import commands as _commands  # noqa: F401  (registers the commands)
+from .audit import AuditEntry, AuditLog
 from .completion import complete_words
-from .errors import CommandError, ConfirmationRequired, Declined, ReadOnlyError, UsageError
-from .expect import Outcome
+from .errors import CommandError, ConfirmationRequired, Declined, NotConfirmable, UsageError
+from .outcome import Failure, Outcome, classify
 from .parser import show
-from .registry import REGISTRY, Invocation, Registry
-from .results import EnvInfo, PetCreated, PetDetail, PetList, Result
+from .policy import Access, Actor, Policy, local_actor
+from .ports import Confirm, PetStoreAPI
+from .registry import Command, Invocation, Registry
+from .results import ConfirmationNeeded, EnvInfo, Help, PetCreated, PetDetail, PetList, Result
 from .script import HEADER, HistoryEntry, history_script
+from .validation import suggest
 
-__all__ = ["CommandSession", "Outcome", "Confirm"]
+__all__ = ["CommandSession", "Prepared"]
 
-Confirm = Callable[[str], Awaitable[bool]]
 _LAST = re.compile(r"\$last\b", re.IGNORECASE)
 #: Completion offers at most this many recently seen pet ids...
 _SEEN_MAX = 1000
 #: ... kept as batches (one per result; small ones merged), so a /list costs one tuple.
 _SEEN_BATCHES = 64
+#: Confirmation codes: no 0/O or 1/I to misread.
+_CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
+_MAX_PENDING = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A line parsed but not run: its command (to pick a worker, show loading), or why it cannot run."""
+
+    line: str
+    shown: str
+    invocation: Invocation | None = None
+    failure: Failure | None = None
+
+    @property
+    def command(self) -> Command | None:
+        return self.invocation.command if self.invocation is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    invocation: Invocation
+    what: str
+    expires: float
 
 
 class CommandSession:
-    """State of one conversation with the service, shared by chat, run and the TUI."""
+    """State of one conversation with the service: one actor, its history, ``$last`` and ``/more``."""
 
     def __init__(
         self,
-        client: Any,
+        client: PetStoreAPI,
         *,
         env: EnvInfo,
-        read_only: bool = False,
+        registry: Registry,
+        actor: Actor | None = None,
+        policy: Policy | None = None,
         confirm: Confirm | None = None,
-        registry: Registry = REGISTRY,
-        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        audit: AuditLog | None = None,
+        confirm_ttl: float = 60.0,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
         self.env = env
-        self.read_only = read_only
-        self.confirm = confirm
         self.registry = registry
+        self.actor = actor or local_actor()
+        self.policy = policy or Policy(production=env.env == "production")
+        self.confirm = confirm
+        self.audit = audit
+        self.confirm_ttl = confirm_ttl
         self.sleep = sleep
+        self.clock = clock
         self.last_pet_id: int | None = None
         #: The most recent page of /list or /more: /more continues from it.
         self.last_list: PetList | None = None
@@ -64,8 +102,15 @@ class CommandSession:
         #: Ids of results as they came (batches, newest last); seen_ids orders them on demand.
         self._seen: deque[tuple[int, ...]] = deque(maxlen=_SEEN_BATCHES)
         self._notices: set[str] = set()
+        self._pending: dict[str, _Pending] = {}
+        self._confirming: str = ""
+        self._seq = 0
 
     # -- state --------------------------------------------------------------
+
+    @property
+    def read_only(self) -> bool:
+        return self.policy.read_only
 
     @property
     def history(self) -> list[str]:
@@ -89,6 +134,26 @@ class CommandSession:
         self._notices.add(key)
         return first
 
+    # -- what the actor may run ------------------------------------------------
+
+    def allows(self, command: Command) -> bool:
+        return self.policy.allows(command.access, self.actor)
+
+    def allowed_commands(self) -> list[Command]:
+        """The commands this session's actor may run here (help, completion and palettes list these)."""
+        return [c for c in self.registry.commands() if self.allows(c)]
+
+    def help(self, topic: str | None = None) -> Help:
+        if topic is None:
+            return self.registry.help(allowed=self.allows)
+        help_command = self.registry.resolve("help")
+        cmd = self.registry.get(topic)
+        if cmd is None:
+            found = suggest(topic.lstrip("/"), [c.name for c in self.allowed_commands()])
+            maybe = f" (did you mean /{found}?)" if found else ""
+            raise help_command.fail(f"no command /{show(topic.lstrip('/'))}{maybe}")
+        return self.registry.help(cmd)
+
     # -- lines --------------------------------------------------------------
 
     def expand(self, line: str, *, strict: bool = True) -> str:
@@ -105,6 +170,14 @@ class CommandSession:
         """Expand and parse without running (raises UsageError)."""
         return self.registry.parse(self.expand(line))
 
+    def prepare(self, line: str) -> Prepared:
+        """Parse ``line`` without running it; never raises."""
+        text = line.strip()
+        try:
+            return Prepared(line=text, shown=text, invocation=self.parse(text))
+        except UsageError as exc:
+            return Prepared(line=text, shown=self.expand(text, strict=False), failure=classify(exc))
+
     def complete(self, text: str) -> list[str]:
         """Whole-line completions of ``text`` (the text before the cursor)."""
         current, words = self.complete_words(text)
@@ -114,40 +187,91 @@ class CommandSession:
     def complete_words(self, text: str) -> tuple[str, list[str]]:
         """``(current word, its completions)``, for readline-style completers."""
         ids = [str(i) for i in reversed(self.seen_ids)]
-        return complete_words(self.registry, text, ids)
+        names = [n for c in self.allowed_commands() for n in (c.name, *c.aliases)]
+        return complete_words(self.registry, text, ids=ids, names=names)
+
+    async def run(self, line: str | Prepared) -> Outcome:
+        """Run one line (or a prepared one); every failure comes back classified in the outcome."""
+        prepared = line if isinstance(line, Prepared) else self.prepare(line)
+        self._seq += 1
+        seq = self._seq  # taken before awaiting: a slower, older answer must keep its older number
+        invocation = prepared.invocation
+        if invocation is None:
+            outcome = Outcome(line=prepared.shown, failure=prepared.failure, seq=seq)
+            self._record_usage_error(outcome)
+            return outcome
+        try:
+            result = await self._perform(invocation)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a classified outcome
+            outcome = Outcome(line=invocation.line, invocation=invocation, failure=classify(exc), seq=seq)
+        else:
+            outcome = Outcome(line=invocation.line, invocation=invocation, result=result, seq=seq)
+        self._audit(outcome)
+        self._record(prepared.line, outcome)
+        if outcome.result is not None:
+            self._learn(outcome.result)
+        return outcome
 
     async def execute(self, line: str) -> Result:
-        """Run one line; raises UsageError, CommandError or petstore_api's PetStoreError."""
-        text = line.strip()
-        try:
-            invocation = self.parse(text)
-        except UsageError as exc:
-            self._record_usage_error(text, exc)
-            raise
-        cmd = invocation.command
-        try:
-            result = await cmd.handler(self, invocation.values)
-        except (CommandError, PetStoreError) as exc:
-            self._record(invocation, text, Outcome(line=invocation.line, error=exc))
-            raise
-        self._record(invocation, text, Outcome(line=invocation.line, result=result))
-        self._learn(result)
-        return result
+        """Run one line and return its result; raises the error a failed one ended with."""
+        outcome = await self.run(line)
+        if outcome.failure is not None:
+            raise outcome.failure.error or CommandError(outcome.failure.message)
+        assert outcome.result is not None
+        return outcome.result
 
-    # -- writes -------------------------------------------------------------
+    # -- policy -------------------------------------------------------------
 
-    async def authorize_write(self, what: str) -> None:
-        """Refuse in read-only mode; on production, ask ``confirm`` first."""
-        if self.read_only:
-            raise ReadOnlyError(f"read-only session: refused to {what}; nothing was sent (started with --read-only)")
-        if self.env.env != "production":
-            return
+    async def _perform(self, invocation: Invocation) -> Result:
+        cmd, values = invocation.command, invocation.values
+        what = cmd.what(values)
+        self.policy.check(name=cmd.name, access=cmd.access, actor=self.actor, what=what)
+        if self.policy.needs_confirmation(cmd.access):
+            if self.policy.deferred:
+                return self._defer(invocation, what)
+            await self._ask(what)
+        return await cmd.handler(self, values)
+
+    async def _ask(self, what: str) -> None:
         if self.confirm is None:
-            raise ConfirmationRequired(
-                f"refused to {what} on production without confirmation (petstore run needs --yes)"
-            )
-        if not await self.confirm(f"{what} on PRODUCTION ({show(self.env.base_url, 80)})?"):
+            if self.policy.production:
+                raise ConfirmationRequired(
+                    f"refused to {what} on production without confirmation (petstore run needs --yes)")
+            raise ConfirmationRequired(f"refused to {what} without confirmation")
+        question = f"{what} on PRODUCTION ({show(self.env.base_url, 80)})?" if self.policy.production else f"{what}?"
+        if not await self.confirm(question):
             raise Declined(f"not done: {what} was declined")
+
+    def _defer(self, invocation: Invocation, what: str) -> ConfirmationNeeded:
+        code = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(4))
+        while len(self._pending) >= _MAX_PENDING:
+            self._pending.pop(next(iter(self._pending)))
+        self._pending[code] = _Pending(invocation=invocation, what=what, expires=self.clock() + self.confirm_ttl)
+        return ConfirmationNeeded(code=code, what=what, line=invocation.line, ttl=round(self.confirm_ttl))
+
+    async def confirm_pending(self, code: str) -> Result:
+        """Run the write waiting for ``code`` (once, by this session's actor, before it expires)."""
+        pending = self._pending.pop(code.strip().upper(), None)
+        if pending is None:
+            raise NotConfirmable(f"nothing waits for code {show(code, 12)}: a code works once, for the person "
+                                 "it was given to")
+        if self.clock() > pending.expires:
+            raise NotConfirmable(f"code {show(code, 12)} expired after {round(self.confirm_ttl)} s; nothing was "
+                                 f"sent: run the command again")
+        self._confirming = pending.invocation.line
+        cmd = pending.invocation.command
+        return await cmd.handler(self, pending.invocation.values)
+
+    # -- audit --------------------------------------------------------------
+
+    def _audit(self, outcome: Outcome) -> None:
+        cmd = outcome.command
+        if self.audit is None or cmd is None or cmd.access not in (Access.WRITE, Access.CONFIRM):
+            return
+        line = outcome.line
+        if cmd.access is Access.CONFIRM and self._confirming:
+            line, self._confirming = f"{line}: {self._confirming}", ""
+        self.audit.write(_audit_entry(self.actor, line, outcome))
 
     # -- history ------------------------------------------------------------
 
@@ -166,13 +290,16 @@ class CommandSession:
 
     # -- bookkeeping --------------------------------------------------------
 
-    def _record_usage_error(self, text: str, exc: UsageError) -> None:
-        cmd = self.registry.get(exc.command) if exc.command else None
+    def _record_usage_error(self, outcome: Outcome) -> None:
+        error = outcome.failure.error if outcome.failure else None
+        name = error.command if isinstance(error, UsageError) else None
+        cmd = self.registry.get(name) if name else None
         if cmd is None or cmd.outcome:
-            self.last_outcome = Outcome(line=self.expand(text, strict=False), error=exc)
+            self.last_outcome = outcome
 
-    def _record(self, invocation: Invocation, text: str, outcome: Outcome) -> None:
-        cmd = invocation.command
+    def _record(self, text: str, outcome: Outcome) -> None:
+        cmd = outcome.command
+        assert cmd is not None
         if cmd.outcome:
             self.last_outcome = outcome
         if cmd.history:
@@ -194,7 +321,23 @@ class CommandSession:
             seen.append(ids)
 
     def set_api_key(self, key: str) -> None:
-        """Use ``key`` from now on (after a 401, say); ``/env`` shows it masked."""
-        self.client.set_api_key(key)
+        """Use ``key`` from now on (after a 401, say); ``/env`` shows it masked. Raises CommandError."""
+        try:
+            self.client.set_api_key(key)
+        except PetStoreError as exc:
+            raise CommandError(str(exc)) from None
         self.env = replace(self.env, masked_key=mask_secret(key))
 
+
+def _audit_entry(actor: Actor, line: str, outcome: Outcome) -> AuditEntry:
+    failure, result = outcome.failure, outcome.result
+    pet_id = result.pet.id if isinstance(result, (PetCreated, PetDetail)) else None
+    if failure is None:
+        pending = isinstance(result, ConfirmationNeeded)
+        return AuditEntry(actor=actor.id, role=str(actor.role), where=actor.where, line=line,
+                          outcome="pending" if pending else "ok", applied="no" if pending else "yes", pet_id=pet_id)
+    refused = failure.exit_code == 2
+    applied = "no" if failure.wrote_nothing else "unknown"
+    message = failure.message if applied == "no" else f"{failure.message} (the answer was lost: it may have been done)"
+    return AuditEntry(actor=actor.id, role=str(actor.role), where=actor.where, line=line,
+                      outcome="refused" if refused else "failed", applied=applied, code=failure.code, message=message)

@@ -12,6 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
+from bot_commands.commands import default_registry
+from bot_commands.policy import Policy
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
 from petstore_api.client import PetStoreClient
@@ -70,7 +72,9 @@ async def make_session(
         client = PetStoreClient(base_url=BASE, api_key=sandbox.api_key, transport=transport, allow_insecure_http=True)
         clients.append(client)
         info = EnvInfo(env=env, base_url=BASE, masked_key=mask_secret(sandbox.api_key), sandbox=env == "sandbox")
-        return CommandSession(client, env=info, read_only=read_only, confirm=confirm, sleep=sleeps)
+        policy = Policy(read_only=read_only, production=env == "production")
+        return CommandSession(client, env=info, registry=default_registry(), policy=policy, confirm=confirm,
+                              sleep=sleeps)
 
     yield make
     for client in clients:

@@ -7,7 +7,8 @@ from datetime import date
 import pytest
 
 from bot_commands.errors import ExpectationFailed, UsageError
-from bot_commands.expect import Outcome, evaluate
+from bot_commands.expect import evaluate
+from bot_commands.outcome import Outcome, classify
 from bot_commands.results import Help, OrdersListing, PetCreated, PetDetail, PetList
 from petstore_api.errors import ConnectError, NotFoundError
 from petstore_api.models import DeprecationNotice, ErrorBody, Pet
@@ -26,8 +27,9 @@ def ok(result: object) -> Outcome:
 
 LIST = ok(PetList(pets=[pet(1, "Rex"), pet(2, "Tom", "sold")]))
 DETAIL = ok(PetDetail(pet=pet(3, "Tweety", "pending"), notice=DeprecationNotice("getPet", date(2030, 12, 5))))
-NOT_FOUND = Outcome(line="/get 9", error=NotFoundError(ErrorBody(code="not_found", message="no pet", status=404)))
-USAGE = Outcome(line="/list --limit 0", error=UsageError("limit", usage="/list"))
+NOT_FOUND = Outcome(line="/get 9", failure=classify(NotFoundError(ErrorBody(code="not_found", message="no pet",
+                                                                           status=404))))
+USAGE = Outcome(line="/list --limit 0", failure=classify(UsageError("limit", usage="/list")))
 
 
 @pytest.mark.parametrize(
@@ -45,7 +47,7 @@ USAGE = Outcome(line="/list --limit 0", error=UsageError("limit", usage="/list")
         ("error", "404", NOT_FOUND),
         ("error", "not_found", NOT_FOUND),
         ("error", "usage", USAGE),
-        ("error", "connect", Outcome(line="/list", error=ConnectError("refused"))),
+        ("error", "connect", Outcome(line="/list", failure=classify(ConnectError("refused")))),
     ],
 )
 def test_expectations_that_hold(kind: str, value: object, outcome: Outcome) -> None:

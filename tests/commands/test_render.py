@@ -10,9 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
+from bot_commands.commands import default_registry
 from bot_commands.errors import ExpectationFailed, UsageError
-from bot_commands.registry import REGISTRY
-from bot_commands.render import error_message, notices, render
+from bot_commands.outcome import classify
+from bot_commands.render import render
 from bot_commands.results import (
     EnvInfo,
     ExpectationMet,
@@ -26,9 +27,20 @@ from bot_commands.results import (
     Quit,
 )
 from bot_commands.sanitize import clip, visible
-from bot_commands.session import CommandSession  # noqa: F401  (registers the commands)
+from bot_commands.views import present
 from petstore_api.errors import AuthenticationError, ConnectError, NotFoundError
 from petstore_api.models import DeprecationNotice, ErrorBody, Pet
+
+REGISTRY = default_registry()
+
+
+def notices(result: object) -> list[str]:
+    return list(present(result).notes)  # type: ignore[arg-type]
+
+
+def error_message(exc: BaseException) -> str:
+    return classify(exc).text
+
 
 HOSTILE = [
     "[b]bold[/b] [red]x[/red]",
@@ -128,7 +140,7 @@ def test_help_shows_usage_lines_literally() -> None:
     for cmd in REGISTRY.commands():
         assert cmd.usage in text
     assert "/history [save FILE]" in text
-    detail = draw(render(REGISTRY.help("add")))
+    detail = draw(render(REGISTRY.help(REGISTRY.resolve("add"))))
     assert "/add NAME --category ID [--status S]" in detail and "key=value" in detail
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot_commands.script import HistoryEntry, history_script, is_expect, parse_script, read_script
+from bot_commands.script import HistoryEntry, command_word, history_script, parse_script, read_script
 
 
 def test_comments_and_blank_lines_are_skipped_and_numbers_kept(tmp_path: Path) -> None:
@@ -17,8 +17,9 @@ def test_comments_and_blank_lines_are_skipped_and_numbers_kept(tmp_path: Path) -
     assert parse_script(["/list\n", "# x\n", "/env\n"]) == [(1, "/list"), (3, "/env")]
 
 
-def test_is_expect() -> None:
-    assert is_expect("/expect count 3") and is_expect("EXPECT ok") and not is_expect("/list") and not is_expect("")
+def test_command_word() -> None:
+    assert command_word("/expect count 3") == "expect" and command_word("EXPECT ok") == "expect"
+    assert command_word("/list") == "list" and command_word("") == ""
 
 
 def test_failed_commands_become_comments_unless_an_expect_follows() -> None:

@@ -19,8 +19,8 @@ from bot_commands.errors import (
     NoMorePages,
     ReadOnlyError,
     UsageError,
-    error_info,
 )
+from bot_commands.outcome import classify
 from bot_commands.results import (
     EnvInfo,
     ExpectationMet,
@@ -288,7 +288,7 @@ async def test_more_continues_the_last_list_page_by_page(session) -> None:
 async def test_more_before_any_list_says_what_to_do(session) -> None:
     with pytest.raises(NoMorePages, match="run /list first") as info:
         await session.execute("/more")
-    assert error_info(info.value).exit_code == 2
+    assert classify(info.value).exit_code == 2
 
 
 async def test_set_api_key_swaps_the_key_and_masks_it(session, sandbox) -> None:

@@ -1,0 +1,83 @@
+"""The audit trail: every write attempt, one JSON line, on disk before the result is reported.
+
+A line: ``time`` (UTC, ISO 8601), ``actor``, ``role``, ``where``, ``line`` (the
+command as run), ``outcome`` (``ok``, ``refused``, ``failed``, ``pending``),
+``applied`` (``yes``, ``no``, or ``unknown`` when the answer was lost: the
+write may have happened), ``code``, ``message`` and ``pet_id`` when known.
+The file is created with mode 0600 and each line is flushed and fsynced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO
+
+from .errors import CommandError
+from .sanitize import visible
+
+__all__ = ["AuditEntry", "AuditLog"]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    actor: str
+    role: str
+    where: str
+    line: str
+    outcome: str
+    applied: str
+    code: str = ""
+    message: str = ""
+    pet_id: int | None = None
+
+    def to_json(self, *, now: datetime) -> str:
+        record: dict[str, object] = {"time": now.isoformat(timespec="milliseconds")}
+        for key in ("actor", "role", "where", "line", "outcome", "applied", "code", "message", "pet_id"):
+            value = getattr(self, key)
+            if value not in ("", None):
+                record[key] = visible(value) if isinstance(value, str) else value
+        return json.dumps(record, ensure_ascii=False)
+
+
+class AuditLog:
+    """Appends entries to ``path``; safe to share between sessions (one lock, one file)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._file: IO[str] | None = None
+
+    def open(self) -> AuditLog:
+        """Open (create, mode 0600) now, so a bad path fails at start-up, not at the first write."""
+        if self._file is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                self._file = os.fdopen(fd, "a", encoding="utf-8")
+            except OSError as exc:
+                raise CommandError(f"cannot open the audit log {self.path}: {exc.strerror or exc}") from None
+        return self
+
+    def write(self, entry: AuditEntry) -> None:
+        """Append one line and make it durable; raises CommandError when the disk refuses."""
+        line = entry.to_json(now=datetime.now(UTC)) + "\n"
+        with self._lock:
+            handle = self.open()._file
+            assert handle is not None
+            try:
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+            except OSError as exc:
+                raise CommandError(f"cannot write the audit log {self.path}: {exc.strerror or exc}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None

@@ -1,0 +1,105 @@
+"""Who runs a command, and may they: actors, roles and the one policy every face goes through.
+
+Roles map to what a command does (its :class:`Access`): everyone may run local
+commands (``/help``, ``/whoami``); a viewer may also read from the service; an
+operator may write too. On top of roles: read-only mode, confirmation of writes
+(on production always; every write when ``confirm_writes``), and commands that
+touch local files or end the process, which only terminal faces offer.
+"""
+
+from __future__ import annotations
+
+import enum
+import getpass
+from dataclasses import dataclass
+
+from .errors import Forbidden, ReadOnlyError
+
+__all__ = ["Access", "Role", "Actor", "Policy", "local_actor"]
+
+
+class Access(enum.Enum):
+    """What running a command does, and so who may run it."""
+
+    LOCAL = "local"  # nothing leaves the session (help, whoami, expect, sleep)
+    TERMINAL = "terminal"  # local files or the process itself (history save, quit): terminal faces only
+    READ = "read"  # reads from the service
+    WRITE = "write"  # changes the service
+    CONFIRM = "confirm"  # confirms a deferred write (chat faces)
+
+
+class Role(enum.Enum):
+    NONE = "none"
+    VIEWER = "viewer"
+    OPERATOR = "operator"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: The least role each kind of access needs.
+_NEEDS = {
+    Access.LOCAL: Role.NONE,
+    Access.TERMINAL: Role.NONE,
+    Access.READ: Role.VIEWER,
+    Access.WRITE: Role.OPERATOR,
+    Access.CONFIRM: Role.OPERATOR,
+}
+_RANK = {Role.NONE: 0, Role.VIEWER: 1, Role.OPERATOR: 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who runs the commands of a session, and where (``terminal``, or a chat room)."""
+
+    id: str
+    role: Role = Role.OPERATOR
+    where: str = "terminal"
+
+    def may(self, access: Access) -> bool:
+        return _RANK[self.role] >= _RANK[_NEEDS[access]]
+
+
+def local_actor(*, role: Role = Role.OPERATOR) -> Actor:
+    """The person at this terminal (``local:<login name>``)."""
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):  # no login name (a container without a passwd entry)
+        name = "unknown"
+    return Actor(id=f"local:{name}", role=role, where="terminal")
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """The rules of one face (the actor is per session)."""
+
+    read_only: bool = False
+    production: bool = False
+    confirm_writes: bool = False
+    #: Writes are confirmed later with ``/confirm CODE`` (chat bots), not asked for at once.
+    deferred: bool = False
+    #: A terminal face: commands that touch local files or the process are offered.
+    terminal: bool = True
+
+    def allows(self, access: Access, actor: Actor) -> bool:
+        """Whether ``actor`` may run a command of this access here (help and completion list only these)."""
+        if access is Access.TERMINAL and not self.terminal:
+            return False
+        if access in (Access.WRITE, Access.CONFIRM) and self.read_only:
+            return False
+        if access is Access.CONFIRM and not self.deferred:
+            return False
+        return actor.may(access)
+
+    def check(self, *, name: str, access: Access, actor: Actor, what: str) -> None:
+        """Raise the refusal for running ``/name`` (``what`` describes it), if any; nothing is sent then."""
+        if access is Access.TERMINAL and not self.terminal:
+            raise Forbidden(f"/{name} is only available in a terminal")
+        if access in (Access.WRITE, Access.CONFIRM) and self.read_only:
+            raise ReadOnlyError(f"read-only session: refused to {what}; nothing was sent (started with --read-only)")
+        if not actor.may(access):
+            needed = _NEEDS[access]
+            raise Forbidden(f"/{name} needs the {needed} role; you have {actor.role} (ask an operator)")
+
+    def needs_confirmation(self, access: Access) -> bool:
+        return access is Access.WRITE and (self.production or self.confirm_writes)

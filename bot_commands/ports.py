@@ -1,0 +1,51 @@
+"""The typed seams of the command layer.
+
+:class:`PetStoreAPI` is what a session needs from a client (``petstore_api``'s
+``PetStoreClient`` is one; a test double could be another). :class:`Confirm`
+asks a person to confirm a write. Faces depend on
+:class:`~bot_commands.session.CommandSession` itself, built by their
+composition root.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Protocol
+
+from petstore_api.models import NewPet, Pet, PetPage, PetStatus, PetWithNotice
+
+__all__ = ["Confirm", "PetStoreAPI"]
+
+
+class PetStoreAPI(Protocol):
+    """The operations the commands use."""
+
+    async def list_pets(self, *, limit: int | None = None, status: PetStatus | str | None = None) -> PetPage: ...
+
+    async def next_page(self, page: PetPage) -> PetPage | None: ...
+
+    def iter_pages(
+        self, *, limit: int | None = None, status: PetStatus | str | None = None
+    ) -> AsyncGenerator[PetPage, None]: ...
+
+    async def create_pet(
+        self,
+        pet: NewPet | None = None,
+        *,
+        name: str | None = None,
+        category_id: int | None = None,
+        status: PetStatus | str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Pet: ...
+
+    async def get_pet(self, pet_id: int) -> PetWithNotice: ...
+
+    async def list_orders(self) -> object: ...
+
+    def set_api_key(self, api_key: str) -> None: ...
+
+
+class Confirm(Protocol):
+    """Ask ``question`` (one line); True means yes. Ctrl-C, end of input or a closed dialog mean no."""
+
+    async def __call__(self, question: str, /) -> bool: ...

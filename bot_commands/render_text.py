@@ -1,0 +1,169 @@
+"""Views as text: plain (pipes: no colour, never wrapped), Markdown and HTML (chat bots).
+
+Each renderer makes service text safe for its medium: control characters
+visible everywhere; Markdown and HTML specials escaped, so a pet named
+``<b>x</b>``, ``[link](http://x)`` or ``*bold*`` shows those characters and
+takes no effect.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+from .sanitize import clip, visible
+from .views import (
+    BlankView,
+    CardView,
+    Cell,
+    ErrorView,
+    GroupView,
+    JsonView,
+    LinesView,
+    NoticeView,
+    TableView,
+    View,
+)
+
+__all__ = ["to_html", "to_markdown", "to_plain"]
+
+
+def _one(text: str, width: int | None = None) -> str:
+    shown = visible(text)
+    return clip(shown, width) if width else shown
+
+
+def _pretty(data: object) -> str:
+    return visible(json.dumps(data, indent=2, ensure_ascii=False), keep_newlines=True)
+
+
+def _error_lines(view: ErrorView) -> list[str]:
+    lines = [f"{view.title}: {_one(view.message)}"]
+    if view.usage:
+        lines.append(f"usage: {_one(view.usage)}")
+    if view.hint:
+        lines.append(_one(view.hint))
+    return lines
+
+
+# --------------------------------------------------------------------------- plain
+
+
+def _plain_table(view: TableView) -> str:
+    if not view.rows:
+        return _one(view.empty)
+    cells = [[_one(cell.text, col.width) for cell, col in zip(row, view.columns, strict=True)] for row in view.rows]
+    heads = [_one(col.title) for col in view.columns]
+    widths = [max([len(h) if view.header else 0, *(len(r[i]) for r in cells)]) for i, h in enumerate(heads)]
+
+    def line(values: list[str]) -> str:
+        parts = [v.rjust(w) if c.align == "right" else v.ljust(w)
+                 for v, w, c in zip(values, widths, view.columns, strict=True)]
+        return "  ".join(parts).rstrip()
+
+    out = ([line(heads)] if view.header else []) + [line(r) for r in cells]
+    return "\n".join(out + ([_one(view.caption)] if view.caption else []))
+
+
+def to_plain(view: View) -> str:
+    """Plain text: one line per row, no colour, no wrapping (for pipes and ``body`` fallbacks)."""
+    if isinstance(view, TableView):
+        return _plain_table(view)
+    if isinstance(view, CardView):
+        width = max((len(label) for label, _ in view.fields), default=0)
+        lines = [f"{_one(label).ljust(width)}  {_one(cell.text)}" for label, cell in view.fields]
+        return "\n".join(([_one(view.title)] if view.title else []) + lines)
+    if isinstance(view, NoticeView):
+        return _one(view.text)
+    if isinstance(view, ErrorView):
+        return "\n".join(_error_lines(view))
+    if isinstance(view, JsonView):
+        return _pretty(view.data)
+    if isinstance(view, LinesView):
+        return "\n".join(_one(c.text) for c in view.lines) if view.lines else _one(view.empty)
+    if isinstance(view, GroupView):
+        return "\n".join(to_plain(part) for part in view.parts)
+    assert isinstance(view, BlankView)
+    return ""
+
+
+# --------------------------------------------------------------------------- Markdown
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+
+
+def md_escape(text: str, width: int | None = None) -> str:
+    """Service text for Markdown: specials backslash-escaped, ``<``/``&`` as entities, one line."""
+    shown = _one(text, width).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", shown)
+
+
+def to_markdown(view: View) -> str:
+    if isinstance(view, TableView):
+        if not view.rows:
+            return f"_{md_escape(view.empty)}_"
+        head = "| " + " | ".join(md_escape(c.title) for c in view.columns) + " |"
+        rule = "|" + "|".join("---:" if c.align == "right" else "---" for c in view.columns) + "|"
+        rows = ["| " + " | ".join(md_escape(cell.text, col.width) for cell, col in zip(row, view.columns, strict=True))
+                + " |" for row in view.rows]
+        caption = [f"\n_{md_escape(view.caption)}_"] if view.caption else []
+        return "\n".join([head, rule, *rows, *caption])
+    if isinstance(view, CardView):
+        lines = [f"**{md_escape(label)}**: {md_escape(cell.text)}" for label, cell in view.fields]
+        return "\n".join(([f"**{md_escape(view.title)}**"] if view.title else []) + lines)
+    if isinstance(view, NoticeView):
+        return md_escape(view.text)
+    if isinstance(view, ErrorView):
+        return "\n".join(md_escape(line) for line in _error_lines(view))
+    if isinstance(view, JsonView):
+        return "```\n" + _pretty(view.data).replace("```", "`\u200b``") + "\n```"
+    if isinstance(view, LinesView):
+        return "\n".join(md_escape(c.text) for c in view.lines) if view.lines else f"_{md_escape(view.empty)}_"
+    if isinstance(view, GroupView):
+        return "\n\n".join(to_markdown(part) for part in view.parts)
+    assert isinstance(view, BlankView)
+    return ""
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def _h(text: str, width: int | None = None) -> str:
+    return html.escape(_one(text, width), quote=True)
+
+
+def _html_cell(cell: Cell, width: int | None = None) -> str:
+    text = _h(cell.text, width)
+    return f"<code>{text}</code>" if cell.style == "id" else text
+
+
+def to_html(view: View) -> str:
+    """HTML for chat (Matrix ``formatted_body``): tables as tables, every text escaped."""
+    if isinstance(view, TableView):
+        if not view.rows:
+            return f"<em>{_h(view.empty)}</em>"
+        head = "".join(f"<th>{_h(c.title)}</th>" for c in view.columns) if view.header else ""
+        body = "".join(
+            "<tr>" + "".join(f"<td>{_html_cell(cell, col.width)}</td>"
+                             for cell, col in zip(row, view.columns, strict=True)) + "</tr>"
+            for row in view.rows)
+        table = f"<table>{f'<thead><tr>{head}</tr></thead>' if head else ''}<tbody>{body}</tbody></table>"
+        return table + (f"<p><em>{_h(view.caption)}</em></p>" if view.caption else "")
+    if isinstance(view, CardView):
+        rows = "".join(f"<tr><th>{_h(label)}</th><td>{_html_cell(cell)}</td></tr>" for label, cell in view.fields)
+        title = f"<p><strong>{_h(view.title)}</strong></p>" if view.title else ""
+        return f"{title}<table><tbody>{rows}</tbody></table>"
+    if isinstance(view, NoticeView):
+        return _h(view.text)
+    if isinstance(view, ErrorView):
+        first, *rest = _error_lines(view)
+        return "<br>".join([f"<strong>{html.escape(first)}</strong>", *(html.escape(r) for r in rest)])
+    if isinstance(view, JsonView):
+        return f"<pre><code>{html.escape(_pretty(view.data))}</code></pre>"
+    if isinstance(view, LinesView):
+        return "<br>".join(_h(c.text) for c in view.lines) if view.lines else f"<em>{_h(view.empty)}</em>"
+    if isinstance(view, GroupView):
+        return "".join(to_html(part) for part in view.parts)
+    assert isinstance(view, BlankView)
+    return ""

@@ -1,0 +1,302 @@
+"""One neutral view of each result: what to show, never how.
+
+:func:`present` turns a result into a :class:`Presentation` (a view, a one-line
+summary, notes to say once); :func:`present_failure` does the same for a
+failure. Faces turn views into Rich, Textual widgets, plain text, Markdown or
+HTML (:mod:`bot_commands.render`). Text in views is as the service sent it:
+renderers make it safe for their medium. Styles are names (``id``,
+``status.sold``, ``dim`` ...), mapped to colours by each renderer.
+A result type without a view raises :class:`TypeError`: the test that renders
+every result type in every renderer catches it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from petstore_api.models import Pet
+
+from .outcome import Failure
+from .results import (
+    ConfirmationNeeded,
+    EnvInfo,
+    ExpectationMet,
+    Help,
+    HistoryListing,
+    Notice,
+    OrdersListing,
+    Paused,
+    PetCreated,
+    PetDetail,
+    PetList,
+    Quit,
+    Result,
+    WhoAmI,
+)
+
+__all__ = [
+    "BlankView", "CardView", "Cell", "Column", "ErrorView", "GroupView", "JsonView", "LinesView", "NoticeView",
+    "Presentation", "TableView", "View", "is_flat_records", "pet_cells", "present", "present_failure",
+    "status_style",
+]
+
+#: Widest a name cell is shown before it is clipped; other cells; a card's values.
+NAME_WIDTH, CELL_WIDTH, CARD_WIDTH = 60, 40, 500
+Level = Literal["info", "success", "warning", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    text: str
+    style: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    title: str
+    align: Literal["left", "right"] = "left"
+    width: int = CELL_WIDTH
+
+
+@dataclass(frozen=True, slots=True)
+class TableView:
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    caption: str = ""
+    empty: str = "nothing to show"
+    header: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class CardView:
+    title: str
+    fields: tuple[tuple[str, Cell], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeView:
+    text: str
+    level: Level = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorView:
+    title: str
+    message: str
+    usage: str | None = None
+    hint: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JsonView:
+    data: object
+
+
+@dataclass(frozen=True, slots=True)
+class LinesView:
+    lines: tuple[Cell, ...]
+    empty: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BlankView:
+    """Nothing to show (``/sleep``, ``/quit``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupView:
+    parts: tuple[View, ...]
+
+
+View = TableView | CardView | NoticeView | ErrorView | JsonView | LinesView | BlankView | GroupView
+
+
+@dataclass(frozen=True, slots=True)
+class Presentation:
+    view: View
+    summary: str
+    notes: tuple[str, ...] = ()
+
+
+def status_style(status: str) -> str:
+    """The style name of a status value (known, unknown to this client, or absent)."""
+    if not status:
+        return "status.none"
+    return f"status.{status}" if status in ("available", "pending", "sold") else "status.unknown"
+
+
+def pet_cells(pet: Pet) -> tuple[Cell, Cell, Cell, Cell]:
+    """id, name, category id, status of one pet (the list's columns, in every face)."""
+    return (Cell(str(pet.id), "id"), Cell(pet.name), Cell(str(pet.category_id)),
+            Cell(pet.status_text or "-", status_style(pet.status_text)))
+
+
+PET_COLUMNS = (Column("id", "right"), Column("name", width=NAME_WIDTH), Column("category", "right"),
+               Column("status"))
+
+
+def is_flat_records(data: object) -> bool:
+    """A non-empty list of objects whose values are all scalars (shown as a table)."""
+    scalar = (str, int, float, bool, type(None))
+    return isinstance(data, list) and bool(data) and all(
+        isinstance(row, dict) and all(isinstance(v, scalar) for v in row.values()) for row in data
+    )
+
+
+def _json_text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+# --------------------------------------------------------------------------- per result type
+
+R = TypeVar("R", bound=Result)
+_PRESENTERS: dict[type[Result], Callable[[Any, str], Presentation]] = {}
+
+
+def _presents(kind: type[R]) -> Callable[[Callable[[R, str], Presentation]], Callable[[R, str], Presentation]]:
+    def register(func: Callable[[R, str], Presentation]) -> Callable[[R, str], Presentation]:
+        _PRESENTERS[kind] = func
+        return func
+
+    return register
+
+
+def present(result: Result, *, prefix: str = "/") -> Presentation:
+    """The view of ``result``; ``prefix`` is how the face's commands start (``/``, ``!``)."""
+    presenter = _PRESENTERS.get(type(result))
+    if presenter is None:
+        raise TypeError(f"no view for {type(result).__name__}: add one in bot_commands/views.py")
+    return presenter(result, prefix)
+
+
+def present_failure(failure: Failure) -> Presentation:
+    view = ErrorView(title=failure.title, message=failure.problem or failure.message, usage=failure.usage,
+                     hint=failure.hint)
+    return Presentation(view=view, summary=failure.text)
+
+
+@_presents(PetList)
+def _pet_list(result: PetList, prefix: str) -> Presentation:
+    count = _plural(len(result.pets), "pet")
+    where = f" with status {result.status}" if result.status else ""
+    pages = f" from {result.pages} pages" if result.pages > 1 else ""
+    more = f"; more on the next page ({prefix}more, or {prefix}list --all for every page)" if result.next_url else ""
+    rows = tuple(pet_cells(pet) for pet in result.pets)
+    view = TableView(PET_COLUMNS, rows, caption=count + pages + more, empty=f"no pets{where}")
+    summary = f"{count}{where}{pages}" + ("; more on the next page" if result.next_url else "")
+    return Presentation(view=view, summary=summary)
+
+
+def _pet_card(pet: Pet, title: str) -> CardView:
+    name = pet.name if len(pet.name) <= CARD_WIDTH else f"{pet.name[:CARD_WIDTH - 1]}… ({len(pet.name)} characters)"
+    fields = [("id", Cell(str(pet.id), "id")), ("name", Cell(name)), ("categoryId", Cell(str(pet.category_id))),
+              ("status", Cell(pet.status_text or "(not set)", status_style(pet.status_text)))]
+    fields += [(key, Cell(_json_text(value))) for key, value in (pet.model_extra or {}).items()]
+    return CardView(title=title, fields=tuple(fields))
+
+
+@_presents(PetCreated)
+def _created(result: PetCreated, prefix: str) -> Presentation:
+    pet = result.pet
+    return Presentation(view=_pet_card(pet, f"Added pet {pet.id}"), summary=f"Created #{pet.id} {pet.name}")
+
+
+@_presents(PetDetail)
+def _detail(result: PetDetail, prefix: str) -> Presentation:
+    pet = result.pet
+    notes = (f"note: {result.notice.message}",) if result.first_notice else ()
+    summary = f"#{pet.id} {pet.name} · category {pet.category_id} · {pet.status_text or 'no status'}"
+    return Presentation(view=_pet_card(pet, f"Pet {pet.id}"), summary=summary, notes=notes)
+
+
+@_presents(OrdersListing)
+def _orders(result: OrdersListing, prefix: str) -> Presentation:
+    data = result.data
+    count = len(data) if isinstance(data, list) else None
+    summary = f"Orders: {count} item(s)" if count is not None else "Orders (as the service sent them)"
+    if isinstance(data, list) and not data:
+        return Presentation(view=NoticeView("no orders"), summary=summary)
+    if not is_flat_records(data):
+        return Presentation(view=JsonView(data), summary=summary)
+    columns: dict[str, None] = {}
+    for row in data:
+        columns.update(dict.fromkeys(row))
+    rows = tuple(tuple(Cell(_json_text(row[k])) if k in row else Cell("") for k in columns) for row in data)
+    return Presentation(view=TableView(tuple(Column(k) for k in columns), rows), summary=summary)
+
+
+@_presents(EnvInfo)
+def _env(info: EnvInfo, prefix: str) -> Presentation:
+    env_style = "production" if info.env == "production" else "env"
+    fields = (("environment", Cell(info.env, env_style)), ("base URL", Cell(info.base_url)),
+              ("API key", Cell(info.masked_key)), ("read-only", Cell("yes" if info.read_only else "no")))
+    mode = " (read-only)" if info.read_only else ""
+    summary = f"env {info.env}  url {info.base_url}  key {info.masked_key}{mode}"
+    return Presentation(view=CardView(title="", fields=fields), summary=summary)
+
+
+@_presents(WhoAmI)
+def _whoami(result: WhoAmI, prefix: str) -> Presentation:
+    fields = (("you", Cell(result.actor)), ("role", Cell(result.role, "bold")), ("where", Cell(result.where)),
+              ("may run", Cell(" ".join(c.replace("/", prefix, 1) for c in result.commands))))
+    return Presentation(view=CardView(title="", fields=fields), summary=f"{result.actor}: {result.role}")
+
+
+@_presents(Help)
+def _help(result: Help, prefix: str) -> Presentation:
+    def cmd(text: str) -> str:
+        return text.replace("/", prefix, 1) if text.startswith("/") else text
+
+    if result.topic and result.entries:
+        entry = result.entries[0]
+        lines = [Cell(cmd(entry.usage), "bold"), Cell(entry.summary)]
+        if entry.aliases:
+            lines.append(Cell("aliases: " + ", ".join(cmd(a) for a in entry.aliases), "dim"))
+        lines += [Cell(line, "dim") for line in entry.details.splitlines()]
+        return Presentation(view=LinesView(tuple(lines)), summary=cmd(entry.usage))
+    lines = [cell for e in result.entries for cell in (Cell(cmd(e.usage), "bold"), Cell(f"    {e.summary}", "dim"))]
+    footer = f"Commands work with or without the leading {prefix}; {prefix}help COMMAND explains one."
+    view = LinesView((*lines, Cell(footer, "dim")))
+    count = len(result.entries)
+    return Presentation(view=view, summary=f"{_plural(count, 'command')}; {prefix}help COMMAND explains one")
+
+
+@_presents(Notice)
+def _notice(result: Notice, prefix: str) -> Presentation:
+    level: Level = "warning" if result.level == "warning" else "info"
+    return Presentation(view=NoticeView(result.text, level), summary=result.text)
+
+
+@_presents(ExpectationMet)
+def _met(result: ExpectationMet, prefix: str) -> Presentation:
+    text = f"✓ expect {result.expectation}"
+    return Presentation(view=NoticeView(text, "success"), summary=text)
+
+
+@_presents(HistoryListing)
+def _history(result: HistoryListing, prefix: str) -> Presentation:
+    view = LinesView(tuple(Cell(line) for line in result.lines), empty="(no commands yet)")
+    return Presentation(view=view, summary=_plural(len(result.lines), "command"))
+
+
+@_presents(Paused)
+def _paused(result: Paused, prefix: str) -> Presentation:
+    return Presentation(view=BlankView(), summary=f"(paused {result.seconds:g} s)")
+
+
+@_presents(Quit)
+def _quit(result: Quit, prefix: str) -> Presentation:
+    return Presentation(view=BlankView(), summary="Bye.")
+
+
+@_presents(ConfirmationNeeded)
+def _confirm(result: ConfirmationNeeded, prefix: str) -> Presentation:
+    text = f"To {result.what}, reply {prefix}confirm {result.code} within {result.ttl} seconds."
+    return Presentation(view=NoticeView(text, "warning"), summary=text)
