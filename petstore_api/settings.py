@@ -96,6 +96,15 @@ class UiSettings(BaseModel):
     """Pets per page in the TUI list and /list without --limit."""
 
 
+class AuditSettings(BaseModel):
+    """The audit trail of writes (terminal faces; the chat bots keep one always)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: Path | None = None
+    """Append every write attempt (who, where, command, outcome, pet id) to this file as JSON lines."""
+
+
 class Settings(BaseSettings):
     """All settings of petstore. See config.example.toml for a commented copy."""
 
@@ -119,6 +128,7 @@ class Settings(BaseSettings):
     staging: EnvironmentSettings = EnvironmentSettings()
     sandbox: SandboxSettings = SandboxSettings()
     ui: UiSettings = UiSettings()
+    audit: AuditSettings = AuditSettings()
 
     @classmethod
     def settings_customise_sources(

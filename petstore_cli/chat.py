@@ -14,17 +14,21 @@ import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import IO, Any
 
 from rich.console import Console
 from rich.text import Text
 
-from bot_commands.render import error_message, notices, render
-from bot_commands.results import Quit, Result
+from bot_commands.outcome import Outcome
+from bot_commands.ports import Confirm
+from bot_commands.render import render_failure, to_rich
+from bot_commands.results import Quit
 from bot_commands.sanitize import visible
 from bot_commands.session import CommandSession
+from bot_commands.views import BlankView, present
+from petstore_api.settings import Settings
 
 __all__ = ["run_chat", "chat_main", "ChatLoop", "LineEditor"]
 
@@ -133,22 +137,23 @@ class ChatLoop:
         if not text or text.startswith("#"):
             return False
         try:
-            result = self.runner.run(self.session.execute(text))
+            outcome = self.runner.run(self.session.run(text))
         except KeyboardInterrupt:
             self.console.print(Text("cancelled", style="yellow"))
             return False
-        except Exception as exc:  # noqa: BLE001 - one line, never a traceback
-            self.console.print(Text(error_message(exc), style="bold red"), soft_wrap=True)
-            return False
-        self.show(result)
-        return isinstance(result, Quit)
+        self.show(outcome)
+        return isinstance(outcome.result, Quit)
 
-    def show(self, result: Result) -> None:
-        for note in notices(result):
-            self.console.print(Text(note, style="yellow"), soft_wrap=True)
-        renderable = render(result)
-        if renderable is not None:
-            self.console.print(renderable)
+    def show(self, outcome: Outcome) -> None:
+        if outcome.failure is not None:
+            self.console.print(render_failure(outcome.failure), soft_wrap=True)
+            return
+        assert outcome.result is not None
+        shown = present(outcome.result)
+        for note in shown.notes:
+            self.console.print(Text(visible(note), style="yellow"), soft_wrap=True)
+        if not isinstance(shown.view, BlankView):
+            self.console.print(to_rich(shown.view))
 
     def _greet(self) -> None:
         env = self.session.env
@@ -176,7 +181,7 @@ def run_chat(
     history_path: Path | None = None,
     interactive: bool = False,
     stdin: IO[str] | None = None,
-    aclose: Callable[[], Awaitable[Any]] | None = None,
+    aclose: Callable[[], Coroutine[object, object, None]] | None = None,
 ) -> int:
     """Run the chat loop on ``session`` (owns an asyncio.Runner); returns the exit code."""
     editor = LineEditor(session, history_path) if interactive else None
@@ -191,7 +196,7 @@ def run_chat(
                 runner.run(aclose())
 
 
-def _make_confirm(console: Console) -> Callable[[str], Awaitable[bool]]:
+def _make_confirm(console: Console) -> Confirm:
     """Ask y/N at the terminal; Ctrl-C or end of input means no."""
 
     async def confirm(prompt: str) -> bool:
@@ -211,7 +216,7 @@ def _make_confirm(console: Console) -> Callable[[str], Awaitable[bool]]:
     return confirm
 
 
-def chat_main(settings: Any, *, sandbox_reset: bool = False) -> int:
+def chat_main(settings: Settings, *, sandbox_reset: bool = False) -> int:
     """Entry point of ``petstore chat`` (called by petstore_cli.faces)."""
     from petstore_api.settings import default_data_dir
 
@@ -219,8 +224,8 @@ def chat_main(settings: Any, *, sandbox_reset: bool = False) -> int:
 
     interactive = sys.stdin.isatty()
     console = Console(highlight=False)
-    composition = compose(settings, sandbox_reset=sandbox_reset,
-                          confirm=_make_confirm(console) if interactive else None)
+    composition = compose(settings, sandbox_reset=sandbox_reset)
+    session = composition.session(confirm=_make_confirm(console) if interactive else None)
     history_path = default_data_dir() / HISTORY_FILE if interactive else None
-    return run_chat(composition.session, console=console, history_path=history_path,
+    return run_chat(session, console=console, history_path=history_path,
                     interactive=interactive, aclose=composition.aclose)

@@ -1,16 +1,25 @@
-"""The composition root: settings -> target -> client (sandbox or remote) -> command session.
+"""The composition root: settings -> target -> client (sandbox or remote) -> sessions.
 
 This is the only place that knows both the command layer and the embedded
-service; ``bot_commands`` never imports ``petstore_server``.
+service; ``bot_commands`` never imports ``petstore_server``. Building the
+client is apart from building a session: a :class:`Composition` holds one
+client (and its connection pool) and makes any number of sessions on it, one
+per actor (a chat bot makes one per user and room), each with its own state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
+from pydantic import SecretStr
+
+from bot_commands.audit import AuditLog
+from bot_commands.commands import default_registry
+from bot_commands.policy import Actor, Policy
+from bot_commands.ports import Confirm
+from bot_commands.registry import Registry
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
 from petstore_api.client import PetStoreClient, RetryPolicy, Timeouts, asgi_transport
@@ -21,21 +30,33 @@ from .startup import resume_gc
 
 #: Base URL the in-process sandbox is addressed by; nothing leaves the process.
 SANDBOX_BASE_URL = "http://sandbox.localhost/v1"
-
-Confirm = Callable[[str], Awaitable[bool]]
+#: How every face names the sandbox (the env bar, /env, --play screenshots).
+SANDBOX_LABEL = "(in-process sandbox)"
 
 
 @dataclass
 class Composition:
-    """A ready command session and what must be closed after it."""
+    """One client and what a face needs to make sessions on it; close it when done."""
 
-    session: CommandSession
     client: PetStoreClient
     target: Target
-    _closers: list[Callable[[], Any]] = field(default_factory=list)
+    env: EnvInfo
+    registry: Registry
+    policy: Policy
+    audit: AuditLog | None = None
+    _closers: list[Callable[[], object]] = field(default_factory=list)
+
+    def session(self, *, actor: Actor | None = None, confirm: Confirm | None = None,
+                policy: Policy | None = None, confirm_ttl: float = 60.0) -> CommandSession:
+        """A new session on the shared client (its own ``$last``, ``/more`` and history)."""
+        return CommandSession(self.client, env=self.env, registry=self.registry, actor=actor,
+                              policy=policy or self.policy, confirm=confirm, audit=self.audit,
+                              confirm_ttl=confirm_ttl)
 
     async def aclose(self) -> None:
         await self.client.aclose()
+        if self.audit is not None:
+            self.audit.close()
         for close in reversed(self._closers):
             close()
 
@@ -44,17 +65,19 @@ def sandbox_dir(settings: Settings) -> Path:
     return settings.sandbox.data_dir or default_data_dir() / "sandbox"
 
 
-def compose(
-    settings: Settings,
-    *,
-    sandbox_reset: bool = False,
-    confirm: Confirm | None = None,
-) -> Composition:
-    """Build the session the faces drive. Raises ConfigError on bad settings."""
+def compose(settings: Settings, *, sandbox_reset: bool = False, audit_path: Path | None = None,
+            policy: Policy | None = None) -> Composition:
+    """Build the client faces share. Raises ConfigError on bad settings, CommandError on a bad audit path.
+
+    ``audit_path`` (a bot's default) applies when the settings name none.
+    """
+    path = settings.audit.path or audit_path
+    audit = AuditLog(path.expanduser()).open() if path else None
     target = resolve_target(settings)
-    closers: list[Callable[[], Any]] = []
+    closers: list[Callable[[], object]] = []
     transport = None
-    base_url, api_key = target.base_url, target.api_key
+    base_url = target.base_url or ""
+    api_key: SecretStr | str | None = target.api_key
     if target.sandbox:
         from petstore_server.sandbox import Sandbox
 
@@ -63,7 +86,7 @@ def compose(
         transport = asgi_transport(sandbox.app)
         base_url, api_key = SANDBOX_BASE_URL, sandbox.api_key
     client = PetStoreClient(
-        base_url=base_url or "",
+        base_url=base_url,
         api_key=api_key,
         transport=transport,
         timeouts=Timeouts(
@@ -76,11 +99,12 @@ def compose(
     )
     env = EnvInfo(
         env=target.env,
-        base_url="(in-process sandbox)" if target.sandbox else (base_url or ""),
+        base_url=SANDBOX_LABEL if target.sandbox else base_url,
         masked_key=mask_secret(api_key),
         sandbox=target.sandbox,
         read_only=settings.read_only,
     )
-    session = CommandSession(client, env=env, read_only=settings.read_only, confirm=confirm)
+    rules = replace(policy or Policy(), read_only=settings.read_only, production=target.env == "production")
     resume_gc()  # start-up ends here for every face (see petstore_cli.startup)
-    return Composition(session=session, client=client, target=target, _closers=closers)
+    return Composition(client=client, target=target, env=env, registry=default_registry(), policy=rules,
+                       audit=audit, _closers=closers)

@@ -29,6 +29,8 @@ def _load(args: argparse.Namespace) -> LoadedSettings:
         "base_url": getattr(args, "base_url", None),
         "read_only": getattr(args, "read_only", None) or None,
     }
+    if getattr(args, "audit_log", None):
+        overrides["audit"] = {"path": args.audit_log}
     return load_settings(config_path=getattr(args, "config", None), overrides=overrides)
 
 
@@ -56,18 +58,17 @@ def _tui(loaded: LoadedSettings, args: argparse.Namespace) -> int:
 
     from .compose import compose
 
-    confirm = TuiConfirm()  # writes on production ask in a modal first
-    composition = compose(
-        loaded.settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)), confirm=confirm
-    )
+    composition = compose(loaded.settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
+    confirm = TuiConfirm()  # writes that need confirming ask in a modal first
     return run_tui(
-        composition,
+        composition.session(confirm=confirm),
+        aclose=composition.aclose,
+        confirm=confirm,
         theme=loaded.settings.ui.theme,
         page_size=loaded.settings.ui.page_size,
         play=getattr(args, "play", None),
         delay=getattr(args, "delay", None),
         exit_after_play=bool(getattr(args, "exit", False)),
-        confirm=confirm,
     )
 
 
@@ -80,4 +81,6 @@ def _chat(loaded: LoadedSettings, args: argparse.Namespace) -> int:
 def _run(loaded: LoadedSettings, args: argparse.Namespace) -> int:
     from .runner import run_main
 
-    return run_main(loaded.settings, args)
+    return run_main(loaded.settings, script=args.script, commands=args.commands, json_mode=args.json,
+                    keep_going=args.keep_going, echo=args.echo, delay=args.delay or 0.0, yes=args.yes,
+                    sandbox_reset=bool(getattr(args, "sandbox_reset", False)))

@@ -39,6 +39,8 @@ def _global_options(*, suppress: bool) -> argparse.ArgumentParser:
                    help="base address of a conforming server, ending in /v1")
     g.add_argument("--config", metavar="FILE", default=default, help="TOML config file")
     g.add_argument("--read-only", action="store_true", default=default, help="refuse every write (/add)")
+    g.add_argument("--audit-log", metavar="FILE", default=default,
+                   help="append every write attempt to FILE as JSON lines (also [audit] path)")
     g.add_argument("--sandbox-reset", action="store_true", default=default,
                    help="start the sandbox from its initial data (for demos that replay the same way)")
     g.add_argument("-v", "--verbose", action="count", default=default,
@@ -123,13 +125,14 @@ def _main(argv: Sequence[str] | None) -> int:
 
         resume_gc()
         return serve_command(args)
+    from bot_commands.errors import CommandError
     from petstore_api.errors import PetStoreError
 
     try:
         from .faces import run_face
 
         return run_face(command, args)
-    except PetStoreError as exc:
+    except (PetStoreError, CommandError) as exc:
         print(f"petstore: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -23,7 +23,8 @@ FORBIDDEN = {
     "petstore_api": {"textual", "tui", "bot_commands", "petstore_server", "petstore_cli", "starlette", "uvicorn"},
     "bot_commands": {"textual", "tui", "petstore_server", "petstore_cli", "starlette", "uvicorn"},
     "petstore_server": {"textual", "tui", "bot_commands", "petstore_cli", "petstore_api", "httpx"},
-    "tui": {"petstore_server", "petstore_cli"},
+    # The TUI takes what it shows and checks from bot_commands (outcomes, views, validation), never the client.
+    "tui": {"petstore_server", "petstore_cli", "petstore_api", "httpx"},
 }
 
 

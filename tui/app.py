@@ -9,6 +9,8 @@ from typing import Any
 from textual.app import App
 from textual.binding import Binding
 
+from bot_commands.session import CommandSession
+
 from .confirm import TuiConfirm
 from .keys import help_rows
 from .palette import SlashCommands
@@ -30,17 +32,18 @@ class PetStoreApp(App[int]):
         Binding("s", "skip_play", "Skip to end"),
     ]
 
-    def __init__(self, session: Any, *, page_size: int = 20, theme: str | None = None,
+    def __init__(self, session: CommandSession, *, page_size: int = 20, theme: str | None = None,
                  confirm: TuiConfirm | None = None, today: Callable[[], date] = date.today,
                  player: Player | None = None, **kwargs: Any) -> None:
+        """``confirm``: the session's confirmation dialog (the app shows it); see :func:`tui.run.run_tui`."""
         super().__init__(**kwargs)
         self.session = session
         self.player = player
         self._page_size = page_size
         self._today = today
-        for candidate in (confirm, getattr(session, "confirm", None)):
-            if isinstance(candidate, TuiConfirm):
-                candidate.attach(self)
+        confirm = confirm or (session.confirm if isinstance(session.confirm, TuiConfirm) else None)
+        if confirm is not None:
+            confirm.attach(self)
         if theme and theme in self.available_themes:
             self.theme = theme
 
@@ -50,7 +53,9 @@ class PetStoreApp(App[int]):
     @property
     def main_screen(self) -> MainScreen:
         """The main screen (always at the bottom of the stack)."""
-        return self.screen_stack[0]  # type: ignore[return-value]
+        screen = self.screen_stack[0]
+        assert isinstance(screen, MainScreen)
+        return screen
 
     def slash_command(self, line: str, *, run: bool) -> None:
         """Run ``line`` on the main screen, or put it in the prompt to complete."""

@@ -1,20 +1,23 @@
-"""Decision logic of the TUI, free of widgets so it is testable on its own.
+"""UI decisions of the TUI, free of widgets so they are testable on their own.
 
-Every action of the TUI becomes a slash-command line (built here), is run by
-the command session, and comes back as an :class:`Outcome` (a result or a
-classified failure). Nothing here raises on a failed request.
+Every action of the TUI becomes a slash-command line (built here with the
+command layer's :func:`join_command`), is run by the session, and comes back as
+its :class:`~bot_commands.outcome.Outcome` (parsed, classified). Nothing here
+parses a line or classifies an error: it decides what the screen does with an
+outcome.
 """
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Awaitable, Callable
+import json
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from bot_commands.registry import REGISTRY
-from petstore_api.models import LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, SUNSET_DATE
+from bot_commands.outcome import Failure, Outcome
+from bot_commands.parser import join_command
+from bot_commands.results import PetDetail
+from bot_commands.validation import LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, SUNSET_DATE
 
 #: Tab id -> the ``status`` filter it lists (None: every status).
 TABS: dict[str, str | None] = {
@@ -45,144 +48,28 @@ def step_page_size(size: int, direction: int) -> int:
 
 def list_line(status: str | None, limit: int = LIMIT_DEFAULT) -> str:
     """The ``/list`` line for a tab and page size."""
-    parts = ["/list"]
-    if status:
-        parts.append(status)
-    parts += ["--limit", str(clamp_page_size(limit))]
-    return " ".join(parts)
+    return join_command("list", *([status] if status else []), "--limit", clamp_page_size(limit))
 
 
 def add_line(*, name: str, category_id: int, status: str | None) -> str:
-    """The ``/add`` line for the form's values (the name quoted for the parser).
-
-    A name that could read as an option or a ``key=value`` goes after ``--``.
-    """
-    options = ["--category", str(category_id)] + (["--status", status] if status else [])
-    quoted = shlex.quote(name)
+    """The ``/add`` line for the form's values; a name that could read as an option or key=value goes after ``--``."""
+    options: list[object] = ["--category", category_id] + (["--status", status] if status else [])
     if name.startswith("-") or "=" in name:
-        return " ".join(["/add", *options, "--", quoted])
-    return " ".join(["/add", quoted, *options])
+        return join_command("add", *options, "--", name)
+    return join_command("add", name, *options)
 
 
 def get_line(pet_id: int) -> str:
-    return f"/get {pet_id}"
+    return join_command("get", pet_id)
 
 
-def command_name(line: str) -> str:
-    """The registry's name for a line's command, aliases resolved ('' when blank or unknown)."""
-    words = line.strip().split(maxsplit=1)
-    command = REGISTRY.get(words[0]) if words else None
-    return command.name if command is not None else ""
+#: A command group (declared by the command layer) -> the worker group that runs it.
+EXCLUSIVE_GROUPS = frozenset({"listing", "detail"})
 
 
-#: Commands whose answers replace the pets list: a newer one cancels an older.
-LIST_COMMANDS = frozenset({"list", "more"})
-
-
-def worker_group(line: str) -> tuple[str, bool]:
-    """(worker group, exclusive) for a line: lists cancel older lists; writes never."""
-    name = command_name(line)
-    if name in LIST_COMMANDS:
-        return "list", True
-    if name == "get":
-        return "detail", True
-    return "command", False
-
-
-# --------------------------------------------------------------------------- outcomes
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """A failed command, classified for the UI."""
-
-    kind: str  # usage | auth | unreachable | not_found | gone | bad_request | api | error
-    message: str
-    status: int | None = None
-    usage: str | None = None
-    exit_code: int = 1  # as ``petstore run``: 1 failed at the service, 2 bad input
-
-    @property
-    def title(self) -> str:
-        return _TITLES.get(self.kind, "Error")
-
-
-_TITLES = {
-    "usage": "Usage",
-    "auth": "Not authorised",
-    "unreachable": "Service unreachable",
-    "not_found": "Not found",
-    "gone": "Operation gone",
-    "bad_request": "Rejected by the service",
-    "api": "Service error",
-    "protocol": "Unexpected answer",
-    "refused": "Not done",
-    "read_only": "Read-only session",
-    "declined": "Cancelled",
-    "expectation": "Expectation failed",
-}
-_COMMAND_KINDS = {"read_only": "read_only", "declined": "declined", "expectation_failed": "expectation"}
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What came of one line: exactly one of ``result`` and ``failure`` is set."""
-
-    line: str
-    result: Any = None
-    failure: Failure | None = None
-    seq: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return self.failure is None
-
-
-def classify(exc: BaseException) -> Failure:
-    """Map an exception of the command layer or client onto a :class:`Failure`."""
-    from bot_commands.errors import CommandError, UsageError
-    from petstore_api import errors as e
-
-    if isinstance(exc, UsageError):
-        return Failure("usage", exc.problem, usage=exc.usage, exit_code=2)
-    if isinstance(exc, CommandError):
-        return Failure(_COMMAND_KINDS.get(exc.kind, "refused"), str(exc), exit_code=exc.exit_code)
-    if isinstance(exc, e.APIError):
-        return _classify_api(exc)
-    if isinstance(exc, e.TransportError):
-        return Failure("unreachable", str(exc))
-    if isinstance(exc, e.ProtocolError):
-        return Failure("protocol", str(exc))
-    if isinstance(exc, (e.InputError, e.ConfigError)):
-        return Failure("usage", str(exc), exit_code=2)
-    if isinstance(exc, e.PetStoreError):
-        return Failure("error", str(exc))
-    return Failure("error", f"{type(exc).__name__}: {exc}")
-
-
-def _classify_api(exc: Any) -> Failure:
-    status = getattr(exc, "status", None)
-    message = exc.error.message if getattr(exc, "error", None) else str(exc)
-    kind = {400: "bad_request", 401: "auth", 404: "not_found", 410: "gone"}.get(status, "api")
-    return Failure(kind, f"{message} (HTTP {status})", status=status)
-
-
-class Runner:
-    """Runs lines on the session; numbers them so stale answers can be dropped."""
-
-    def __init__(self, execute: Callable[[str], Awaitable[Any]]) -> None:
-        self._execute = execute
-        self._seq = 0
-
-    async def run(self, line: str) -> Outcome:
-        """Run ``line`` and classify what came of it."""
-        self._seq += 1
-        seq = self._seq
-        try:
-            result = await self._execute(line)
-        except Exception as exc:  # noqa: BLE001 - the TUI never dies of a request
-            return Outcome(line, failure=classify(exc), seq=seq)
-        return Outcome(line, result=result, seq=seq)
+def worker_group(group: str | None) -> tuple[str, bool]:
+    """(worker group, exclusive) for a command's group: a newer list or detail cancels an older one."""
+    return (group, True) if group in EXCLUSIVE_GROUPS else ("command", False)
 
 
 @dataclass
@@ -222,8 +109,6 @@ def pet_fields(raw: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _field_text(value: Any) -> str:
-    import json
-
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False)
@@ -246,9 +131,9 @@ DEPRECATION_NOTE = (
 )
 
 
-def detail_from_result(result: Any) -> DetailView:
-    """A /get result (PetDetail) as a detail view."""
-    notice = getattr(getattr(result, "notice", None), "message", "") or DEPRECATION_NOTE
+def detail_from_result(result: PetDetail) -> DetailView:
+    """A /get result as a detail view."""
+    notice = result.notice.message or DEPRECATION_NOTE
     raw = result.raw or result.pet.to_wire()
     return DetailView(pet_id=result.pet.id, fields=pet_fields(raw), notice=notice)
 
@@ -285,10 +170,13 @@ def fallback_reason(failure: Failure | None, *, sunset: bool = False) -> str:
     return f"getPet answered {status} for a pet the list has (operation gone?): showing the list's data."
 
 
-def list_failure_state(failure: Failure, line: str) -> str | None:
+def list_failure_state(outcome: Outcome) -> str | None:
     """How the pets pane shows a failure: 'problem' (banner + retry), 'idle' or None (untouched)."""
-    if command_name(line) in LIST_COMMANDS or failure.kind == "unreachable":
-        return "idle" if failure.kind == "usage" else "problem"
+    failure = outcome.failure
+    assert failure is not None
+    command = outcome.command
+    if (command is not None and command.group == "listing") or failure.kind == "unreachable":
+        return "idle" if failure.exit_code == 2 else "problem"  # refused before sending: nothing is wrong
     return None
 
 
@@ -299,22 +187,9 @@ def tab_for_new_pet(pet_status: str, tab_status: str | None) -> str | None:
     return tab_for_status(pet_status)
 
 
-def get_target(line: str, last_id: int | None) -> int | None:
-    """The pet id a ``/get`` line asks for (``$last`` resolved), if readable."""
-    words = line.split()
-    if len(words) < 2:
+def get_target(outcome: Outcome) -> int | None:
+    """The pet id a ``/get`` asked for (as the command layer parsed it)."""
+    if outcome.invocation is None or outcome.name != "get":
         return None
-    word = words[1]
-    if word.lower() == "$last":
-        return last_id
-    try:
-        return int(word)
-    except ValueError:
-        return None
-
-
-# --------------------------------------------------------------------------- paging
-
-
-def is_more(line: str) -> bool:
-    return command_name(line) == "more"
+    value = outcome.invocation.values.get("id")
+    return value if isinstance(value, int) else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual.binding import Binding
+from textual.dom import DOMNode
 
 from .screens.add_pet import AddPetScreen
 from .screens.detail import DetailScreen
@@ -19,7 +20,7 @@ BUILTIN = [
     ("Anywhere", "? / f1", "This help"),
 ]
 
-OWNERS = [
+OWNERS: list[tuple[str, type[DOMNode]]] = [
     ("Main", MainScreen),
     ("List", PetsPane),
     ("Prompt", ChatPane),

@@ -1,20 +1,25 @@
-"""The command palette's slash commands, from the command session's registry."""
+"""The command palette's slash commands: those the session's actor may run."""
 
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from bot_commands.registry import Command
 
-def _commands(app: Any) -> list[Any]:
-    registry = getattr(getattr(app, "session", None), "registry", None)
-    return registry.commands() if registry is not None else []
+if TYPE_CHECKING:  # pragma: no cover
+    from .app import PetStoreApp
+
+
+def _commands(app: object) -> list[Command]:
+    session = getattr(app, "session", None)
+    return session.allowed_commands() if session is not None else []
 
 
 class SlashCommands(Provider):
-    """Offers every ``/command``: ones without required arguments run at once,
+    """Offers every allowed ``/command``: ones without required arguments run at once,
     the others are put in the prompt for their arguments."""
 
     async def discover(self) -> Hits:
@@ -30,6 +35,7 @@ class SlashCommands(Provider):
                 help_text = f"{cmd.usage} · {cmd.summary}"
                 yield Hit(score, matcher.highlight(text), partial(self._choose, cmd), help=help_text)
 
-    def _choose(self, cmd: Any) -> None:
+    def _choose(self, cmd: Command) -> None:
+        app: PetStoreApp = self.app  # type: ignore[assignment]
         needs_args = any(arg.required for arg in cmd.args)
-        self.app.slash_command(f"/{cmd.name}", run=not needs_args)
+        app.slash_command(f"/{cmd.name}", run=not needs_args)

@@ -1,30 +1,24 @@
 """Playing a script inside the TUI: each line typed into the prompt, run, shown.
 
-The player drives the main screen exactly as a person would: screens opened
-by the previous command are closed, the line is typed (``delay`` per
-character), then run. ``p`` pauses/resumes; ``s`` skips to the end: the
-remaining commands still run, without typing delays or ``/sleep`` pauses.
+The script engine (:func:`bot_commands.script.play_script`) judges the lines
+and gives the exit code, exactly as for ``petstore run``; the player is its
+face: it drives the main screen as a person would (screens opened by the
+previous command are closed, the line is typed, ``delay`` per character, then
+run). ``p`` pauses/resumes; ``s`` skips to the end: the remaining commands
+still run, without typing delays or ``/sleep`` pauses.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
-from bot_commands.script import command_word, is_expect
+from bot_commands.outcome import Outcome
+from bot_commands.script import ScriptLine, ScriptReport, play_script, script_lines
 
-from .controller import Outcome
-
-
-@dataclass
-class PlayReport:
-    """How a played script ended: ``exit_code`` as ``petstore run`` would give."""
-
-    ran: int = 0
-    failed_line: int | None = None
-    message: str = ""
-    exit_code: int = 0
+if TYPE_CHECKING:  # pragma: no cover
+    from .screens.main import MainScreen
 
 
 @dataclass
@@ -36,7 +30,7 @@ class Player:
     exit_after: bool = False
     skipping: bool = False
     running: asyncio.Event = field(default_factory=asyncio.Event)
-    report: PlayReport | None = None
+    report: ScriptReport | None = None
 
     def __post_init__(self) -> None:
         self.running.set()
@@ -57,35 +51,38 @@ class Player:
         self.skipping = True
         self.running.set()
 
-    async def play(self, screen: Any) -> PlayReport:
-        report = PlayReport()
-        for index, (number, line) in enumerate(self.lines):
-            await self.running.wait()
-            if self.skipping and command_word(line) == "sleep":
-                continue
-            if not is_expect(line):  # a check leaves the view it checks in place
-                await screen.close_overlays()
-            await self._type(screen, line)
-            screen.chat.type_into("")  # "enter": the line moves from the prompt to the log
-            outcome: Outcome = await screen.run_line(line)
-            report.ran += 1
-            if outcome.failure is not None and not self._expected(index):
-                report.failed_line, report.exit_code = number, outcome.failure.exit_code
-                report.message = f"line {number}: {line}: {outcome.failure.message}"
-                break
-        self.report = report
-        return report
+    async def play(self, screen: MainScreen) -> ScriptReport:
+        face = _Typist(self, screen)
+        self.report = await play_script(screen.session, script_lines(self.lines), face=face, execute=screen.run_line)
+        return self.report
 
-    def _expected(self, index: int) -> bool:
-        """A failure is part of the demo when an ``/expect`` follows it."""
-        nxt = index + 1
-        return nxt < len(self.lines) and is_expect(self.lines[nxt][1]) and not is_expect(self.lines[index][1])
 
-    async def _type(self, screen: Any, line: str) -> None:
-        if self.skipping or self.delay <= 0:
-            screen.chat.type_into(line)
+class _Typist:
+    """The TUI's script face: types each line into the prompt before the screen runs it."""
+
+    def __init__(self, player: Player, screen: MainScreen) -> None:
+        self.player, self.screen = player, screen
+
+    async def before(self, item: ScriptLine, *, shown: str, name: str) -> bool:
+        player, screen = self.player, self.screen
+        await player.running.wait()
+        if player.skipping and name == "sleep":
+            return False
+        if name != "expect":  # a check leaves the view it checks in place
+            await screen.close_overlays()
+        await self._type(item.line)
+        screen.chat.type_into("")  # "enter": the line moves from the prompt to the log
+        return True
+
+    async def after(self, item: ScriptLine, outcome: Outcome) -> None:
+        """The screen has shown the outcome already (its run_line applies it)."""
+
+    async def _type(self, line: str) -> None:
+        player, chat = self.player, self.screen.chat
+        if player.skipping or player.delay <= 0:
+            chat.type_into(line)
             return
         for end in range(1, len(line) + 1):
-            await self.running.wait()
-            screen.chat.type_into(line[:end])
-            await asyncio.sleep(self.delay)
+            await player.running.wait()
+            chat.type_into(line[:end])
+            await asyncio.sleep(player.delay)

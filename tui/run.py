@@ -1,13 +1,14 @@
-"""Launching the TUI from the CLI: ``run_tui(session_or_composition, ...) -> exit code``."""
+"""Launching the TUI from the CLI: ``run_tui(session, ...) -> exit code``."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from bot_commands.script import read_script
+from bot_commands.session import CommandSession
 
 from .app import PetStoreApp
 from .confirm import TuiConfirm
@@ -18,25 +19,22 @@ DEFAULT_DELAY = 0.03
 
 
 def run_tui(
-    target: Any,
+    session: CommandSession,
     *,
+    aclose: Callable[[], Awaitable[object]] | None = None,
+    confirm: TuiConfirm | None = None,
     theme: str | None = None,
     page_size: int | None = None,
     play: str | Path | None = None,
     delay: float | None = None,
     exit_after_play: bool = False,
-    confirm: TuiConfirm | None = None,
 ) -> int:
-    """Run the app on a CommandSession (or a Composition with ``.session`` and ``aclose()``).
+    """Run the app on ``session``; ``aclose`` is awaited when the app ends.
 
-    Without a ``confirm`` on the session, the TUI installs its own modal
-    confirmation (writes on production ask first). Returns the exit code:
-    0, or with ``--play ... --exit`` the code ``petstore run`` would give.
+    ``confirm`` is the session's confirmation (the app attaches it to show its
+    dialog). Returns the exit code: 0, or with ``--play ... --exit`` the code
+    ``petstore run`` gives for the same script (the same script engine).
     """
-    session = getattr(target, "session", target)
-    closer = getattr(target, "aclose", None)
-    if getattr(session, "confirm", None) is None:
-        session.confirm = confirm = confirm or TuiConfirm()
     try:
         player = _player(play, delay, exit_after_play)
     except (OSError, UnicodeDecodeError) as exc:
@@ -48,8 +46,8 @@ def run_tui(
         try:
             await app.run_async()
         finally:
-            if closer is not None:
-                await closer()
+            if aclose is not None:
+                await aclose()
 
     asyncio.run(main())
     return app.return_code or 0

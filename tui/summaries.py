@@ -1,109 +1,34 @@
-"""One-look summaries of command results for the chat log (Rich renderables)."""
+"""What the TUI's log shows for an outcome: a one-line summary for results the screen shows elsewhere
+(the list, a detail, orders, a new pet), the full view for the rest; failures as their error view."""
 
 from __future__ import annotations
 
-from functools import singledispatch
-from typing import Any
-
-from rich.console import Group, RenderableType
-from rich.table import Table
+from rich.console import RenderableType
 from rich.text import Text
 
-from bot_commands import results as r
+from bot_commands.outcome import Failure
+from bot_commands.render import to_rich
+from bot_commands.results import EnvInfo, OrdersListing, PetCreated, PetDetail, PetList, Result
+from bot_commands.views import BlankView, present, present_failure
 
-from .controller import Failure
-from .render import literal, pet_row, pretty_json
+from .render import literal
 
-
-@singledispatch
-def summarize(result: Any) -> RenderableType:
-    """Fallback: the result's JSON."""
-    to_json = getattr(result, "to_json", None)
-    return pretty_json(to_json() if to_json else repr(result))
+#: Results the screen shows in a widget (the env bar too): the log only summarises them.
+SHOWN_ELSEWHERE = (PetList, PetCreated, PetDetail, OrdersListing, EnvInfo)
 
 
-@summarize.register
-def _(result: r.PetList) -> RenderableType:
-    where = f" ({result.status})" if result.status else ""
-    more = "; more with n or /more" if result.next_url else ""
-    return Text(f"{len(result.pets)} pet(s){where}{more}", style="dim")
-
-
-@summarize.register
-def _(result: r.PetCreated) -> RenderableType:
-    pet = result.pet
-    return Text.assemble(("Created ", "green"), f"#{pet.id} ", literal(pet.name, width=60))
-
-
-@summarize.register
-def _(result: r.PetDetail) -> RenderableType:
-    cells = pet_row(result.pet)
-    line = Text.assemble("#", cells[0], " ", cells[1], " · category ", cells[2], " · ", cells[3])
-    if result.first_notice:
-        return Group(line, Text(result.notice.message, style="yellow"))
-    return line
-
-
-@summarize.register
-def _(result: r.OrdersListing) -> RenderableType:
-    count = len(result.data) if isinstance(result.data, list) else None
-    return Text(f"Orders: {count} item(s)" if count is not None else "Orders opened", style="dim")
-
-
-@summarize.register
-def _(result: r.EnvInfo) -> RenderableType:
-    mode = " (read-only)" if result.read_only else ""
-    return Text.assemble(
-        ("env ", "dim"), literal(result.env), ("  url ", "dim"), literal(result.base_url),
-        ("  key ", "dim"), literal(result.masked_key), mode,
-    )
-
-
-@summarize.register
-def _(result: r.Help) -> RenderableType:
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold cyan", no_wrap=True)
-    table.add_column()
-    for entry in result.entries:
-        table.add_row(Text(entry.usage), Text(entry.summary))
-        if result.topic and entry.details:
-            table.add_row("", Text(entry.details, style="dim"))
-    return table
-
-
-@summarize.register
-def _(result: r.Notice) -> RenderableType:
-    return Text(result.text, style="yellow" if result.level == "warning" else "")
-
-
-@summarize.register
-def _(result: r.ExpectationMet) -> RenderableType:
-    return Text.assemble(("✓ ", "green"), f"expect {result.expectation}")
-
-
-@summarize.register
-def _(result: r.HistoryListing) -> RenderableType:
-    if not result.lines:
-        return Text("No commands yet.", style="dim")
-    return Text("\n".join(result.lines), style="dim")
-
-
-@summarize.register
-def _(result: r.Paused) -> RenderableType:
-    return Text(f"(paused {result.seconds:g} s)", style="dim")
-
-
-@summarize.register
-def _(result: r.Quit) -> RenderableType:
-    return Text("Bye.", style="dim")
+def summarize(result: Result) -> RenderableType:
+    shown = present(result)
+    notes = [Text(note, style="yellow") for note in shown.notes]
+    if isinstance(result, SHOWN_ELSEWHERE) or isinstance(shown.view, BlankView):
+        line = literal(shown.summary, style="dim" if not isinstance(result, PetCreated) else "green")
+        return line if not notes else Text("\n").join([line, *notes])
+    return to_rich(shown.view)
 
 
 def failure_text(failure: Failure) -> RenderableType:
-    """A failure as one red line (plus the usage line, when there is one)."""
-    line = Text.assemble((f"{failure.title}: ", "bold red"), literal(failure.message))
-    if failure.usage:
-        return Group(line, Text(f"usage: {failure.usage}", style="dim"))
-    return line
+    """A failure as its red line (plus the usage line, when there is one)."""
+    return to_rich(present_failure(failure).view)
 
 
 def echo_text(line: str) -> Text:

@@ -1,41 +1,25 @@
-"""Validation of the add form, mirroring the service (spec section 2, NewPet)."""
+"""Validation of the add form as you type: the command layer's one validation, as Textual validators."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from textual.validation import ValidationResult, Validator
 
-from petstore_api.models import INT64_MAX, INT64_MIN, NAME_MAX_LENGTH, PetStatus
+from bot_commands.validation import check_category_id, check_name, check_status, problem
 
 
 def name_error(value: str) -> str | None:
-    """Why ``value`` is not a valid pet name (None: it is)."""
-    if not value.strip():
-        return "Name is required."
-    if len(value) > NAME_MAX_LENGTH:
-        return f"Name is at most {NAME_MAX_LENGTH} characters ({len(value)} now)."
-    return None
+    return problem(check_name, value)
 
 
 def category_error(value: str) -> str | None:
-    """Why ``value`` is not a valid int64 category id (None: it is)."""
-    text = value.strip()
-    if not text:
-        return "Category id is required."
-    try:
-        number = int(text, 10)
-    except ValueError:
-        return "Category id must be a whole number."
-    if not INT64_MIN <= number <= INT64_MAX:
-        return "Category id must fit in 64 bits (int64)."
-    return None
+    return problem(check_category_id, value)
 
 
 def status_error(value: str | None) -> str | None:
-    if value in (None, "") or value in PetStatus.values():
-        return None
-    return f"Status is one of {', '.join(PetStatus.values())}."
+    return None if value in (None, "") else problem(check_status, value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +37,14 @@ def form_errors(*, name: str, category: str, status: str | None) -> dict[str, st
 
 def parse_form(*, name: str, category: str, status: str | None) -> FormValues:
     """Values of a form that :func:`form_errors` found valid."""
-    return FormValues(name=name, category_id=int(category.strip(), 10), status=status or None)
+    return FormValues(name=name, category_id=check_category_id(category), status=check_status(status) if status
+                      else None)
 
 
 class Check(Validator):
     """A Textual validator made from one of the functions above."""
 
-    def __init__(self, check) -> None:
+    def __init__(self, check: Callable[[str], str | None]) -> None:
         super().__init__()
         self._check = check
 

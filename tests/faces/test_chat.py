@@ -13,11 +13,14 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from bot_commands.commands import default_registry
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
 from petstore_api.client import PetStoreClient
 from petstore_cli import chat
 from petstore_cli.chat import ChatLoop, LineEditor, run_chat
+
+REGISTRY = default_registry()
 
 BASE = "http://sandbox.localhost/v1"
 ENV = EnvInfo(env="sandbox", base_url=BASE, masked_key="sk-...abcd", sandbox=True)
@@ -35,7 +38,7 @@ def chat_with(session: CommandSession, text: str, *, aclose: Any = None) -> tupl
 
 
 def test_piped_lines_run_without_prompt_decoration(client: PetStoreClient) -> None:
-    session = CommandSession(client, env=ENV)
+    session = CommandSession(client, registry=REGISTRY, env=ENV)
     text = "# comment\n\n/list sold\nget 3\n/lst\n/list --limit abc\n/get 999\n/env\n"
     code, out = chat_with(session, text, aclose=client.aclose)
     assert code == 0
@@ -50,7 +53,7 @@ def test_piped_lines_run_without_prompt_decoration(client: PetStoreClient) -> No
 
 
 def test_quit_stops_reading(client: PetStoreClient) -> None:
-    session = CommandSession(client, env=ENV)
+    session = CommandSession(client, registry=REGISTRY, env=ENV)
     code, out = chat_with(session, "/env\n/quit\n/list\n", aclose=client.aclose)
     assert code == 0 and session.history == ["/env"] and "Rex" not in out
 
@@ -73,7 +76,7 @@ class SlowClient:
 @pytest.mark.skipif(os.name != "posix", reason="SIGINT delivery")
 def test_ctrl_c_cancels_the_running_command_not_the_session() -> None:
     slow = SlowClient()
-    session = CommandSession(slow, env=ENV)
+    session = CommandSession(slow, registry=REGISTRY, env=ENV)
     code, out = chat_with(session, "/orders\n/help env\n")
     assert code == 0 and slow.cancelled
     assert out.splitlines()[0] == "cancelled" and "/env" in out
@@ -93,7 +96,7 @@ def reader(*items: str | type[BaseException]) -> Any:
 
 def test_interactive_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_exits(client: PetStoreClient) -> None:
     out = io.StringIO()
-    session = CommandSession(client, env=ENV)
+    session = CommandSession(client, registry=REGISTRY, env=ENV)
     with asyncio.Runner() as runner:
         loop = ChatLoop(session, console=Console(file=out, width=100), runner=runner,
                         read=reader(KeyboardInterrupt, "/env", EOFError), interactive=True)
@@ -116,7 +119,7 @@ class FakeReadline:
 
 
 def test_tab_completion_uses_the_session(client: PetStoreClient, tmp_path: Path) -> None:
-    session = CommandSession(client, env=ENV)
+    session = CommandSession(client, registry=REGISTRY, env=ENV)
     session._remember((42,))  # as if a result had shown pet 42
     editor = LineEditor(session, tmp_path / "history")
     editor.readline = FakeReadline("/list --status s")
@@ -130,13 +133,13 @@ def test_tab_completion_uses_the_session(client: PetStoreClient, tmp_path: Path)
 def test_history_is_saved_to_the_given_path(client: PetStoreClient, tmp_path: Path) -> None:
     readline = pytest.importorskip("readline")
     path = tmp_path / "data" / "chat_history"
-    editor = LineEditor(CommandSession(client, env=ENV), path)
+    editor = LineEditor(CommandSession(client, registry=REGISTRY, env=ENV), path)
     readline.clear_history()
     readline.add_history("/list sold")
     editor.save()
     assert "/list sold" in path.read_text() and (path.stat().st_mode & 0o777) == 0o600
     readline.clear_history()
-    LineEditor(CommandSession(client, env=ENV), path)
+    LineEditor(CommandSession(client, registry=REGISTRY, env=ENV), path)
     assert readline.get_history_item(readline.get_current_history_length()) == "/list sold"
     readline.clear_history()
 

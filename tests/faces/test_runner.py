@@ -11,11 +11,14 @@ from typing import Any
 import httpx
 import pytest
 
+from bot_commands.commands import default_registry
 from bot_commands.results import EnvInfo
 from bot_commands.script import parse_script
 from bot_commands.session import CommandSession
 from petstore_api.client import PetStoreClient, RetryPolicy
 from petstore_cli.runner import collect_lines, run_script
+
+REGISTRY = default_registry()
 
 
 class FakeTTY(io.StringIO):
@@ -201,7 +204,7 @@ async def test_unreachable_service_is_exit_1_with_code_connect(sleeps: Any) -> N
 
     client = PetStoreClient(base_url="http://127.0.0.1:9/v1", transport=httpx.MockTransport(refuse),
                             retry=RetryPolicy(attempts=1, sleep=sleeps))
-    session = CommandSession(client, env=EnvInfo(env="custom", base_url="http://127.0.0.1:9/v1", masked_key="(none)"))
+    session = CommandSession(client, registry=REGISTRY, env=EnvInfo(env="custom", base_url="http://127.0.0.1:9/v1", masked_key="(none)"))
     async with client:
         code, out, _ = await run(session, "/list\n/env\n", json_mode=True)
     (obj,) = lines(out)
@@ -213,7 +216,7 @@ async def test_an_internal_error_is_one_line_not_a_traceback() -> None:
         async def list_orders(self) -> Any:
             raise RuntimeError("boom\nsecond line")
 
-    session = CommandSession(Broken(), env=EnvInfo(env="custom", base_url="x", masked_key="(none)"))
+    session = CommandSession(Broken(), registry=REGISTRY, env=EnvInfo(env="custom", base_url="x", masked_key="(none)"))
     code, out, err = await run(session, "/orders\n")
     assert code == 1 and err == "line 1: internal error: RuntimeError: boom second line\n"
 

@@ -149,7 +149,8 @@ def test_render_any_text_is_safe_and_bounded(name: str, extra: str, width: int) 
 
     from rich.console import Console
 
-    from bot_commands.render import error_message, render
+    from bot_commands.outcome import classify
+    from bot_commands.render import render
     from bot_commands.results import Notice, PetCreated, PetList
     from petstore_api.errors import ServerError
     from petstore_api.models import ErrorBody, Pet
@@ -161,11 +162,11 @@ def test_render_any_text_is_safe_and_bounded(name: str, extra: str, width: int) 
         console = Console(file=out, width=width, force_terminal=terminal, color_system="standard" if terminal else None)
         for result in (PetList(pets=[pet, pet]), PetCreated(pet=pet), Notice(text=name)):
             console.print(render(result))
-        console.print(error_message(error), soft_wrap=True, markup=False)
+        console.print(classify(error).text, soft_wrap=True, markup=False)
         text = out.getvalue()
         if terminal:
             text = re.sub(r"\x1b\[[0-9;]*m", "", text)  # rich's own colours are fine
         assert_terminal_safe(text)
-        assert "\n" not in error_message(error)
+        assert "\n" not in classify(error).text
         lines = text.splitlines()
         assert all(cell_len(line) <= width for line in lines[:-1]), width  # the last: the one-line error

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from faultserver import FaultServer, refused_url
 
+from bot_commands.commands import default_registry
 from bot_commands.results import EnvInfo, PetCreated, PetList
 from bot_commands.session import CommandSession
 from petstore_api import PetStoreClient, RetryPolicy, Timeouts
@@ -23,13 +24,15 @@ from petstore_api.errors import PetStoreError
 from .proxy import Proxy
 from .support import CANARY, MASKED, all_pets, named
 
+REGISTRY = default_registry()
+
 pytestmark = pytest.mark.slow
 
 
 def _session(url: str) -> CommandSession:
     client = PetStoreClient(base_url=url, api_key=CANARY, timeouts=Timeouts(read=5.0, total=1.0),
                             retry=RetryPolicy(backoff=0.01, retry_after_cap=1.0))
-    return CommandSession(client, env=EnvInfo(env="custom", base_url=url, masked_key=MASKED))
+    return CommandSession(client, registry=REGISTRY, env=EnvInfo(env="custom", base_url=url, masked_key=MASKED))
 
 
 @pytest.fixture

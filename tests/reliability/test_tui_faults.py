@@ -23,6 +23,7 @@ from textual.content import Content
 from textual.markup import MarkupError
 from textual.widgets import Input, RichLog, Static
 
+from bot_commands.commands import default_registry
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
 from petstore_api import PetStoreClient, RetryPolicy, Timeouts
@@ -33,6 +34,8 @@ from tui.screens.help import HelpScreen
 from .faults_table import ADD_SUCCEEDS, EXPECT, SLOW
 from .proxy import Proxy
 from .support import CANARY, MASKED, assert_no_secret, assert_terminal_safe, named
+
+REGISTRY = default_registry()
 
 pytestmark = pytest.mark.slow
 SIZE = (110, 32)
@@ -45,7 +48,7 @@ async def _no_sleep(_seconds: float) -> None:
 def _session(url: str) -> CommandSession:
     client = PetStoreClient(base_url=url, api_key=CANARY, timeouts=Timeouts(read=5.0, total=1.0),
                             retry=RetryPolicy(backoff=0.01, retry_after_cap=1.0))
-    return CommandSession(client, env=EnvInfo(env="custom", base_url=url, masked_key=MASKED), sleep=_no_sleep)
+    return CommandSession(client, registry=REGISTRY, env=EnvInfo(env="custom", base_url=url, masked_key=MASKED), sleep=_no_sleep)
 
 
 class Watched:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from tui_support import Harness, Tap, make_client, make_env, no_sleep
 
+from bot_commands.commands import default_registry
 from bot_commands.session import CommandSession
 from petstore_server.sandbox import Sandbox
 from tui.app import PetStoreApp
@@ -39,7 +40,7 @@ def app_factory(tmp_path: Path) -> Iterator[Callable[..., PetStoreApp]]:
         if setup is not None:
             setup(tap)
         client = make_client(sandbox, api_key=api_key, transport=tap)
-        session = CommandSession(client, env=make_env(env), sleep=no_sleep)
+        session = CommandSession(client, env=make_env(env), registry=default_registry(), sleep=no_sleep)
         return PetStoreApp(session, **kwargs)
 
     yield build

@@ -1,26 +1,43 @@
-"""The TUI's decision logic, without widgets."""
+"""The TUI's UI decisions (tui/controller.py), and its adapters over the command layer."""
 
 from __future__ import annotations
 
 import shlex
 from datetime import date
 
-import pytest
-
-from bot_commands.errors import Declined, UsageError
+from bot_commands.commands import default_registry
+from bot_commands.outcome import Failure, Outcome, classify
+from bot_commands.results import EnvInfo
+from bot_commands.sanitize import clip
 from bot_commands.session import CommandSession
 from petstore_api import errors as e
 from petstore_api.models import ErrorBody, Pet
 from tui import controller as c
-from tui.render import clip, is_flat_records, literal, pet_row, record_columns
+from tui.render import literal, pet_row
 from tui.validation import FormValues, category_error, form_errors, name_error, parse_form
 from tui.widgets.chat_pane import complete_line
+
+ENV = EnvInfo(env="sandbox", base_url="http://x/v1", masked_key="-")
+#: Parses only: nothing is sent (no client).
+SESSION = CommandSession(client=None, env=ENV, registry=default_registry())  # type: ignore[arg-type]
+
+
+def api(status: int, code: str = "x") -> Failure:
+    return classify(e.api_error_for(status)(ErrorBody(code=code, message="no pet", status=status)))
+
+
+def failed(line: str, failure: Failure) -> Outcome:
+    prepared = SESSION.prepare(line)
+    return Outcome(line=prepared.shown, invocation=prepared.invocation, failure=failure)
+
+
+UNREACHABLE = classify(e.ConnectError("refused"))
 
 
 def test_list_and_add_lines_parse_back_in_the_command_layer() -> None:
     assert c.list_line(None, 20) == "/list --limit 20"
     assert c.list_line("sold", 500) == "/list sold --limit 100"
-    session = CommandSession(client=None, env=None)  # parse only: nothing is sent
+    session = SESSION
     for name in ["Rex", "Rex the Dog", "it's [b]x[/b]", "-dash", "name=odd", 'q"uote']:
         line = c.add_line(name=name, category_id=3, status="sold")
         values = session.parse(line).values
@@ -45,41 +62,25 @@ def test_freshness_drops_older_answers() -> None:
     assert fresh.accept("list", 3)
 
 
-def test_worker_groups() -> None:
-    assert c.worker_group("/list sold") == ("list", True)
-    assert c.worker_group("ls") == ("list", True)
-    assert c.worker_group("/get 3") == ("detail", True)
-    assert c.worker_group("/add Rex --category 1") == ("command", False)
+def test_worker_groups_follow_the_command_layers_groups() -> None:
+    def group(line: str) -> tuple[str, bool]:
+        command = SESSION.prepare(line).command
+        return c.worker_group(command.group if command else None)
 
-
-@pytest.mark.parametrize(
-    ("exc", "kind", "exit_code"),
-    [
-        (UsageError("missing NAME", usage="/add NAME"), "usage", 2),
-        (Declined("not done"), "declined", 2),
-        (e.AuthenticationError(ErrorBody(code="unauthorized", message="bad key", status=401)), "auth", 1),
-        (e.NotFoundError(ErrorBody(code="not_found", message="no pet", status=404)), "not_found", 1),
-        (e.APIError(ErrorBody(code="gone", message="gone", status=410)), "gone", 1),
-        (e.ConnectError("refused"), "unreachable", 1),
-        (e.InputError("limit"), "usage", 2),
-        (RuntimeError("boom"), "error", 1),
-    ],
-)
-def test_classify(exc: BaseException, kind: str, exit_code: int) -> None:
-    failure = c.classify(exc)
-    assert (failure.kind, failure.exit_code) == (kind, exit_code)
-    assert failure.title
+    assert group("/list sold") == ("listing", True) and group("ls") == ("listing", True)
+    assert group("/next") == ("listing", True) and group("/more") == ("listing", True)
+    assert group("/get 3") == ("detail", True)
+    assert group("/add Rex --category 1") == ("command", False) and group("/bogus") == ("command", False)
 
 
 def test_detail_decisions() -> None:
     assert c.getpet_gone(date(2030, 12, 5)) and not c.getpet_gone(date(2030, 12, 4))
-    gone = c.Failure("gone", "x", status=410)
-    assert c.falls_back(gone, known=True)
+    gone = api(410)
+    assert gone.kind == "gone" and c.falls_back(gone, known=True)
     assert not c.falls_back(gone, known=False)
-    assert not c.falls_back(c.Failure("unreachable", "x"), known=True)
-    assert c.get_target("/get 7", None) == 7
-    assert c.get_target("/get $last", 4) == 4
-    assert c.get_target("/get", 4) is None
+    assert not c.falls_back(UNREACHABLE, known=True)
+    assert c.get_target(failed("/get 7", gone)) == 7
+    assert c.get_target(failed("/get", gone)) is None and c.get_target(failed("/list", gone)) is None
 
 
 def test_pet_fields_put_known_fields_first_and_keep_extras() -> None:
@@ -108,14 +109,6 @@ def test_server_text_is_literal_and_clipped() -> None:
     assert clip("abc", 2) == "a…"
 
 
-def test_generic_rendering_choice() -> None:
-    assert is_flat_records([{"id": 1, "qty": 2}, {"id": 2, "note": None}])
-    assert not is_flat_records([{"id": 1, "items": [1]}])
-    assert not is_flat_records({"orders": []})
-    assert not is_flat_records([])
-    assert record_columns([{"a": 1}, {"b": 2, "a": 3}]) == ["a", "b"]
-
-
 def test_completion_extends_lines_or_last_words() -> None:
     assert complete_line("/li", ["/list", "/ls"]) == "/list"
     assert complete_line("/list so", ["sold"]) == "/list sold"
@@ -128,37 +121,30 @@ def test_add_line_is_shell_quoted() -> None:
 
 
 def test_failure_and_placement_decisions() -> None:
-    usage, down = c.Failure("usage", "x"), c.Failure("unreachable", "x")
-    assert c.list_failure_state(usage, "/list --limit 0") == "idle"
-    assert c.list_failure_state(down, "/get 3") == "problem"
-    assert c.list_failure_state(c.Failure("not_found", "x", status=404), "/get 3") is None
-    assert c.list_failure_state(c.Failure("protocol", "x"), "/more") == "problem"
+    usage = SESSION.prepare("/list --limit 0")  # never started loading: the pane stays as it is
+    assert c.list_failure_state(Outcome(line=usage.shown, failure=usage.failure)) is None
+    assert c.list_failure_state(failed("/list", classify(e.InputError("limit")))) == "idle"  # refused, not sent
+    assert c.list_failure_state(failed("/get 3", UNREACHABLE)) == "problem"
+    assert c.list_failure_state(failed("/get 3", api(404))) is None
+    assert c.list_failure_state(failed("/more", classify(e.ProtocolError("html")))) == "problem"
     assert c.tab_for_new_pet("sold", None) is None
     assert c.tab_for_new_pet("sold", "sold") is None
     assert c.tab_for_new_pet("sold", "pending") == "sold"
     assert c.tab_for_new_pet("", "pending") == "all"
-    assert c.worker_group("/more") == ("list", True)
 
 
 def test_detail_views_for_failures_and_sunset() -> None:
     pet = Pet.model_validate({"id": 4, "name": "Goldie", "categoryId": 4, "status": "sold"})
-    not_found = c.Failure("not_found", "no pet", status=404)
+    not_found = api(404)
     assert c.detail_for_failure(not_found, pet_id=9, known=None).failure is not_found
     fallback = c.detail_for_failure(not_found, pet_id=4, known=pet)
     assert fallback.fallback and ("name", "Goldie") in fallback.fields
-    assert c.detail_for_failure(c.Failure("unreachable", "x"), pet_id=4, known=pet) is None
+    assert c.detail_for_failure(UNREACHABLE, pet_id=4, known=pet) is None
     assert c.detail_without_request(pet, today=date(2030, 12, 4)) is None
     assert "removed" in c.detail_without_request(pet, today=date(2031, 1, 1)).fallback
     assert c.detail_without_request(None, today=date(2031, 1, 1)) is None
 
 
-
-
-def test_command_names_come_from_the_registry() -> None:
-    assert c.command_name("ls sold") == "list" and c.command_name("//list") == "list"
-    assert c.command_name("/next") == "more" and c.worker_group("/next") == ("list", True)
-    assert c.command_name("/get 3") == "get" and c.worker_group("get 3") == ("detail", True)
-    assert c.command_name("/bogus") == "" and c.worker_group("/add x --category 1") == ("command", False)
 
 
 def test_pet_fields_show_every_field_and_an_absent_status() -> None:

@@ -55,10 +55,10 @@ async def test_401_asks_for_a_key(harness) -> None:
 async def test_an_unexpected_exception_never_ends_the_app(harness) -> None:
     session = harness.session()
 
-    async def broken(line: str):
+    async def broken(**kwargs: object):
         raise RuntimeError("bug in the command layer")
 
-    session.execute = broken
+    session.client.create_pet = broken  # a handler ending in an exception nobody planned for
     app = harness.app(session)
     async with app.run_test(size=(110, 32)) as pilot:
         await settle(pilot)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tui_support import settle
 
 from bot_commands.script import parse_script
@@ -46,7 +47,7 @@ async def test_a_failing_expectation_stops_the_play_and_exits_1(harness) -> None
     async with app.run_test(size=(110, 32)) as pilot:
         await settle(pilot)
     assert app.return_code == 1
-    assert player.report.failed_line == 3 and "expected count 99" in player.report.message
+    assert player.report.failed.where == 3 and "expected count 99" in player.report.message
     assert "/list pending" not in app.session.history
 
 
@@ -91,11 +92,8 @@ def test_run_tui_plays_and_exits_with_the_scripts_code(harness, tmp_path: Path, 
     script.write_text("/list sold\n/expect count 4\n")
     closed: list[bool] = []
 
-    class Composition:
-        session = harness.session()
-
-        async def aclose(self) -> None:
-            closed.append(True)
+    async def aclose() -> None:
+        closed.append(True)
 
     async def headless(self, **kwargs):
         async with self.run_test(size=(110, 32)) as pilot:
@@ -104,8 +102,43 @@ def test_run_tui_plays_and_exits_with_the_scripts_code(harness, tmp_path: Path, 
                 await self.workers.wait_for_complete()
 
     monkeypatch.setattr("tui.app.PetStoreApp.run_async", headless)
-    assert run_tui(Composition(), play=script, delay=0, exit_after_play=True) == 0
+    assert run_tui(harness.session(), aclose=aclose, play=script, delay=0, exit_after_play=True) == 0
     assert closed == [True]
     script.write_text("/list sold\n/expect count 5\n")
-    assert run_tui(Composition(), play=script, delay=0, exit_after_play=True) == 1
-    assert run_tui(Composition(), play=tmp_path / "missing", exit_after_play=True) == 2
+    assert run_tui(harness.session(), aclose=aclose, play=script, delay=0, exit_after_play=True) == 1
+    assert run_tui(harness.session(), aclose=aclose, play=tmp_path / "missing", exit_after_play=True) == 2
+
+
+PARITY_SCRIPTS = {
+    "ok": ("/list sold\n/expect count 4\n", 0),
+    "expectation fails": ("/list sold\n/expect count 5\n", 1),
+    "bad input": ("/list --limit 0\n/list\n", 2),
+    "service says no": ("/get 999\n/list\n", 1),
+    "expected failure": ("/get 999\n/expect error 404\n/list\n", 0),
+    "bad input, then a wrong expectation": ("/list --limit 0\n/expect error 404\n", 2),
+    "unknown command": ("/lst\n", 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARITY_SCRIPTS))
+def test_run_and_tui_play_end_with_the_same_exit_code(harness, tmp_path: Path, monkeypatch, name: str) -> None:
+    import asyncio
+    import io
+
+    from petstore_cli.runner import run_script
+
+    text, expected = PARITY_SCRIPTS[name]
+    script = tmp_path / "parity.petstore"
+    script.write_text(text)
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1)]
+    ran = asyncio.run(run_script(harness.session(), lines, out=io.StringIO(), err=io.StringIO()))
+
+    async def headless(self, **kwargs):
+        async with self.run_test(size=(110, 32)) as pilot:
+            while self.is_running and self.return_code is None:
+                await pilot.pause()
+                await self.workers.wait_for_complete()
+
+    monkeypatch.setattr("tui.app.PetStoreApp.run_async", headless)
+    played = run_tui(harness.session(), play=script, delay=0, exit_after_play=True)
+    assert (ran, played) == (expected, expected)

@@ -8,6 +8,8 @@ from typing import Any
 import httpx
 from pilot_support import settle  # noqa: F401  (re-exported for tests/tui)
 
+from bot_commands.commands import default_registry
+from bot_commands.policy import Policy
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
 from petstore_api.client import PetStoreClient, RetryPolicy
@@ -47,7 +49,8 @@ class Harness:
         self.tap = Tap(self.sandbox.app)
         client = make_client(self.sandbox, api_key=api_key, transport=self.tap)
         self.clients.append(client)
-        return CommandSession(client, env=make_env(env, read_only=read_only), read_only=read_only,
+        return CommandSession(client, env=make_env(env, read_only=read_only), registry=default_registry(),
+                              policy=Policy(read_only=read_only, production=env == "production"),
                               confirm=confirm, sleep=no_sleep)
 
     def app(self, session: CommandSession | None = None, **kwargs: Any) -> PetStoreApp:

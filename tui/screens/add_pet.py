@@ -13,9 +13,10 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, Select, Static
 
-from petstore_api.models import PetStatus
+from bot_commands.outcome import Outcome
+from bot_commands.results import PetCreated
+from bot_commands.validation import NAME_MAX_LENGTH, STATUSES
 
-from ..controller import Outcome
 from ..render import literal
 from ..validation import Check, FormValues, category_error, form_errors, name_error, parse_form
 
@@ -39,15 +40,15 @@ class AddPetScreen(ModalScreen[Any]):
             yield Label("Add a pet", classes="dialog-title")
             with Grid(id="add-grid"):
                 yield Label("Name", classes="field-label")
-                yield Input(id="name", placeholder="required, 1..200 characters", validators=[Check(name_error)],
-                            validate_on=["changed", "submitted"])
+                yield Input(id="name", placeholder=f"required, 1..{NAME_MAX_LENGTH} characters",
+                            validators=[Check(name_error)], validate_on=["changed", "submitted"])
                 yield Static("", id="name-error", classes="field-error")
                 yield Label("Category id", classes="field-label")
                 yield Input(id="category", placeholder="required, a whole number (int64)",
                             validators=[Check(category_error)], validate_on=["changed", "submitted"])
                 yield Static("", id="category-error", classes="field-error")
                 yield Label("Status", classes="field-label")
-                yield Select([(s, s) for s in PetStatus.values()], id="status", prompt="(not set)")
+                yield Select([(s, s) for s in STATUSES], id="status", prompt="(not set)")
                 yield Static("", id="status-error", classes="field-error")
             yield Static("", id="form-error")
             with Horizontal(classes="dialog-buttons"):
@@ -102,7 +103,7 @@ class AddPetScreen(ModalScreen[Any]):
             outcome = await self._submit(values)
         finally:
             button.disabled = False
-        if outcome.ok and hasattr(outcome.result, "pet"):
+        if isinstance(outcome.result, PetCreated):
             self.dismiss(outcome.result)
         else:
             self.show_failure(outcome)
@@ -113,7 +114,7 @@ class AddPetScreen(ModalScreen[Any]):
         if failure is None:  # e.g. a declined confirmation: the session's notice
             text = Text(getattr(outcome.result, "text", "Not added."))
         else:
-            text = Text.assemble((f"{failure.title}: ", "bold"), literal(failure.message))
+            text = Text.assemble((f"{failure.title}: ", "bold"), literal(failure.problem or failure.message))
         self._form_error(text)
         self.add_class("-failed")
 

@@ -12,8 +12,10 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, Static
 
+from bot_commands.sanitize import clip
+
 from ..controller import DetailView
-from ..render import clip, literal
+from ..render import literal
 
 #: Longest field value shown in full; longer ones are cut (their length is said).
 VALUE_WIDTH = 400

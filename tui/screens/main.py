@@ -20,11 +20,15 @@ from textual.widgets import Footer
 from textual.worker import Worker
 
 from bot_commands import results as r
+from bot_commands.errors import CommandError
+from bot_commands.outcome import Outcome
 from bot_commands.sanitize import visible
-from petstore_api.errors import PetStoreError
+from bot_commands.session import CommandSession, Prepared
 
 from .. import controller as c
+from ..player import Player
 from ..summaries import failure_text, summarize
+from ..validation import FormValues
 from ..widgets.chat_pane import ChatPane
 from ..widgets.env_bar import EnvBar
 from ..widgets.pets_pane import PetsPane
@@ -48,10 +52,10 @@ class MainScreen(Screen[None]):
         Binding("4", "tab('sold')", "Sold", show=False),
     ]
 
-    def __init__(self, session: Any, *, page_size: int = 20, today: Callable[[], date] = date.today) -> None:
+    def __init__(self, session: CommandSession, *, page_size: int = 20,
+                 today: Callable[[], date] = date.today) -> None:
         super().__init__()
         self.session = session
-        self.runner = c.Runner(session.execute)
         self.fresh = c.Freshness()
         self.page_size = c.clamp_page_size(page_size)
         self.today = today
@@ -69,14 +73,14 @@ class MainScreen(Screen[None]):
         self.load(None)
         player = getattr(self.app, "player", None)
         if player is not None:
-            self.run_worker(partial(self.play, player), group="play", exit_on_error=False)
+            self.run_worker(self.play(player), group="play", exit_on_error=False)
 
-    async def play(self, player: Any) -> None:
+    async def play(self, player: Player) -> None:
         """Play a script, then report (and exit, when asked)."""
         report = await player.play(self)
         if player.exit_after:
             self.app.exit(return_code=report.exit_code)
-        elif report.failed_line is not None:
+        elif report.failed is not None:
             self.say(report.message, title="Script stopped", severity="error", timeout=30)
         else:
             self.notify(f"{report.ran} commands played.", title="Script finished")
@@ -104,18 +108,21 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ running lines
 
-    def submit(self, line: str) -> Worker[c.Outcome]:
+    def submit(self, line: str) -> Worker[Outcome]:
         """Run a line in a worker (lists and details cancel their older selves)."""
-        group, exclusive = c.worker_group(line)
-        work = partial(self.run_line, line)
-        return self.run_worker(work, group=group, exclusive=exclusive, exit_on_error=False)
+        prepared = self.session.prepare(line)
+        group, exclusive = c.worker_group(prepared.command.group if prepared.command else None)
+        return self.run_worker(partial(self.run_line, prepared), group=group, exclusive=exclusive,
+                               exit_on_error=False)
 
-    async def run_line(self, line: str) -> c.Outcome:
+    async def run_line(self, line: str | Prepared) -> Outcome:
         """Echo, run and apply one line; never raises."""
-        self.chat.echo(line)
-        if c.command_name(line) in c.LIST_COMMANDS:
-            self.pane.begin_loading(self.pane.status, more=c.is_more(line))
-        outcome = await self.runner.run(line)
+        prepared = line if isinstance(line, Prepared) else self.session.prepare(line)
+        self.chat.echo(prepared.line)
+        command = prepared.command
+        if command is not None and command.group == "listing":
+            self.pane.begin_loading(self.pane.status, more=command.name == "more")
+        outcome = await self.session.run(prepared)
         try:
             self.apply(outcome)
         except Exception as exc:  # noqa: BLE001 - a display bug must not end the app
@@ -128,31 +135,34 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ applying outcomes
 
-    def apply(self, outcome: c.Outcome) -> None:
+    def apply(self, outcome: Outcome) -> None:
         if outcome.failure is not None:
             self.chat.write(failure_text(outcome.failure))
             self.apply_failure(outcome)
             return
         result = outcome.result
+        assert result is not None
         self.chat.write(summarize(result))
         handler = self._HANDLERS.get(type(result))
         if handler is not None:
             handler(self, outcome)
 
-    def _show_list(self, outcome: c.Outcome) -> None:
-        result: r.PetList = outcome.result
+    def _show_list(self, outcome: Outcome) -> None:
+        result = outcome.result
+        assert isinstance(result, r.PetList)
         if not self.fresh.accept("list", outcome.seq):
             return
         pane = self.pane
         pane.page_size = result.limit or pane.page_size
         pane.show_page(result.pets, status=result.status, next_url=result.next_url,
-                       append=c.is_more(outcome.line))
+                       append=result.continued)
         self.tabs.show_status(result.status)
         if self.pending_select is not None:
             pet, self.pending_select = self.pending_select, None
             self._select_new(pet)
 
-    def _show_created(self, outcome: c.Outcome) -> None:
+    def _show_created(self, outcome: Outcome) -> None:
+        assert isinstance(outcome.result, r.PetCreated)
         pet = outcome.result.pet
         tab = c.tab_for_new_pet(pet.status_text, self.tabs.status)
         if tab is None:
@@ -165,17 +175,19 @@ class MainScreen(Screen[None]):
         self.pane.add_pet(pet)
         self.pane.select_pet(pet.id)
 
-    def _show_detail(self, outcome: c.Outcome) -> None:
+    def _show_detail(self, outcome: Outcome) -> None:
+        assert isinstance(outcome.result, r.PetDetail)
         if self.fresh.accept("detail", outcome.seq):
             self.app.push_screen(DetailScreen(c.detail_from_result(outcome.result)))
 
-    def _show_orders(self, outcome: c.Outcome) -> None:
-        self.app.push_screen(OrdersScreen(outcome.result.data))
+    def _show_orders(self, outcome: Outcome) -> None:
+        assert isinstance(outcome.result, r.OrdersListing)
+        self.app.push_screen(OrdersScreen(outcome.result))
 
-    def _quit(self, outcome: c.Outcome) -> None:
+    def _quit(self, outcome: Outcome) -> None:
         self.app.exit(return_code=0)
 
-    _HANDLERS: dict[type, Callable[[MainScreen, c.Outcome], None]] = {
+    _HANDLERS: dict[type, Callable[[MainScreen, Outcome], None]] = {
         r.PetList: _show_list,
         r.PetCreated: _show_created,
         r.PetDetail: _show_detail,
@@ -183,36 +195,38 @@ class MainScreen(Screen[None]):
         r.Quit: _quit,
     }
 
-    def apply_failure(self, outcome: c.Outcome) -> None:
+    def apply_failure(self, outcome: Outcome) -> None:
         failure = outcome.failure
         assert failure is not None
-        state = c.list_failure_state(failure, outcome.line)
+        state = c.list_failure_state(outcome)
         if state == "problem":
             self.pane.show_problem(failure, hint="  Press r to retry.")
         elif state == "idle":
             self.pane.stop_loading()
         if failure.kind == "auth":
             self.ask_for_key(outcome)
-        if c.command_name(outcome.line) == "get" and self._show_failed_detail(outcome.line, failure):
+        if outcome.name == "get" and self._show_failed_detail(outcome):
             return  # fell back to the list's data: nothing is wrong for the user
-        self.say(failure.message, title=failure.title, severity="error")
+        self.say(failure.problem if failure.usage else failure.message, title=failure.title, severity="error")
 
-    def _show_failed_detail(self, line: str, failure: c.Failure) -> bool:
+    def _show_failed_detail(self, outcome: Outcome) -> bool:
         """Show the detail a failed /get still allows; True when it fell back to the list."""
-        pet_id = c.get_target(line, getattr(self.session, "last_pet_id", None))
+        failure = outcome.failure
+        assert failure is not None
+        pet_id = c.get_target(outcome)
         known = self.pane.pets.get(pet_id) if pet_id is not None else None
         view = c.detail_for_failure(failure, pet_id=pet_id, known=known)
         if view is not None:
             self.app.push_screen(DetailScreen(view))
         return view is not None and bool(view.fallback)
 
-    def ask_for_key(self, outcome: c.Outcome) -> None:
+    def ask_for_key(self, outcome: Outcome) -> None:
         def use_key(key: str | None) -> None:
             if not key:
                 return
             try:
                 self.session.set_api_key(key)
-            except PetStoreError as exc:
+            except CommandError as exc:
                 self.say(str(exc), title="Key not changed", severity="error")
                 return
             self.chat.write(Text("Using the new key for this session.", style="dim"))
@@ -260,7 +274,7 @@ class MainScreen(Screen[None]):
     def action_add(self) -> None:
         self.app.push_screen(AddPetScreen(submit=self.submit_add))
 
-    async def submit_add(self, values: Any) -> c.Outcome:
+    async def submit_add(self, values: FormValues) -> Outcome:
         """Run the form's values as ``/add`` (the form shows failures itself)."""
         line = c.add_line(name=values.name, category_id=values.category_id, status=values.status)
         return await self.run_line(line)

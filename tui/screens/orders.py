@@ -1,4 +1,4 @@
-"""Store > Orders: the unspecified payload rendered generically."""
+"""Store > Orders: the unspecified payload, shown as its neutral view (a table, or JSON)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Static
 
-from ..render import is_flat_records, literal, pretty_json, record_columns
-
-CELL_WIDTH = 40
+from bot_commands.render import cell_text, to_rich
+from bot_commands.results import OrdersListing
+from bot_commands.views import Cell, NoticeView, TableView, present
 
 
 class OrdersScreen(Screen[None]):
@@ -21,37 +21,33 @@ class OrdersScreen(Screen[None]):
 
     BINDINGS = [Binding("escape,q", "close", "Back")]
 
-    def __init__(self, data: Any, **kwargs: Any) -> None:
+    def __init__(self, orders: OrdersListing, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.data = data
+        self.view = present(orders).view
 
     def compose(self) -> ComposeResult:
         with Vertical(id="orders"):
             yield Label("Store › Orders", classes="screen-title")
-            if is_flat_records(self.data):
+            if isinstance(self.view, TableView):
                 yield DataTable(id="orders-table", cursor_type="row", zebra_stripes=True)
-            elif self.data in (None, [], {}):
+            elif isinstance(self.view, NoticeView):
                 yield Static(Text("No orders.", style="dim"), id="orders-empty")
             else:
                 with VerticalScroll(id="orders-json"):
-                    yield Static(pretty_json(self.data))
+                    yield Static(to_rich(self.view))
         yield Footer()
 
     def on_mount(self) -> None:
-        if is_flat_records(self.data):
-            self._fill(self.query_one(DataTable))
-
-    def _fill(self, table: DataTable) -> None:
-        columns = record_columns(self.data)
-        for column in columns:
-            table.add_column(literal(column, width=CELL_WIDTH), key=column)
-        for record in self.data:
-            table.add_row(*(self._cell(record.get(c)) for c in columns))
-        table.focus()
+        if isinstance(self.view, TableView):
+            self._fill(self.query_one(DataTable), self.view)
 
     @staticmethod
-    def _cell(value: Any) -> Text:
-        return Text("") if value is None else literal(value, width=CELL_WIDTH)
+    def _fill(table: DataTable[Text], view: TableView) -> None:
+        for column in view.columns:
+            table.add_column(cell_text(Cell(column.title), column.width), key=column.title)
+        for row in view.rows:
+            table.add_row(*(cell_text(cell, column.width) for cell, column in zip(row, view.columns, strict=True)))
+        table.focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

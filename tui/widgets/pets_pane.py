@@ -11,7 +11,9 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static
 
-from ..controller import Failure, step_page_size
+from bot_commands.outcome import Failure
+
+from ..controller import step_page_size
 from ..render import NAME_CELL_WIDTH, literal, pet_row
 from .pets_table import PetsTable
 
