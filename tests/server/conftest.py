@@ -79,3 +79,9 @@ async def anon(app) -> AsyncIterator[httpx.AsyncClient]:
     """A client that sends no Authorization header."""
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as http:
         yield http
+
+
+@pytest.fixture
+def db_target(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """``--db`` for a server subprocess: a SQLite file, or a PostgreSQL URL on a fresh schema."""
+    return str(tmp_path / "pets.db") if backend == "sqlite" else request.getfixturevalue("pg_url")

@@ -102,8 +102,8 @@ def test_hostile_http_never_gets_a_5xx(server: str, name: str) -> None:
     assert raw_exchange(server, b"GET /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n").startswith(b"HTTP/1.1 401 ")
 
 
-async def test_acknowledged_creates_survive_kill_9(tmp_path) -> None:
-    db = tmp_path / "durable.db"
+async def test_acknowledged_creates_survive_kill_9(db_target: str) -> None:
+    db = db_target
     acknowledged: dict[int, dict] = {}
     with running_server(db, "--api-key", KEY) as (proc, url, _):
 
