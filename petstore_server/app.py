@@ -27,7 +27,9 @@ from starlette.types import Receive, Scope, Send
 
 from .openapi import DOCUMENT
 from .records import Idempotency, IdempotencyConflict
+from .sqlite_store import SqliteStore
 from .storage import Store
+from .store import PetStore
 from .wire import (
     ApiError,
     decode_cursor,
@@ -257,9 +259,15 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(
-    store: Store, *, api_keys: Sequence[str], max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    store: Store | PetStore, *, api_keys: Sequence[str], max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 ) -> Starlette:
-    """The Pet Store app over ``store``, accepting any of ``api_keys`` as bearer token."""
+    """The Pet Store app over ``store``, accepting any of ``api_keys`` as bearer token.
+
+    A synchronous :class:`PetStore` (as callers outside the service pass) is served through
+    :class:`SqliteStore`, off the event loop; the caller still owns and closes it.
+    """
+    if isinstance(store, PetStore):
+        store = SqliteStore(store)
     service = _Service(store, api_keys=api_keys, max_body_bytes=max_body_bytes)
     routes = [
         Route("/v1/pets", _Endpoint(service.pets), methods=["GET", "POST"]),
