@@ -92,7 +92,11 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 def _add_serve_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8080, help="port (default: 8080)")
-    p.add_argument("--db", metavar="PATH", default="petstore.db", help="SQLite database file (default: ./petstore.db)")
+    p.add_argument("--db", metavar="PATH|URL", default=None,
+                   help="SQLite file or sqlite:///PATH, or postgresql://user@host:port/db "
+                        "(also PETSTORE_SERVER_DB; default: ./petstore.db)")
+    p.add_argument("--workers", type=int, default=1, metavar="N", help="worker processes (default: 1)")
+    p.add_argument("--access-log", metavar="FILE|-", help="write JSON access log lines to FILE (or - for stdout)")
     p.add_argument("--api-key", dest="api_keys", action="append", default=[], metavar="KEY",
                    help="accepted API key (repeatable; also PETSTORE_SERVER_API_KEYS, comma-separated); "
                         "none given: one is generated and printed once")

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import os
 
 
 def serve_command(args: argparse.Namespace) -> int:
-    from petstore_server.serve import keys_from_env, run_server
+    from petstore_server.serve import DB_ENV, keys_from_env, run_server
 
     keys = [*args.api_keys, *keys_from_env()]
-    return run_server(host=args.host, port=args.port, db_path=Path(args.db), api_keys=keys, seed=args.seed)
+    return run_server(
+        host=args.host,
+        port=args.port,
+        db_path=args.db or os.environ.get(DB_ENV) or "petstore.db",
+        api_keys=keys,
+        seed=args.seed,
+        workers=args.workers,
+        access_log=args.access_log,
+    )

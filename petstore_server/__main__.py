@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from .serve import KEYS_ENV, keys_from_env, run_server
+from .serve import DB_ENV, KEYS_ENV, keys_from_env, run_server
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -14,7 +15,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080, help="0 picks a free port (printed at start)")
-    parser.add_argument("--db", default="petstore.db", help="SQLite file (default: %(default)s)")
+    parser.add_argument(
+        "--db",
+        default=os.environ.get(DB_ENV, "petstore.db"),
+        help=f"SQLite file, sqlite:///PATH or postgresql://user@host:port/db (also ${DB_ENV}; default: petstore.db)",
+    )
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (default: 1)")
+    parser.add_argument("--access-log", metavar="FILE|-", help="JSON access log lines to FILE or stdout")
     parser.add_argument(
         "--api-key", action="append", default=[], help=f"accepted key; repeatable (also ${KEYS_ENV})"
     )
@@ -29,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
         api_keys=keys,
         log_level=args.log_level,
         seed=args.seed,
+        workers=args.workers,
+        access_log=args.access_log,
     )
 
 

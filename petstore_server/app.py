@@ -1,9 +1,14 @@
 """The Pet Store ASGI app (plain Starlette), serving the spec under ``/v1``.
 
 Starlette routes; each endpoint is a bare ASGI callable so the per-request
-path stays lean: headers are read from the raw scope, pages come from SQLite
+path stays lean: headers are read from the raw scope, pages come from the store
 already rendered as JSON, constant headers are precomputed. Every refusal is
 an Error body ``{code, message, status}``; nothing escapes as a traceback.
+
+The app is written against the :class:`~.storage.Store` protocol (SQLite or
+PostgreSQL). Links it sends are relative references, resolved against the URL
+the client asked for, so they stay right behind a proxy that rewrites ``Host``
+or mounts the service under a path prefix.
 """
 
 from __future__ import annotations
@@ -11,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
-import re
 from collections.abc import Awaitable, Callable, Sequence
 
 from starlette.applications import Starlette
@@ -22,7 +26,10 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from .openapi import DOCUMENT
-from .store import IdempotencyConflict, PetStore
+from .records import Idempotency, IdempotencyConflict
+from .sqlite_store import SqliteStore
+from .storage import Store
+from .store import PetStore
 from .wire import (
     ApiError,
     decode_cursor,
@@ -51,12 +58,12 @@ _JSON = (b"content-type", b"application/json")
 _DEPRECATION: Headers = [
     (b"deprecation", b"@1735689600"),
     (b"sunset", b"Thu, 05 Dec 2030 00:00:00 GMT"),
-    (b"link", b'</v1/pets>; rel="successor-version"'),
+    (b"link", b'<../pets>; rel="successor-version"'),
 ]
 _UNAUTHORIZED = {"WWW-Authenticate": "Bearer"}
 _REPLAYED: Headers = [(b"idempotent-replayed", b"true")]
 _LIST_PARAMS = ("limit", "status", "cursor")
-_HOST_RE = re.compile(rb"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+_HEALTHY = b'{"status":"ok"}'
 
 
 def _header(scope: Scope, name: bytes) -> bytes | None:
@@ -95,7 +102,7 @@ class _Endpoint:
 class _Service:
     """The operations, bound to one store and one set of API keys."""
 
-    def __init__(self, store: PetStore, *, api_keys: Sequence[str], max_body_bytes: int) -> None:
+    def __init__(self, store: Store, *, api_keys: Sequence[str], max_body_bytes: int) -> None:
         if not api_keys or not all(isinstance(key, str) and key for key in api_keys):
             raise ValueError("create_app needs at least one non-empty API key")
         self._store = store
@@ -123,14 +130,11 @@ class _Service:
         params = parse_query(scope["query_string"], _LIST_PARAMS)
         limit = parse_limit(params.get("limit"))
         status = parse_status(params.get("status"))
-        page = self._store.list_page(limit=limit, status=status, after_id=decode_cursor(params.get("cursor")))
+        after_id = decode_cursor(params.get("cursor"))
+        page = await self._store.list_page(limit=limit, status=status, after_id=after_id)
         if page.next_after is None:
             return 200, page.body, []
-        return (
-            200,
-            page.body,
-            [(b"link", _next_link(scope, limit=limit, status=status, after=page.next_after))],
-        )
+        return 200, page.body, [(b"link", _next_link(limit=limit, status=status, after=page.next_after))]
 
     async def _create(self, scope: Scope, receive: Receive) -> Reply:
         parse_query(scope["query_string"], ())
@@ -141,10 +145,14 @@ class _Service:
         if not _is_json(_header(scope, b"content-type")):
             raise ApiError(415, "Content-Type must be application/json")
         new_pet = parse_new_pet(body)
-        if key is None:
-            return 201, dumps(self._store.create_pet(**new_pet)), []
+        idempotency = None if key is None else Idempotency(key=key, fingerprint=fingerprint(new_pet))
         try:
-            created = self._store.create_pet_once(key=key, fingerprint=fingerprint(new_pet), **new_pet)
+            created = await self._store.create_pet(
+                name=new_pet["name"],
+                category_id=new_pet["category_id"],
+                status=new_pet["status"],
+                idempotency=idempotency,
+            )
         except IdempotencyConflict:
             raise ApiError(422, "Idempotency-Key was already used with a different request body") from None
         return created.status_code, created.body, list(_REPLAYED) if created.replayed else []
@@ -179,16 +187,26 @@ class _Service:
         parse_query(scope["query_string"], ())
         raw_id = scope["path_params"]["petId"]
         pet_id = parse_pet_id(raw_id)
-        pet = None if pet_id is None else self._store.get_pet(pet_id)
+        pet = None if pet_id is None else await self._store.get_pet(pet_id=pet_id)
         if pet is None:
             raise ApiError(404, f"no pet with id {raw_id[:40]!r}")
-        return 200, dumps(pet), list(_DEPRECATION)
+        return 200, pet.json(), list(_DEPRECATION)
 
     async def orders(self, scope: Scope, receive: Receive) -> Reply:
         """The orders listing: always an empty array, since no operation creates orders."""
         self._check_auth(scope)
         parse_query(scope["query_string"], ())
-        return 200, b"[]", []
+        return 200, await self._store.list_orders(), []
+
+    async def health(self, scope: Scope, receive: Receive) -> Reply:
+        """Liveness and readiness in one: 200 when the database answers, else 503. No key needed."""
+        parse_query(scope["query_string"], ())
+        try:
+            await self._store.health_check()
+        except Exception:
+            logger.warning("health check failed: the database does not answer", exc_info=True)
+            raise ApiError(503, "the database does not answer") from None
+        return 200, _HEALTHY, []
 
 
 def _idempotency_key(scope: Scope) -> str | None:
@@ -204,20 +222,14 @@ def _is_json(content_type: bytes | None) -> bool:
     return content_type is not None and content_type.split(b";", 1)[0].strip().lower() == b"application/json"
 
 
-def _origin(scope: Scope) -> bytes:
-    """``scheme://host[:port]`` of this request, from a well-formed Host header or the server address."""
-    scheme = scope["scheme"].encode()
-    host = _header(scope, b"host")
-    if host is not None and _HOST_RE.fullmatch(host):
-        return scheme + b"://" + host
-    name, port = scope.get("server") or ("localhost", None)
-    name = f"[{name}]" if ":" in name else name
-    return scheme + b"://" + (name if port is None else f"{name}:{port}").encode()
+def _next_link(*, limit: int, status: str | None, after: int) -> bytes:
+    """``Link`` to the next page as a query-only relative reference (RFC 3986 section 5.2.2).
 
-
-def _next_link(scope: Scope, *, limit: int, status: str | None, after: int) -> bytes:
+    It resolves against the URL the client requested, whatever host, scheme and path
+    prefix a proxy put in front: nothing here trusts ``Host`` or ``X-Forwarded-*``.
+    """
     query = f"limit={limit}" + (f"&status={status}" if status else "") + f"&cursor={encode_cursor(after)}"
-    return b"<" + _origin(scope) + f'/v1/pets?{query}>; rel="next"'.encode()
+    return f'<?{query}>; rel="next"'.encode()
 
 
 def _openapi_endpoint() -> Handler:
@@ -247,14 +259,21 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(
-    store: PetStore, *, api_keys: Sequence[str], max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    store: Store | PetStore, *, api_keys: Sequence[str], max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 ) -> Starlette:
-    """The Pet Store app over ``store``, accepting any of ``api_keys`` as bearer token."""
+    """The Pet Store app over ``store``, accepting any of ``api_keys`` as bearer token.
+
+    A synchronous :class:`PetStore` (as callers outside the service pass) is served through
+    :class:`SqliteStore`, off the event loop; the caller still owns and closes it.
+    """
+    if isinstance(store, PetStore):
+        store = SqliteStore(store)
     service = _Service(store, api_keys=api_keys, max_body_bytes=max_body_bytes)
     routes = [
         Route("/v1/pets", _Endpoint(service.pets), methods=["GET", "POST"]),
         Route("/v1/pets/{petId}", _Endpoint(service.pet), methods=["GET"]),
         Route("/v1/store/orders", _Endpoint(service.orders), methods=["GET"]),
+        Route("/v1/healthz", _Endpoint(service.health), methods=["GET"]),
         Route("/v1/openapi.json", _Endpoint(_openapi_endpoint()), methods=["GET"]),
     ]
     handlers = {HTTPException: _http_error, Exception: _internal_error}

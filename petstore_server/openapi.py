@@ -29,14 +29,14 @@ Error bodies are always `{code, message, status}` with `status` equal to the HTT
 status. Codes: `bad_request` 400, `unauthorized` 401, `not_found` 404,
 `method_not_allowed` 405 (any method not listed here; `Allow` names the allowed ones),
 `payload_too_large` 413, `unsupported_media_type` 415, `idempotency_key_reused` 422,
-`internal_error` 500.
+`internal_error` 500, `service_unavailable` 503 (health check only).
 
 Choices where the contract is silent: `status` omitted on creation stays absent;
 `name` is 1 to 200 characters; pages continue through `Link: <...>; rel="next"`
-with an opaque `cursor` (order by id); invalid `limit`, `status`, `cursor` or an
-unknown query parameter is a 400; a `petId` that is not an int64 is a 404; the
-orders listing is an empty array (no operation creates orders); this document is
-served without authentication."""
+(a relative reference, `<?limit=..&cursor=..>`) with an opaque `cursor` (order by
+id); invalid `limit`, `status`, `cursor` or an unknown query parameter is a 400;
+a `petId` that is not an int64 is a 404; the orders listing is an empty array
+(no operation creates orders); this document is served without authentication."""
 
 
 def _ref(kind: str, name: str) -> dict[str, str]:
@@ -122,11 +122,15 @@ def _responses() -> dict[str, Any]:
         "UnsupportedMediaType": _error("The request body is not `application/json`."),
         "IdempotencyKeyReused": _error("The Idempotency-Key was already used with a different body."),
         "InternalError": _error("The service failed; no details are exposed."),
+        "ServiceUnavailable": _error("The database does not answer."),
     }
 
 
 def _list_pets() -> dict[str, Any]:
-    link = _header('`<absolute URL>; rel="next"` when more animals follow this page.')
+    link = _header(
+        '`<?limit=..&cursor=..>; rel="next"` when more animals follow this page: a relative reference, '
+        "resolved against the request URL (RFC 3986), so it survives proxies and path prefixes."
+    )
     return {
         "operationId": "listPets",
         "tags": ["Pets"],
@@ -193,7 +197,7 @@ def _get_pet() -> dict[str, Any]:
     headers = {
         "Deprecation": _header("RFC 9745: `@1735689600`.", required=True, pattern="^@[0-9]+$"),
         "Sunset": _header("RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`.", required=True),
-        "Link": _header('`</v1/pets>; rel="successor-version"`.', required=True),
+        "Link": _header('`<../pets>; rel="successor-version"` (relative to the request URL).', required=True),
     }
     return {
         "operationId": "getPet",
@@ -228,17 +232,35 @@ def _list_orders() -> dict[str, Any]:
     }
 
 
+def _health() -> dict[str, Any]:
+    ok = {"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "enum": ["ok"]}}}
+    return {
+        "operationId": "getHealth",
+        "tags": ["Operations"],
+        "summary": "Health check",
+        "description": "200 when the service and its database answer, else 503. No key needed.",
+        "security": [],
+        "responses": {
+            "200": {"description": "Healthy.", "content": {"application/json": {"schema": ok}}},
+            "400": _ref("responses", "BadRequest"),
+            "500": _ref("responses", "InternalError"),
+            "503": _ref("responses", "ServiceUnavailable"),
+        },
+    }
+
+
 def _build() -> dict[str, Any]:
     return {
         "openapi": "3.0.3",
         "info": {"title": "Pet Store", "version": "1.0.0", "description": _DESCRIPTION},
         "servers": [{"url": "/v1"}],
-        "tags": [{"name": "Pets"}, {"name": "Store"}],
+        "tags": [{"name": "Pets"}, {"name": "Store"}, {"name": "Operations"}],
         "security": [{"bearerAuth": []}],
         "paths": {
             "/pets": {"get": _list_pets(), "post": _create_pet()},
             "/pets/{petId}": {"get": _get_pet()},
             "/store/orders": {"get": _list_orders()},
+            "/healthz": {"get": _health()},
         },
         "components": {
             "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},

@@ -15,6 +15,7 @@ from pathlib import Path
 from starlette.applications import Starlette
 
 from .app import create_app
+from .sqlite_store import SqliteStore
 from .store import PetStore
 
 __all__ = ["KEY_PREFIX", "Sandbox", "load_or_create_key"]
@@ -44,7 +45,11 @@ def load_or_create_key(path: Path) -> str:
 
 @dataclass(slots=True)
 class Sandbox:
-    """An app over a local store, and the key it accepts."""
+    """An app over a local store, and the key it accepts.
+
+    ``store`` is the synchronous SQLite store (tests and tools write through it directly);
+    the app reaches the same store through :class:`SqliteStore`, off the event loop.
+    """
 
     app: Starlette
     api_key: str
@@ -61,7 +66,8 @@ class Sandbox:
         if reset:
             store.reset()
         store.seed_sample()
-        return cls(app=create_app(store, api_keys=[api_key]), api_key=api_key, db_path=db_path, store=store)
+        app = create_app(SqliteStore(store), api_keys=[api_key])
+        return cls(app=app, api_key=api_key, db_path=db_path, store=store)
 
     def close(self) -> None:
         self.store.close()

@@ -1,23 +1,33 @@
-"""`petstore serve`: the service on uvicorn, until Ctrl-C (or SIGTERM)."""
+"""`petstore serve`: the service on uvicorn, until Ctrl-C (or SIGTERM).
+
+SIGTERM and Ctrl-C shut down gracefully: the socket stops accepting, requests in flight
+finish (up to ``graceful_timeout`` seconds), then the store closes. With ``workers > 1``
+uvicorn's supervisor runs that many processes on one listening socket.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import signal
 import socket
+import sqlite3
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
+import psycopg
 import uvicorn
+from uvicorn.supervisors import Multiprocess
 
-from .app import create_app
-from .store import PetStore
+from .served import ServeSettings, served_app
+from .storage import DB_ENV, StoreTarget, open_store, parse_db
 
-__all__ = ["KEYS_ENV", "generate_key", "keys_from_env", "run_server"]
+__all__ = ["DB_ENV", "KEYS_ENV", "generate_key", "keys_from_env", "run_server"]
 
 KEYS_ENV = "PETSTORE_SERVER_API_KEYS"
 
@@ -74,6 +84,16 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+async def _prepare(target: StoreTarget, *, seed: bool) -> None:
+    """Create or upgrade the schema (and seed) once, before any worker starts."""
+    store = await open_store(target)
+    try:
+        if seed:
+            await store.seed_sample()
+    finally:
+        await store.close()
+
+
 def run_server(
     *,
     host: str = "127.0.0.1",
@@ -82,31 +102,62 @@ def run_server(
     api_keys: Sequence[str],
     log_level: str = "warning",
     seed: bool = False,
+    workers: int = 1,
+    access_log: str | None = None,
+    graceful_timeout: int = 30,
 ) -> int:
-    """Serve until interrupted; returns the exit code (0 after Ctrl-C or SIGTERM, 1 when it cannot listen).
+    """Serve until interrupted; returns the exit code (0 after Ctrl-C or SIGTERM, 1 when it cannot
+    open the database or listen, 2 for a ``db_path`` that names no backend).
 
-    With no ``api_keys`` a key is generated and printed once (``API key: ...``).
-    ``seed`` adds the sample pets to an empty database.
+    ``db_path`` is a SQLite path, ``sqlite:///path`` or ``postgresql://...``. With no ``api_keys``
+    a key is generated and printed once (``API key: ...``). ``seed`` adds the sample pets to an
+    empty database. ``access_log`` is a file (or ``-``) for JSON access lines.
     """
+    try:
+        target = parse_db(str(db_path))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(_prepare(target, seed=seed))
+    except (OSError, RuntimeError, sqlite3.Error, psycopg.Error) as exc:
+        print(f"error: cannot open the database: {exc}", file=sys.stderr)
+        return 1
+    try:
+        sock = _listen(host, port)
+    except OSError as exc:
+        print(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     keys = list(api_keys) or [generate_key()]
-    store = PetStore(db_path)
+    settings = ServeSettings(db=str(db_path), api_keys=tuple(keys), access_log=access_log)
+    config = uvicorn.Config(
+        partial(served_app, settings),
+        factory=True,
+        log_level=log_level,
+        lifespan="on",
+        server_header=False,
+        access_log=False,
+        workers=workers,
+        timeout_graceful_shutdown=graceful_timeout,
+    )
+    if not api_keys:
+        print(f"API key: {keys[0]}", flush=True)
+    plural = f" with {workers} workers" if workers > 1 else ""
+    print(f"Serving the Pet Store API at {_url(sock)}{plural} (Ctrl-C to stop)", flush=True)
+    with sock:
+        return _run(config, sock, workers=workers)
+
+
+def _run(config: uvicorn.Config, sock: socket.socket, *, workers: int) -> int:
     try:
         with _sigterm_as_interrupt():
-            if seed:
-                store.seed_sample()
-            app = create_app(store, api_keys=keys)
-            try:
-                sock = _listen(host, port)
-            except OSError as exc:
-                print(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
-                return 1
-            if not api_keys:
-                print(f"API key: {keys[0]}", flush=True)
-            print(f"Serving the Pet Store API at {_url(sock)} (Ctrl-C to stop)", flush=True)
-            config = uvicorn.Config(app, log_level=log_level, lifespan="off", server_header=False)
-            uvicorn.Server(config).run(sockets=[sock])
+            if workers > 1:
+                Multiprocess(config, sockets=[sock]).run()
+            else:
+                server = uvicorn.Server(config)
+                server.run(sockets=[sock])
+                if not server.started:
+                    return 1
     except KeyboardInterrupt:
         pass
-    finally:
-        store.close()
     return 0

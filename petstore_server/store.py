@@ -15,34 +15,38 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .wire import dumps
-
-__all__ = ["IDEMPOTENCY_TTL_SECONDS", "SAMPLE_PETS", "Created", "IdempotencyConflict", "Page", "PetStore"]
-
-#: How long an Idempotency-Key is remembered.
-IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60
-
-#: Sample pets seeded into a new sandbox: (id, name, categoryId, status).
-SAMPLE_PETS: tuple[tuple[int, str, int, str], ...] = (
-    (1, "Rex", 1, "available"),
-    (2, "Whiskers", 2, "available"),
-    (3, "Tweety", 3, "pending"),
-    (4, "Goldie", 4, "sold"),
-    (5, "Buddy", 1, "pending"),
-    (6, "Luna", 2, "sold"),
-    (7, "Polly", 3, "available"),
-    (8, "Nemo", 4, "available"),
-    (9, "Max", 1, "sold"),
-    (10, "Cleo", 2, "pending"),
-    (11, "Kiwi", 3, "sold"),
-    (12, "Bubbles", 4, "available"),
+from .records import (
+    IDEMPOTENCY_TTL_SECONDS,
+    MIN_ID,
+    SAMPLE_PETS,
+    Created,
+    IdempotencyConflict,
+    Page,
+    PetRecord,
+    SchemaTooNew,
 )
 
-_SCHEMA = """
+__all__ = [
+    "IDEMPOTENCY_TTL_SECONDS",
+    "SAMPLE_PETS",
+    "SCHEMA_VERSION",
+    "Created",
+    "IdempotencyConflict",
+    "Page",
+    "PetStore",
+]
+
+#: The layout this code writes. Version 1 is the layout of the first release, which had no
+#: ``schema_version`` table: such a file is adopted as version 1 as it stands (its pets kept).
+SCHEMA_VERSION = 1
+
+#: Migrations by the version they produce; each runs inside the same IMMEDIATE transaction
+#: that bumps ``schema_version``, so concurrent openers (several workers) apply each once.
+_MIGRATIONS: dict[int, str] = {
+    1: """
 CREATE TABLE IF NOT EXISTS pets (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL,
@@ -58,7 +62,8 @@ CREATE TABLE IF NOT EXISTS idempotency (
     created_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS idempotency_created_at ON idempotency (created_at);
-"""
+""",
+}
 
 _COLUMNS = "SELECT id, name, category_id, status FROM pets"
 # SQLite renders each pet's JSON itself: the list path does no per-row Python work.
@@ -71,36 +76,6 @@ _LIST_ALL = f"{_PET_JSON} WHERE id > ? ORDER BY id LIMIT ?"
 _LIST_STATUS = f"{_PET_JSON} WHERE status = ? AND id > ? ORDER BY id LIMIT ?"
 _GET = f"{_COLUMNS} WHERE id = ?"
 _INSERT = "INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)"
-_MIN_ID = -(2**63)
-
-
-class IdempotencyConflict(Exception):
-    """The Idempotency-Key was already used with a different request body."""
-
-
-@dataclass(frozen=True, slots=True)
-class Page:
-    """One page of pets: the JSON array, and the id the next page starts after (None: last page)."""
-
-    body: bytes
-    next_after: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class Created:
-    """Outcome of an idempotent create: the 201 body, and whether it was replayed."""
-
-    status_code: int
-    body: bytes
-    replayed: bool
-
-
-def _pet(row: tuple[int | None, str, int, str | None]) -> dict[str, Any]:
-    pet_id, name, category_id, status = row
-    pet: dict[str, Any] = {"id": pet_id, "name": name, "categoryId": category_id}
-    if status is not None:
-        pet["status"] = status
-    return pet
 
 
 class PetStore:
@@ -111,14 +86,39 @@ class PetStore:
         self._clock = clock
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._conn.execute("PRAGMA busy_timeout=5000")
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA busy_timeout=5000")
-        self._conn.executescript(_SCHEMA)
+        try:
+            self._migrate()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def schema_version(self) -> int:
+        """The version recorded in the file (0: none recorded)."""
+        with self._lock:
+            return self._recorded_version()
+
+    def _recorded_version(self) -> int:
+        self._conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        row = self._conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        return row[0] or 0
+
+    def _migrate(self) -> None:
+        with self._lock, self._transaction():
+            version = self._recorded_version()
+            if version > SCHEMA_VERSION:
+                raise SchemaTooNew(f"{self.path}: schema version {version} is newer than this petstore's")
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in _MIGRATIONS[target].split(";"):
+                    if statement.strip():
+                        self._conn.execute(statement)
+                self._conn.execute("INSERT INTO schema_version (version) VALUES (?)", (target,))
 
     def list_page(self, *, limit: int, status: str | None = None, after_id: int | None = None) -> Page:
         """Up to ``limit`` pets with id > ``after_id`` (in id order), as a JSON array."""
-        after = _MIN_ID if after_id is None else after_id
+        after = MIN_ID if after_id is None else after_id
         with self._lock:
             if status is None:
                 rows = self._conn.execute(_LIST_ALL, (after, limit + 1)).fetchall()
@@ -128,16 +128,29 @@ class PetStore:
         body = "[" + ",".join([row[1] for row in rows[:limit]]) + "]"
         return Page(body=body.encode(), next_after=next_after)
 
-    def get_pet(self, pet_id: int) -> dict[str, Any] | None:
+    def get_record(self, pet_id: int) -> PetRecord | None:
         with self._lock:
             row = self._conn.execute(_GET, (pet_id,)).fetchone()
-        return None if row is None else _pet(row)
+        return None if row is None else PetRecord(*row)
 
-    def create_pet(self, *, name: str, category_id: int, status: str | None = None) -> dict[str, Any]:
+    def get_pet(self, pet_id: int) -> dict[str, Any] | None:
+        record = self.get_record(pet_id)
+        return None if record is None else dict(record.wire())
+
+    def create_record(self, *, name: str, category_id: int, status: str | None = None) -> PetRecord:
         """Insert and commit a pet; returns it with its assigned id."""
         with self._lock:
             pet_id = self._conn.execute(_INSERT, (name, category_id, status)).lastrowid
-        return _pet((pet_id, name, category_id, status))
+        assert pet_id is not None
+        return PetRecord(pet_id, name, category_id, status)
+
+    def create_pet(self, *, name: str, category_id: int, status: str | None = None) -> dict[str, Any]:
+        return dict(self.create_record(name=name, category_id=category_id, status=status).wire())
+
+    def ping(self) -> None:
+        """Raise unless the file answers a query on the pets table."""
+        with self._lock:
+            self._conn.execute("SELECT 1 FROM pets LIMIT 1").fetchall()
 
     def create_pet_once(
         self, *, key: str, fingerprint: str, name: str, category_id: int, status: str | None = None
@@ -161,7 +174,8 @@ class PetStore:
                     raise IdempotencyConflict(key)
                 return Created(status_code=found[1], body=found[2], replayed=True)
             pet_id = self._conn.execute(_INSERT, (name, category_id, status)).lastrowid
-            body = dumps(_pet((pet_id, name, category_id, status)))
+            assert pet_id is not None
+            body = PetRecord(pet_id, name, category_id, status).json()
             self._conn.execute(
                 "INSERT INTO idempotency VALUES (?, ?, 201, ?, ?)", (key, fingerprint, body, now)
             )

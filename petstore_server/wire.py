@@ -53,6 +53,7 @@ ERROR_CODES = {
     415: "unsupported_media_type",
     422: "idempotency_key_reused",
     500: "internal_error",
+    503: "service_unavailable",
 }
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False)

@@ -33,13 +33,13 @@ def assert_error(response: httpx.Response, status: int, code: str, *, mentions: 
     return body
 
 
-def server_command(db_path: Path, *args: str) -> list[str]:
+def server_command(db_path: Path | str, *args: str) -> list[str]:
     return [sys.executable, "-m", "petstore_server", "--port", "0", "--db", str(db_path), *args]
 
 
 @contextmanager
 def running_server(
-    db_path: Path, *args: str, env: dict[str, str] | None = None
+    db_path: Path | str, *args: str, env: dict[str, str] | None = None
 ) -> Iterator[tuple[subprocess.Popen, str, list[str]]]:
     """Start the service on a free loopback port; yields (process, base URL, lines printed before it).
 

@@ -66,18 +66,18 @@ async def test_openapi_document_needs_no_key(anon: httpx.AsyncClient) -> None:
 
 
 @pytest.mark.parametrize("keys", [[], [""], [None]])
-def test_create_app_refuses_no_usable_key(store, keys) -> None:
+def test_create_app_refuses_no_usable_key(served, keys) -> None:
     with pytest.raises(ValueError, match="API key"):
-        create_app(store, api_keys=keys)
+        create_app(served, api_keys=keys)
 
 
-async def test_keys_are_never_logged(client: httpx.AsyncClient, store, monkeypatch, caplog) -> None:
+async def test_keys_are_never_logged(client: httpx.AsyncClient, served, monkeypatch, caplog) -> None:
     caplog.set_level(logging.DEBUG)
 
-    def broken(pet_id: int) -> None:
+    async def broken(*, pet_id: int) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(store, "get_pet", broken)
+    monkeypatch.setattr(served, "get_pet", broken)
     await client.get("/pets/1")
     await client.post(
         "/pets", json={"name": "Rex", "categoryId": 1}, headers={"Idempotency-Key": "idem-secret-42"}

@@ -40,11 +40,11 @@ async def test_head_is_answered_like_get(client: httpx.AsyncClient) -> None:
     assert (await client.head("/pets")).status_code == 200
 
 
-async def test_store_failure_is_a_500_error_body(client: httpx.AsyncClient, store, monkeypatch) -> None:
-    def broken(**kwargs: object) -> None:
+async def test_store_failure_is_a_500_error_body(client: httpx.AsyncClient, served, monkeypatch) -> None:
+    async def broken(**kwargs: object) -> None:
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr(store, "list_page", broken)
+    monkeypatch.setattr(served, "list_page", broken)
     response = await client.get("/pets")
     body = assert_error(response, 500, "internal_error")
     assert "secret internals" not in body["message"]

@@ -14,7 +14,7 @@ async def test_get_pet_returns_it_with_deprecation_headers(client: httpx.AsyncCl
     assert response.json() == {"id": 3, "name": "Tweety", "categoryId": 3, "status": "pending"}
     assert response.headers["deprecation"] == "@1735689600"
     assert response.headers["sunset"] == "Thu, 05 Dec 2030 00:00:00 GMT"
-    assert response.headers["link"] == '</v1/pets>; rel="successor-version"'
+    assert response.headers["link"] == '<../pets>; rel="successor-version"'
 
 
 @pytest.mark.parametrize("pet_id", ["13", "0", "-1", str(2**63 - 1), str(-(2**63))])

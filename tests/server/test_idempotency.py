@@ -8,6 +8,8 @@ import httpx
 import pytest
 
 from petstore_server.app import create_app
+from petstore_server.pg_store import PostgresStore
+from petstore_server.sqlite_store import SqliteStore
 from petstore_server.store import IDEMPOTENCY_TTL_SECONDS, PetStore
 
 from .support import AUTH, BASE, KEY, assert_error
@@ -76,9 +78,12 @@ async def test_concurrent_retries_with_one_key_create_one_pet(client: httpx.Asyn
     assert await count(client) == 13
 
 
-async def test_keys_expire_after_the_ttl(tmp_path) -> None:
+async def test_keys_expire_after_the_ttl(tmp_path, backend, request) -> None:
     now = [1_000_000.0]
-    store = PetStore(tmp_path / "ttl.db", clock=lambda: now[0])
+    if backend == "sqlite":
+        store = SqliteStore(PetStore(tmp_path / "ttl.db", clock=lambda: now[0]))
+    else:
+        store = await PostgresStore.open(request.getfixturevalue("pg_url"), clock=lambda: now[0])
     app = create_app(store, api_keys=[KEY])
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url=BASE, headers=AUTH
@@ -90,6 +95,6 @@ async def test_keys_expire_after_the_ttl(tmp_path) -> None:
         ).status_code == 422
         now[0] += 2
         fresh = await client.post("/pets", json={**REX, "name": "Max"}, headers={"Idempotency-Key": "k-old"})
-    store.close()
+    await store.close()
     assert fresh.status_code == 201 and "idempotent-replayed" not in fresh.headers
     assert fresh.json()["id"] != first.json()["id"]

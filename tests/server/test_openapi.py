@@ -6,19 +6,22 @@ import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
+from pg_support import schema_url
 
 from petstore_server.app import create_app
 from petstore_server.openapi import DOCUMENT
+from petstore_server.sqlite_store import SqliteStore
 from petstore_server.store import PetStore
 
-from .support import KEY
+from .support import KEY, running_server
 
 
 def test_document_matches_the_contract() -> None:
     paths = DOCUMENT["paths"]
-    assert set(paths) == {"/pets", "/pets/{petId}", "/store/orders"}
+    assert set(paths) == {"/pets", "/pets/{petId}", "/store/orders", "/healthz"}
     operations = {op["operationId"]: op for path in paths.values() for op in path.values()}
-    assert set(operations) == {"listPets", "createPet", "getPet", "listOrders"}
+    assert set(operations) == {"listPets", "createPet", "getPet", "listOrders", "getHealth"}
+    assert operations["getHealth"]["security"] == []
     assert operations["getPet"]["deprecated"] is True
     assert DOCUMENT["components"]["securitySchemes"]["bearerAuth"] == {"type": "http", "scheme": "bearer"}
     assert DOCUMENT["security"] == [{"bearerAuth": []}]
@@ -39,6 +42,7 @@ def test_document_matches_the_contract() -> None:
         ("createPet", {"201", "400", "401", "413", "415", "422", "500"}),
         ("getPet", {"200", "400", "401", "404", "500"}),
         ("listOrders", {"200", "400", "401", "500"}),
+        ("getHealth", {"200", "400", "500", "503"}),
     ],
 )
 def test_every_answerable_status_is_documented(operation: str, statuses: set[str]) -> None:
@@ -56,28 +60,48 @@ async def test_served_document_is_the_built_one(anon: httpx.AsyncClient) -> None
     assert (await anon.get("/openapi.json")).json() == DOCUMENT
 
 
-@pytest.fixture(scope="module")
-def api_schema(tmp_path_factory):
-    store = PetStore(tmp_path_factory.mktemp("schemathesis") / "pets.db")
-    store.seed_sample()
+def _config() -> schemathesis.Config:
     # A schema-valid create may meet 422 when its generated Idempotency-Key was drawn before with
     # another body: that depends on earlier requests, not on the schema, so 422 counts as accepted.
     accepted = ["2xx", "401", "404", "422"]
-    config = schemathesis.Config.from_dict(
+    return schemathesis.Config.from_dict(
         {
             "auth": {"openapi": {"bearerAuth": {"bearer": KEY}}},
             "checks": {"positive_data_acceptance": {"expected-statuses": accepted}},
         }
     )
-    yield schemathesis.openapi.from_asgi("/v1/openapi.json", create_app(store, api_keys=[KEY]), config=config)
+
+
+@pytest.fixture(scope="module")
+def api_schema(tmp_path_factory):
+    store = PetStore(tmp_path_factory.mktemp("schemathesis") / "pets.db")
+    store.seed_sample()
+    app = create_app(SqliteStore(store), api_keys=[KEY])
+    yield schemathesis.openapi.from_asgi("/v1/openapi.json", app, config=_config())
     store.close()
 
 
+@pytest.fixture(scope="module")
+def api_schema_pg(pg_server, tmp_path_factory):
+    """The real service on PostgreSQL (its pool lives in the server's own event loop)."""
+    with schema_url(pg_server) as url, running_server(url, "--api-key", KEY, "--seed") as (_, base, _):
+        yield schemathesis.openapi.from_url(f"{base}/openapi.json", config=_config())
+
+
 schema = schemathesis.pytest.from_fixture("api_schema")
+schema_pg = schemathesis.pytest.from_fixture("api_schema_pg")
 
 
 @schema.parametrize()
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 def test_service_conforms_to_its_document(case) -> None:
     """No 5xx, and every response (status, headers, body) conforms to the document."""
+    case.call_and_validate()
+
+
+@pytest.mark.slow
+@schema_pg.parametrize()
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+def test_service_on_postgresql_conforms_to_its_document(case) -> None:
+    """The same, over a socket, with PostgreSQL behind the service."""
     case.call_and_validate()

@@ -1,0 +1,99 @@
+"""What every store speaks: the records a store hands the app, and its refusals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .wire import dumps
+
+__all__ = [
+    "IDEMPOTENCY_TTL_SECONDS",
+    "MIN_ID",
+    "SAMPLE_PETS",
+    "Created",
+    "Idempotency",
+    "IdempotencyConflict",
+    "Page",
+    "PetRecord",
+    "SchemaTooNew",
+    "render_page",
+]
+
+#: How long an Idempotency-Key is remembered.
+IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60
+#: Smallest int64: the ``after_id`` of the first page.
+MIN_ID = -(2**63)
+
+#: Sample pets seeded into a new sandbox: (id, name, categoryId, status).
+SAMPLE_PETS: tuple[tuple[int, str, int, str], ...] = (
+    (1, "Rex", 1, "available"),
+    (2, "Whiskers", 2, "available"),
+    (3, "Tweety", 3, "pending"),
+    (4, "Goldie", 4, "sold"),
+    (5, "Buddy", 1, "pending"),
+    (6, "Luna", 2, "sold"),
+    (7, "Polly", 3, "available"),
+    (8, "Nemo", 4, "available"),
+    (9, "Max", 1, "sold"),
+    (10, "Cleo", 2, "pending"),
+    (11, "Kiwi", 3, "sold"),
+    (12, "Bubbles", 4, "available"),
+)
+
+
+class IdempotencyConflict(Exception):
+    """The Idempotency-Key was already used with a different request body."""
+
+
+class SchemaTooNew(RuntimeError):
+    """The database was written by a newer petstore (its schema version is unknown here)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of pets: the JSON array, and the id the next page starts after (None: last page)."""
+
+    body: bytes
+    next_after: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Created:
+    """Outcome of a create: the 201 body, and whether it was replayed for a repeated key."""
+
+    status_code: int
+    body: bytes
+    replayed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Idempotency:
+    """An Idempotency-Key and the fingerprint of the request body it came with."""
+
+    key: str
+    fingerprint: str
+
+
+@dataclass(frozen=True, slots=True)
+class PetRecord:
+    """A stored pet; ``wire()`` is its JSON shape (``categoryId``; ``status`` only when set)."""
+
+    id: int
+    name: str
+    category_id: int
+    status: str | None
+
+    def wire(self) -> dict[str, int | str]:
+        pet: dict[str, int | str] = {"id": self.id, "name": self.name, "categoryId": self.category_id}
+        if self.status is not None:
+            pet["status"] = self.status
+        return pet
+
+    def json(self) -> bytes:
+        return dumps(self.wire())
+
+
+def render_page(records: list[PetRecord], limit: int) -> Page:
+    """A page from up to ``limit + 1`` records (the extra one only says that more follow)."""
+    next_after = records[limit - 1].id if len(records) > limit else None
+    return Page(body=dumps([record.wire() for record in records[:limit]]), next_after=next_after)

@@ -1,0 +1,71 @@
+"""The app as ``petstore serve`` runs it: the store opened in the worker's own event loop.
+
+:func:`served_app` is the uvicorn factory; its settings are pickled into each worker process
+(``--workers``), so API keys travel through the supervisor's pipe, not the environment.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .accesslog import AccessLog, open_access_log
+from .app import create_app
+from .storage import Store, open_store, parse_db
+
+__all__ = ["ServeSettings", "ServedApp", "served_app"]
+
+logger = logging.getLogger("petstore_server")
+
+
+@dataclass(frozen=True, slots=True)
+class ServeSettings:
+    db: str
+    api_keys: tuple[str, ...]
+    access_log: str | None = None
+
+
+class ServedApp:
+    """ASGI app that opens its store at lifespan startup and closes it at shutdown."""
+
+    def __init__(self, settings: ServeSettings) -> None:
+        self._settings = settings
+        self._store: Store | None = None
+        self._app: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        assert self._app is not None, "the service runs with lifespan='on'"
+        await self._app(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self._start()
+                except Exception as exc:
+                    logger.exception("cannot open the database")
+                    await send({"type": "lifespan.startup.failed", "message": f"cannot open the database: {exc}"})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if self._store is not None:
+                    await self._store.close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _start(self) -> None:
+        self._store = await open_store(parse_db(self._settings.db))
+        app: ASGIApp = create_app(self._store, api_keys=self._settings.api_keys)
+        if self._settings.access_log is not None:
+            app = AccessLog(app, fd=open_access_log(self._settings.access_log))
+        self._app = app
+
+
+def served_app(settings: ServeSettings) -> ServedApp:
+    return ServedApp(settings)

@@ -1,0 +1,84 @@
+"""A real nginx (Debian's package) for tests, on a free loopback port, from docs/nginx-petstore.conf."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+__all__ = ["running_nginx"]
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "docs" / "nginx-petstore.conf"
+
+_MAIN = """daemon off;
+master_process off;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {dir}/body;
+    proxy_temp_path {dir}/proxy;
+    fastcgi_temp_path {dir}/fastcgi;
+    uwsgi_temp_path {dir}/uwsgi;
+    scgi_temp_path {dir}/scgi;
+    include {dir}/site.conf;
+}}
+"""
+
+
+def _nginx() -> str:
+    found = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.path.exists(p)), None)
+    if found is None:
+        message = "nginx is needed for this test: apt-get install -y nginx (.ci/run does)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_listening(port: int, proc: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"nginx exited: {log.read_text() if log.exists() else ''}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.02)  # poll interval, bounded by the deadline
+    raise AssertionError("nginx did not listen within 20 s")
+
+
+@contextmanager
+def running_nginx(backend_port: int, workdir: Path) -> Iterator[int]:
+    """nginx with the documented site, pointed at ``backend_port``; yields its port. Stopped by PID."""
+    binary = _nginx()
+    port = _free_port()
+    site = SITE.read_text().replace("127.0.0.1:8080", f"127.0.0.1:{backend_port}")
+    site = site.replace("listen 80;", f"listen 127.0.0.1:{port};")
+    (workdir / "site.conf").write_text(site)
+    (workdir / "nginx.conf").write_text(_MAIN.format(dir=workdir))
+    proc = subprocess.Popen([binary, "-p", str(workdir), "-c", str(workdir / "nginx.conf")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        _wait_listening(port, proc, workdir / "error.log")
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        proc.stderr.close()

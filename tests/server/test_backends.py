@@ -1,0 +1,147 @@
+"""The Store contract, on SQLite and on PostgreSQL: pages, cursors, names, idempotency, schema versions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+
+import psycopg
+import pytest
+
+from petstore_server.pg_store import PostgresStore
+from petstore_server.records import Idempotency, IdempotencyConflict, SchemaTooNew
+from petstore_server.sqlite_store import SqliteStore
+from petstore_server.storage import Store, parse_db
+from petstore_server.store import SCHEMA_VERSION, PetStore
+
+#: What the first release wrote (no schema_version table): a file of that layout must open as is.
+LEGACY_LAYOUT = """
+CREATE TABLE pets (id INTEGER PRIMARY KEY, name TEXT NOT NULL, category_id INTEGER NOT NULL, status TEXT NULL);
+CREATE INDEX pets_status_id ON pets (status, id);
+CREATE TABLE idempotency (key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, status_code INTEGER NOT NULL,
+    body BLOB NOT NULL, created_at REAL NOT NULL);
+CREATE INDEX idempotency_created_at ON idempotency (created_at);
+"""
+NAMES = ["Rex", "\x00", "a\x00b\x00", "🐶‍🦺 e\u0301", "\U0010ffff" * 200, "n" * 200, '"\\\x1b\u202e', "x" * 10_000]
+
+
+async def create(store: Store, name: str = "Rex", *, status: str | None = None, key: str | None = None) -> dict:
+    idempotency = None if key is None else Idempotency(key=key, fingerprint=f"f-{len(name)}")
+    created = await store.create_pet(name=name, category_id=7, status=status, idempotency=idempotency)
+    assert created.status_code == 201
+    return json.loads(created.body)
+
+
+async def page(store: Store, **kwargs) -> tuple[list[dict], int | None]:
+    result = await store.list_page(**{"limit": 100, "status": None, "after_id": None, **kwargs})
+    return json.loads(result.body), result.next_after
+
+
+@pytest.fixture
+async def empty(backend: str, tmp_path, request):
+    if backend == "sqlite":
+        store = await SqliteStore.open(tmp_path / "contract.db")
+    else:
+        store = await PostgresStore.open(request.getfixturevalue("pg_url"), max_size=8)
+    yield store
+    await store.close()
+
+
+def test_db_targets() -> None:
+    assert parse_db("pets.db") == parse_db("sqlite:///pets.db")
+    assert parse_db("sqlite:////tmp/p.db").location == "/tmp/p.db"
+    assert parse_db("postgresql://u@h:5432/d").backend == "postgresql"
+    with pytest.raises(ValueError, match="postgresql://"):
+        parse_db("mysql://u@h/d")
+
+
+async def test_pages_follow_ids_and_the_status_filter(empty: Store) -> None:
+    ids = [(await create(empty, f"p{i}", status="sold" if i % 2 else None))["id"] for i in range(5)]
+    assert ids == sorted(ids) and len(set(ids)) == 5
+    first, after = await page(empty, limit=2)
+    assert [pet["id"] for pet in first] == ids[:2] and after == ids[1]
+    rest, end = await page(empty, limit=5, after_id=after)
+    assert [pet["id"] for pet in rest] == ids[2:] and end is None
+    sold, _ = await page(empty, status="sold")
+    assert [pet["id"] for pet in sold] == [ids[1], ids[3]]
+    assert "status" not in first[0] and first[1]["status"] == "sold"
+
+
+@pytest.mark.parametrize("name", NAMES, ids=range(len(NAMES)))
+async def test_every_name_round_trips(empty: Store, name: str) -> None:
+    pet = await create(empty, name)
+    assert pet["name"] == name
+    assert (await empty.get_pet(pet_id=pet["id"])).name == name
+    assert (await page(empty))[0][0]["name"] == name
+    assert (await create(empty, name, key="k"))["name"] == name
+
+
+async def test_int64_extremes_and_missing_pets(empty: Store) -> None:
+    pet = await empty.create_pet(name="Big", category_id=-(2**63), status=None, idempotency=None)
+    assert json.loads(pet.body)["categoryId"] == -(2**63)
+    assert await empty.get_pet(pet_id=2**63 - 1) is None
+
+
+async def test_one_key_never_makes_two_pets(empty: Store) -> None:
+    results = await asyncio.gather(
+        *(empty.create_pet(name="Rex", category_id=1, status=None, idempotency=Idempotency("k", "f")) for _ in range(12))
+    )
+    assert len({result.body for result in results}) == 1
+    assert sum(not result.replayed for result in results) == 1
+    with pytest.raises(IdempotencyConflict):
+        await empty.create_pet(name="Max", category_id=1, status=None, idempotency=Idempotency("k", "other"))
+    assert len((await page(empty))[0]) == 1
+
+
+async def test_concurrent_creates_commit_in_id_order(empty: Store) -> None:
+    """Every pet a create returned is listed, once, in id order; nothing lands behind a cursor."""
+    created = await asyncio.gather(*(create(empty, f"c{i}") for i in range(60)))
+    listed, _ = await page(empty)
+    assert [pet["id"] for pet in listed] == sorted(pet["id"] for pet in created)
+
+
+async def test_seed_once_then_health(empty: Store) -> None:
+    assert await empty.seed_sample() == 12
+    assert await empty.seed_sample() == 0
+    assert (await create(empty))["id"] == 13
+    await empty.health_check()
+    assert await empty.list_orders() == b"[]"
+
+
+def test_a_file_from_before_versioning_opens_with_its_pets(tmp_path) -> None:
+    path = tmp_path / "legacy.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(LEGACY_LAYOUT)
+    conn.execute("INSERT INTO pets VALUES (41, ?, 3, 'sold')", ("Old\x00timer",))
+    conn.commit()
+    conn.close()
+    store = PetStore(path)
+    assert store.schema_version() == SCHEMA_VERSION == 1
+    assert store.get_pet(41) == {"id": 41, "name": "Old\x00timer", "categoryId": 3, "status": "sold"}
+    assert store.create_pet(name="New", category_id=1)["id"] == 42
+    store.close()
+    assert PetStore(path).schema_version() == 1
+
+
+def test_a_newer_sqlite_schema_is_refused(tmp_path) -> None:
+    path = tmp_path / "future.db"
+    PetStore(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO schema_version VALUES (99)")
+    conn.close()
+    with pytest.raises(SchemaTooNew):
+        PetStore(path)
+
+
+async def test_postgresql_schema_is_versioned_and_upgrades_once(pg_url: str) -> None:
+    first = await PostgresStore.open(pg_url)
+    second = await PostgresStore.open(pg_url)
+    assert await first.schema_version() == await second.schema_version() == 1
+    await first.close()
+    await second.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM schema_version").fetchone() == (1,)
+        conn.execute("INSERT INTO schema_version VALUES (99)")
+    with pytest.raises(SchemaTooNew):
+        await PostgresStore.open(pg_url)
