@@ -111,8 +111,10 @@ class BotRunner:
         return MatrixTransport(**options)
 
     @contextlib.asynccontextmanager
-    async def running(self, handler: Handler = upper, **overrides: Any) -> AsyncIterator[asyncio.Task[None]]:
-        stop, ready = asyncio.Event(), asyncio.Event()
+    async def running(
+        self, handler: Handler = upper, *, stop: asyncio.Event | None = None, **overrides: Any
+    ) -> AsyncIterator[asyncio.Task[None]]:
+        stop, ready = stop or asyncio.Event(), asyncio.Event()
         task = asyncio.create_task(self.transport(**overrides).run(handler, stop=stop, ready=ready))
         waiter = asyncio.create_task(ready.wait())
         await asyncio.wait({task, waiter}, timeout=60, return_when=asyncio.FIRST_COMPLETED)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -54,8 +55,11 @@ class MatrixUser:
         await self._call("POST", f"/join/{room_id}", json={})
 
     async def send(self, room_id: str, content: dict[str, Any], *, event_type: str = "m.room.message") -> str:
+        """Sends ``content`` as ASCII JSON (so lone surrogates travel as ``\\udXXX`` escapes, as any client may)."""
         txn = uuid.uuid4().hex
-        result = await self._call("PUT", f"/rooms/{room_id}/send/{event_type}/{txn}", json=content)
+        raw = json.dumps(content).encode("ascii")
+        headers = {"Content-Type": "application/json"}
+        result = await self._call("PUT", f"/rooms/{room_id}/send/{event_type}/{txn}", content=raw, headers=headers)
         return str(result["event_id"])
 
     async def send_text(self, room_id: str, body: str) -> str:
