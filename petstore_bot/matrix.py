@@ -83,9 +83,15 @@ class _State:
 
     @classmethod
     def load(cls, path: Path) -> _State:
-        if not path.exists():
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
             return cls()
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:  # unreadable: start as on a first start (no history answered)
+            log.warning("sync state %s unreadable (%s); starting from now", path, type(exc).__name__)
+            return cls()
+        if not isinstance(raw, dict):
+            return cls()
         since, device = raw.get("since"), raw.get("device_id")
         return cls(
             since=since if isinstance(since, str) else None,
