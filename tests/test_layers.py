@@ -1,4 +1,4 @@
-"""Imports flow one way: tui -> bot_commands -> petstore_api; the service imports no face.
+"""Imports flow one way: tui -> bot_commands -> petstore_api; the service imports no face; chat SDKs stay in petstore_bot.
 
 Checked twice: statically (every import statement in every module) and
 dynamically (import each package's modules in a fresh interpreter and look at
@@ -16,15 +16,22 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PRODUCT = ["petstore_api", "petstore_server", "bot_commands", "tui", "petstore_cli"]
+PRODUCT = ["petstore_api", "petstore_server", "bot_commands", "tui", "petstore_cli", "petstore_bot"]
+#: chat SDKs: imported only in petstore_bot/ (the bot faces), never by the command layer.
+CHAT_SDKS = {"nio", "slack_sdk", "slack_bolt", "aiohttp"}
 
 #: package -> top-level modules it must never import (directly or lazily).
 FORBIDDEN = {
-    "petstore_api": {"textual", "tui", "bot_commands", "petstore_server", "petstore_cli", "starlette", "uvicorn"},
-    "bot_commands": {"textual", "tui", "petstore_server", "petstore_cli", "starlette", "uvicorn"},
-    "petstore_server": {"textual", "tui", "bot_commands", "petstore_cli", "petstore_api", "httpx"},
+    "petstore_api": {"textual", "tui", "bot_commands", "petstore_server", "petstore_cli", "starlette", "uvicorn"}
+    | CHAT_SDKS
+    | {"petstore_bot"},
+    "bot_commands": {"textual", "tui", "petstore_server", "petstore_cli", "starlette", "uvicorn", "petstore_bot"}
+    | CHAT_SDKS,
+    "petstore_server": {"textual", "tui", "bot_commands", "petstore_cli", "petstore_api", "httpx", "petstore_bot"}
+    | CHAT_SDKS,
     # The TUI takes what it shows and checks from bot_commands (outcomes, views, validation), never the client.
-    "tui": {"petstore_server", "petstore_cli", "petstore_api", "httpx"},
+    "tui": {"petstore_server", "petstore_cli", "petstore_api", "httpx", "petstore_bot"} | CHAT_SDKS,
+    "petstore_bot": {"textual", "tui", "petstore_server", "petstore_cli"},
 }
 
 
@@ -61,7 +68,10 @@ def test_static_imports_respect_layers(package: str) -> None:
     assert {k: v for k, v in offenders.items() if v} == {}
 
 
-@pytest.mark.parametrize(("library", "home"), [("textual", "tui"), ("httpx", "petstore_api")])
+@pytest.mark.parametrize(
+    ("library", "home"),
+    [("textual", "tui"), ("httpx", "petstore_api")] + [(sdk, "petstore_bot") for sdk in sorted(CHAT_SDKS)],
+)
 def test_a_library_is_imported_only_in_its_package(library: str, home: str) -> None:
     offenders = [
         str(path.relative_to(ROOT))
@@ -73,7 +83,7 @@ def test_a_library_is_imported_only_in_its_package(library: str, home: str) -> N
     assert offenders == []
 
 
-@pytest.mark.parametrize("package", ["petstore_api", "bot_commands", "petstore_server"])
+@pytest.mark.parametrize("package", ["petstore_api", "bot_commands", "petstore_server", "petstore_bot"])
 def test_runtime_imports_respect_layers(package: str) -> None:
     code = (
         "import importlib, json, sys\n"
@@ -96,3 +106,14 @@ def test_version_and_help_do_not_import_heavy_libraries() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_chat_types_import_no_sdk() -> None:
+    """petstore_bot.chat is what the bot core sees: importing it loads no chat SDK."""
+    code = (
+        "import json, sys\n"
+        "import petstore_bot.chat\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert set(json.loads(out.stdout)) & (CHAT_SDKS | {"httpx", "pydantic"}) == set()

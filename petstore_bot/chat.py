@@ -1,0 +1,28 @@
+"""Transport-neutral chat types: what a transport hands the bot core and what it gets back. No SDK import."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """One chat message addressed to the bot."""
+
+    platform: str  # "matrix"
+    room: str  # room id
+    user: str  # sender id, e.g. "@alice:localhost"
+    event_id: str
+    text: str  # the plain body as sent
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What the bot answers: a plain body always, HTML (already escaped by the caller) when it has one."""
+
+    text: str
+    html: str | None = None
+
+
+Handler = Callable[[Incoming], Awaitable[Reply | None]]

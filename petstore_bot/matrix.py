@@ -1,0 +1,489 @@
+"""Matrix transport on matrix-nio: login, joins, invites, a sync loop whose token lives on disk, threaded replies.
+
+Message handling, in order of a sync batch: bodies over ``max_bytes`` get ``TOO_LONG`` and bodies that are not
+plain text (NUL or other control characters, lone surrogates) get ``NOT_TEXT``, when ``addressed`` says the message
+is for the bot; a body that is not a string at all is ignored. Notices, edits and the bot's own events are ignored.
+Replies are ``m.notice`` (bots do not answer notices, so two bots never loop), threaded, with an empty
+``m.mentions``. The sync token and the ids answered in the current batch are written after every message
+(``state_dir``, mode 0600), so a stop or crash mid-batch answers nothing twice on restart; the transaction id of a
+reply derives from the asking event id and the device id is kept, so a retried send is not posted twice either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import hashlib
+import json
+import logging
+import os
+import random
+import re
+import traceback
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import aiohttp
+from nio import (
+    AsyncClient,
+    AsyncClientConfig,
+    JoinResponse,
+    LoginResponse,
+    RoomLeaveResponse,
+    RoomMessagesResponse,
+    RoomSendResponse,
+    SyncResponse,
+    WhoamiResponse,
+)
+
+from petstore_bot.chat import Handler, Incoming, Reply
+
+log = logging.getLogger("petstore_bot.matrix")
+T = TypeVar("T")
+JSON = dict[str, object]
+
+TOO_LONG = "Ignored: that message is longer than {limit} bytes."
+NOT_TEXT = "Ignored: that message is not plain text."
+INTERNAL_ERROR = "Sorry: an internal error stopped that command (it has been logged)."
+ENCRYPTED = (
+    "This room is end-to-end encrypted: the petstore bot does not support encrypted rooms and will not answer here."
+)
+MAX_EVENT_BYTES = 60_000  # Matrix caps an event at 65536 bytes, envelope included
+_FATAL = {"M_UNKNOWN_TOKEN", "M_MISSING_TOKEN", "M_FORBIDDEN", "M_USER_DEACTIVATED", "M_INVALID_USERNAME"}
+_NETWORK = (aiohttp.ClientError, TimeoutError, OSError)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+_NO_NOISE: JSON = {"not_types": ["*"]}
+
+
+def _sync_filter(*, timeline_limit: int) -> JSON:
+    room = {"timeline": {"limit": timeline_limit}, "state": {"lazy_load_members": True}}
+    return {"presence": _NO_NOISE, "account_data": _NO_NOISE, "room": {**room, "ephemeral": _NO_NOISE}}
+
+
+class MatrixError(Exception):
+    """The homeserver refused the bot for good (bad login, token revoked). Never carries a secret."""
+
+
+class _Transient(Exception):
+    """A homeserver error worth retrying."""
+
+
+@dataclass
+class _State:
+    """What survives a restart: the sync token, ids answered since it, the device, rooms told about encryption."""
+
+    since: str | None = None
+    done: list[str] = field(default_factory=list)
+    device_id: str | None = None
+    encrypted_notified: list[str] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, path: Path) -> _State:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return cls()
+        except (OSError, ValueError) as exc:  # unreadable: start as on a first start (no history answered)
+            log.warning("sync state %s unreadable (%s); starting from now", path, type(exc).__name__)
+            return cls()
+        if not isinstance(raw, dict):
+            return cls()
+        since, device = raw.get("since"), raw.get("device_id")
+        return cls(
+            since=since if isinstance(since, str) else None,
+            done=[x for x in raw.get("done", []) if isinstance(x, str)],
+            device_id=device if isinstance(device, str) else None,
+            encrypted_notified=[x for x in raw.get("encrypted_notified", []) if isinstance(x, str)],
+        )
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            os.fchmod(out.fileno(), 0o600)
+            json.dump(asdict(self), out)
+        os.replace(tmp, path)
+
+
+def _content(event: Mapping[str, object]) -> Mapping[str, object]:
+    content = event.get("content")
+    return content if isinstance(content, dict) else {}
+
+
+def _thread_root(event: Mapping[str, object], event_id: str) -> str:
+    relates = _content(event).get("m.relates_to")
+    if isinstance(relates, dict) and relates.get("rel_type") == "m.thread" and isinstance(relates.get("event_id"), str):
+        return str(relates["event_id"])
+    return event_id
+
+
+def reply_content(*, event: Mapping[str, object], event_id: str, reply: Reply) -> JSON:
+    """The m.notice answering ``event``: threaded, an empty ``m.mentions``, HTML when the reply has it."""
+    relates = {
+        "rel_type": "m.thread",
+        "event_id": _thread_root(event, event_id),
+        "is_falling_back": True,
+        "m.in_reply_to": {"event_id": event_id},
+    }
+    content: JSON = {"msgtype": "m.notice", "body": reply.text, "m.mentions": {}, "m.relates_to": relates}
+    if reply.html is not None:
+        content["format"] = "org.matrix.custom.html"
+        content["formatted_body"] = reply.html
+    if len(json.dumps(content).encode("utf-8")) > MAX_EVENT_BYTES:
+        content.pop("format", None)
+        content.pop("formatted_body", None)
+        body = reply.text.encode("utf-8")[: MAX_EVENT_BYTES // 2].decode("utf-8", errors="ignore")
+        content["body"] = body + "\n… (reply truncated)"
+    return content
+
+
+def transaction_id(event_id: str) -> str:
+    """The same asking event always gives the same transaction id, so a retried send is deduplicated."""
+    return "petstore-" + hashlib.sha256(event_id.encode("utf-8")).hexdigest()[:32]
+
+
+class MatrixTransport:
+    """Runs a handler on the messages of the rooms the bot is in; see the module docstring for the rules."""
+
+    def __init__(
+        self,
+        *,
+        homeserver: str,
+        user_id: str,
+        password: str | None = None,
+        access_token: str | None = None,
+        rooms: Sequence[str],
+        state_dir: Path,
+        accept_invite: Callable[[str], bool],
+        max_bytes: int = 4096,
+        addressed: Callable[[str], bool] | None = None,
+        sync_timeout_ms: int = 30_000,
+        backoff_max: float = 30.0,
+    ) -> None:
+        if (password is None) == (access_token is None):
+            raise ValueError("give exactly one of password or access_token")
+        self._homeserver = homeserver.rstrip("/")
+        self._user_id = user_id
+        self._password = password
+        self._token = access_token
+        self._rooms = list(rooms)
+        self._accept_invite = accept_invite
+        self._max_bytes = max_bytes
+        self._addressed = addressed or (lambda _text: True)
+        self._sync_timeout_ms = sync_timeout_ms
+        self._backoff_max = backoff_max
+        key = hashlib.sha256(f"{self._homeserver} {user_id}".encode()).hexdigest()[:16]
+        self._state_path = Path(state_dir) / f"matrix-{key}.json"
+        self._state = _State()
+        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._session_token: str | None = None
+
+    def __repr__(self) -> str:
+        return f"MatrixTransport(homeserver={self._homeserver!r}, user_id={self._user_id!r})"
+
+    # -- the loop -------------------------------------------------------------------------------------------
+
+    async def run(self, handler: Handler, *, stop: asyncio.Event, ready: asyncio.Event | None = None) -> None:
+        """Serves until ``stop`` is set; raises MatrixError only when the homeserver refuses the bot for good.
+
+        ``ready`` is set once the sync position is known: messages sent after that are answered.
+        """
+        self._state_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._state = _State.load(self._state_path)
+        config = AsyncClientConfig(
+            max_timeouts=0, request_timeout=30, store_sync_tokens=False, encryption_enabled=False
+        )
+        client = AsyncClient(self._homeserver, self._user_id, device_id=self._state.device_id or "", config=config)
+        try:
+            if await self._retry(lambda: self._login(client), stop=stop, what="login") is None:
+                return
+            for room in self._rooms:
+                await self._retry(functools.partial(self._join, client, room), stop=stop, what=f"join {room}")
+            if self._state.since is None and not await self._first_sync(client, stop=stop):
+                return
+            if ready is not None:
+                ready.set()
+            while not stop.is_set():
+                since = self._state.since
+                response = await self._retry(functools.partial(self._sync, client, since=since), stop=stop, what="sync")
+                if response is None:
+                    break
+                if await self._handle_batch(client, response, handler, stop=stop, since=since):
+                    self._state.since, self._state.done = response.next_batch, []
+                    self._save()
+        finally:
+            self._save()
+            await client.close()
+
+    async def _first_sync(self, client: AsyncClient, *, stop: asyncio.Event) -> bool:
+        """First start: take the current token, answer nothing from before it; handle invites and encryption."""
+        response = await self._retry(lambda: self._sync(client, since=None), stop=stop, what="initial sync")
+        if response is None:
+            return False
+        await self._handle_invites(client, response, stop=stop)
+        for room_id, info in response.rooms.join.items():
+            if self._encrypted(room_id, [e.source for e in [*info.state, *info.timeline.events]]):
+                await self._notify_encrypted(client, room_id, stop=stop)
+        self._state.since, self._state.done = response.next_batch, []
+        self._save()
+        return True
+
+    async def _handle_batch(
+        self, client: AsyncClient, response: SyncResponse, handler: Handler, *, stop: asyncio.Event, since: str | None
+    ) -> bool:
+        """Handles one sync batch; False when ``stop`` interrupted it (the token is then not advanced)."""
+        await self._handle_invites(client, response, stop=stop)
+        for room_id, info in response.rooms.join.items():
+            events: list[Mapping[str, object]] = [e.source for e in info.timeline.events]
+            if info.timeline.limited and since is not None:
+                gap = await self._fill_gap(client, room_id, start=info.timeline.prev_batch, since=since, stop=stop)
+                if gap is None:
+                    return False
+                events = gap + events
+            if self._encrypted(room_id, [*(e.source for e in info.state), *events]):
+                await self._notify_encrypted(client, room_id, stop=stop)
+                continue
+            for event in events:
+                if stop.is_set():
+                    return False
+                await self._handle_event(client, room_id, event, handler, stop=stop)
+        return not stop.is_set()
+
+    async def _handle_event(
+        self, client: AsyncClient, room_id: str, event: Mapping[str, object], handler: Handler, *, stop: asyncio.Event
+    ) -> None:
+        event_id = event.get("event_id")
+        if not isinstance(event_id, str) or event_id in self._recent or event_id in self._state.done:
+            return
+        reply = await self._answer(room_id, event_id, event, handler)
+        if reply is not None:
+            content = reply_content(event=event, event_id=event_id, reply=reply)
+            sent = await self._retry(
+                lambda: self._send(client, room_id, content, transaction_id(event_id)),
+                stop=stop,
+                what="reply",
+                race_call=False,
+            )
+            if sent is None:
+                return  # stopped before the reply went out: not done, answered after restart
+        self._recent[event_id] = None
+        if len(self._recent) > 2000:
+            self._recent.popitem(last=False)
+        self._state.done.append(event_id)
+        self._save()
+
+    async def _answer(self, room_id: str, event_id: str, event: Mapping[str, object], handler: Handler) -> Reply | None:
+        """What to reply to one timeline event, if anything; the handler's failures become INTERNAL_ERROR."""
+        content = _content(event)
+        if event.get("type") != "m.room.message" or event.get("sender") == self._user_id:
+            return None
+        if content.get("msgtype") != "m.text" or "m.new_content" in content:
+            return None
+        body, sender = content.get("body"), event.get("sender")
+        if not isinstance(body, str) or not isinstance(sender, str):
+            log.info("ignored %s in %s: body is not a string", event_id, room_id)
+            return None
+        if not self._addressed(body[: self._max_bytes]):
+            return None
+        if len(body.encode("utf-8", errors="surrogatepass")) > self._max_bytes:
+            return Reply(TOO_LONG.format(limit=self._max_bytes))
+        if _CONTROL.search(body):
+            return Reply(NOT_TEXT)
+        incoming = Incoming(platform="matrix", room=room_id, user=sender, event_id=event_id, text=body)
+        try:
+            return await handler(incoming)
+        except Exception as exc:  # noqa: BLE001 -- the loop stays up; the user gets one line
+            detail = self._redact("".join(traceback.format_exception(exc)))
+            log.error("handler failed on %s in %s from %s: %s", event_id, room_id, sender, detail)
+            return Reply(INTERNAL_ERROR)
+
+    # -- rooms ----------------------------------------------------------------------------------------------
+
+    async def _handle_invites(self, client: AsyncClient, response: SyncResponse, *, stop: asyncio.Event) -> None:
+        for room_id, info in response.rooms.invite.items():
+            inviter = self._inviter([_invite_source(e) for e in info.invite_state])
+            try:
+                accept = inviter is not None and self._accept_invite(inviter)
+            except Exception as exc:  # noqa: BLE001 -- a failing policy declines
+                log.error("accept_invite failed for %s: %s", inviter, type(exc).__name__)
+                accept = False
+            if accept:
+                log.info("accepting the invite to %s from %s", room_id, inviter)
+                await self._retry(functools.partial(self._join, client, room_id), stop=stop, what=f"join {room_id}")
+            else:
+                log.info("declining the invite to %s from %s", room_id, inviter)
+                await self._retry(functools.partial(self._leave, client, room_id), stop=stop, what=f"decline {room_id}")
+
+    def _inviter(self, events: Sequence[Mapping[str, object]]) -> str | None:
+        for event in events:
+            if event.get("type") == "m.room.member" and event.get("state_key") == self._user_id:
+                if _content(event).get("membership") == "invite" and isinstance(event.get("sender"), str):
+                    return str(event["sender"])
+        return None
+
+    def _encrypted(self, room_id: str, events: Sequence[Mapping[str, object]]) -> bool:
+        if room_id in self._state.encrypted_notified:
+            return True
+        return any(e.get("type") in ("m.room.encryption", "m.room.encrypted") for e in events)
+
+    async def _notify_encrypted(self, client: AsyncClient, room_id: str, *, stop: asyncio.Event) -> None:
+        if room_id in self._state.encrypted_notified:
+            return
+        content: JSON = {"msgtype": "m.notice", "body": ENCRYPTED, "m.mentions": {}}
+        tx = transaction_id(f"encrypted {room_id}")
+        sent = await self._retry(
+            lambda: self._send(client, room_id, content, tx), stop=stop, what="notice", race_call=False
+        )
+        if sent is not None:
+            self._state.encrypted_notified.append(room_id)
+            self._save()
+
+    async def _fill_gap(
+        self, client: AsyncClient, room_id: str, *, start: str | None, since: str, stop: asyncio.Event
+    ) -> list[Mapping[str, object]] | None:
+        """The events a limited timeline left out, oldest first (None when stopped)."""
+        found: list[Mapping[str, object]] = []
+        token = start
+        for _ in range(100):
+            fetch = functools.partial(self._page, client, room_id, token, since)
+            page = await self._retry(fetch, stop=stop, what="backfill")
+            if page is None:
+                return None
+            chunk, end = page
+            found.extend(chunk)
+            if not chunk or not end or end == token:
+                break
+            token = end
+        found.reverse()
+        return found
+
+    # -- one homeserver call each; errors become _Transient or MatrixError -------------------------------------
+
+    async def _login(self, client: AsyncClient) -> bool:
+        if self._token is not None:
+            client.restore_login(user_id=self._user_id, device_id=self._state.device_id or "", access_token=self._token)
+            who = await client.whoami()
+            if not isinstance(who, WhoamiResponse):
+                raise self._error("login", who)
+            client.device_id = who.device_id
+        else:
+            response = await client.login(password=self._password, device_name="petstore bot")
+            if not isinstance(response, LoginResponse):
+                raise self._error("login", response)
+            self._session_token = response.access_token
+        self._state.device_id = client.device_id
+        self._save()
+        log.info("logged in as %s (device %s)", self._user_id, client.device_id)
+        return True
+
+    async def _sync(self, client: AsyncClient, *, since: str | None) -> SyncResponse:
+        if since is None:
+            response = await client.sync(timeout=0, sync_filter=_sync_filter(timeline_limit=1), full_state=True)
+        else:
+            limit = _sync_filter(timeline_limit=100)
+            response = await client.sync(timeout=self._sync_timeout_ms, since=since, sync_filter=limit)
+        if not isinstance(response, SyncResponse):
+            raise self._error("sync", response)
+        return response
+
+    async def _join(self, client: AsyncClient, room: str) -> bool:
+        response = await client.join(room)
+        if not isinstance(response, JoinResponse):
+            log.warning("could not join %s: %s", room, self._redact(str(response)))
+        return True
+
+    async def _leave(self, client: AsyncClient, room: str) -> bool:
+        response = await client.room_leave(room)
+        if not isinstance(response, RoomLeaveResponse):
+            log.warning("could not decline %s: %s", room, self._redact(str(response)))
+        return True
+
+    async def _send(self, client: AsyncClient, room_id: str, content: JSON, tx_id: str) -> bool:
+        response = await client.room_send(room_id, "m.room.message", content, tx_id=tx_id)
+        if isinstance(response, RoomSendResponse):
+            return True
+        code = getattr(response, "status_code", None)
+        if code in _FATAL:  # e.g. no longer in the room: give this reply up, keep serving
+            log.warning("reply to %s refused: %s", room_id, self._redact(str(response)))
+            return False
+        raise _Transient(self._redact(str(response)))
+
+    async def _page(
+        self, client: AsyncClient, room_id: str, start: str | None, since: str
+    ) -> tuple[list[Mapping[str, object]], str | None]:
+        response = await client.room_messages(room_id, start=start or "", end=since, limit=100)
+        if not isinstance(response, RoomMessagesResponse):
+            raise _Transient(self._redact(str(response)))
+        return [e.source for e in response.chunk], response.end
+
+    def _error(self, what: str, response: object) -> Exception:
+        code = getattr(response, "status_code", None)
+        text = self._redact(f"{what} failed for {self._user_id}: {response}")
+        return MatrixError(text) if code in _FATAL else _Transient(text)
+
+    # -- plumbing -------------------------------------------------------------------------------------------
+
+    async def _retry(
+        self, call: Callable[[], Awaitable[T]], *, stop: asyncio.Event, what: str, race_call: bool = True
+    ) -> T | None:
+        """``call()`` until it succeeds, with capped exponential backoff; None when ``stop`` ends the wait."""
+        attempt = 0
+        while True:
+            try:
+                result = await (_until(call(), stop) if race_call else call())
+                return None if result is None and stop.is_set() else result
+            except (_Transient, *_NETWORK) as exc:
+                delay = min(self._backoff_max, 0.25 * 2**attempt) * random.uniform(0.5, 1.0)
+                attempt += 1
+                log.warning("%s failed (%s); retrying in %.1fs", what, self._redact(_describe(exc)), delay)
+            if await _until(asyncio.sleep(delay, result=True), stop) is None:
+                return None
+
+    def _redact(self, text: str) -> str:
+        for secret in (self._password, self._token, self._session_token):
+            if secret:
+                text = text.replace(secret, "***")
+        return text
+
+    def _save(self) -> None:
+        self._state.save(self._state_path)
+
+
+def _invite_source(event: object) -> Mapping[str, object]:
+    """An invite's stripped state event as a dict (nio pops ``content`` off its source; put it back)."""
+    source = dict(getattr(event, "source", {}))
+    membership = getattr(event, "membership", None)
+    if "content" not in source and isinstance(membership, str):
+        source["content"] = {"membership": membership}
+    return source
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+async def _until(awaitable: Awaitable[T], stop: asyncio.Event) -> T | None:
+    """Awaits ``awaitable`` unless ``stop`` is set first (then cancels it and returns None)."""
+    if stop.is_set():
+        if asyncio.iscoroutine(awaitable):
+            awaitable.close()
+        return None
+    task = asyncio.ensure_future(awaitable)
+    stopper = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    finally:
+        stopper.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return None
