@@ -98,9 +98,7 @@ class Failure:
         """The one line chat and ``run`` print (control characters made visible)."""
         if self.kind == "expectation":
             line = f"expectation failed: {self.message}"
-        elif self.kind == "usage":
-            line = self.message
-        elif self.kind == "internal":
+        elif self.kind in ("usage", "internal"):
             line = self.message
         else:
             line = f"error: {self.message}" + (f". {self.hint}" if self.hint else "")

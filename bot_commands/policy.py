@@ -13,7 +13,7 @@ import enum
 import getpass
 from dataclasses import dataclass
 
-from .errors import Forbidden, ReadOnlyError
+from .errors import Forbidden, ReadOnlyError, RefusedError
 
 __all__ = ["Access", "Role", "Actor", "Policy", "local_actor"]
 
@@ -81,25 +81,27 @@ class Policy:
     #: A terminal face: commands that touch local files or the process are offered.
     terminal: bool = True
 
+    def refusal(self, *, name: str, access: Access, actor: Actor, what: str = "") -> RefusedError | None:
+        """Why ``actor`` may not run ``/name`` here (``what`` describes it), or None: the one statement of the rules."""
+        if access is Access.TERMINAL and not self.terminal:
+            return Forbidden(f"/{name} is only available in a terminal")
+        if access in (Access.WRITE, Access.CONFIRM) and self.read_only:
+            return ReadOnlyError(f"read-only session: refused to {what}; nothing was sent (started with --read-only)")
+        if not actor.may(access):
+            return Forbidden(f"/{name} needs the {_NEEDS[access]} role; you have {actor.role} (ask an operator)")
+        return None
+
     def allows(self, access: Access, actor: Actor) -> bool:
         """Whether ``actor`` may run a command of this access here (help and completion list only these)."""
-        if access is Access.TERMINAL and not self.terminal:
-            return False
-        if access in (Access.WRITE, Access.CONFIRM) and self.read_only:
-            return False
         if access is Access.CONFIRM and not self.deferred:
-            return False
-        return actor.may(access)
+            return False  # nothing is ever waiting for a code here
+        return self.refusal(name="", access=access, actor=actor) is None
 
     def check(self, *, name: str, access: Access, actor: Actor, what: str) -> None:
-        """Raise the refusal for running ``/name`` (``what`` describes it), if any; nothing is sent then."""
-        if access is Access.TERMINAL and not self.terminal:
-            raise Forbidden(f"/{name} is only available in a terminal")
-        if access in (Access.WRITE, Access.CONFIRM) and self.read_only:
-            raise ReadOnlyError(f"read-only session: refused to {what}; nothing was sent (started with --read-only)")
-        if not actor.may(access):
-            needed = _NEEDS[access]
-            raise Forbidden(f"/{name} needs the {needed} role; you have {actor.role} (ask an operator)")
+        """Raise the refusal for running ``/name``, if any; nothing is sent then."""
+        refused = self.refusal(name=name, access=access, actor=actor, what=what)
+        if refused is not None:
+            raise refused
 
     def needs_confirmation(self, access: Access) -> bool:
         return access is Access.WRITE and (self.production or self.confirm_writes)

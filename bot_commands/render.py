@@ -30,10 +30,9 @@ from .views import (
     TableView,
     View,
     present,
-    present_failure,
 )
 
-__all__ = ["STYLES", "echo", "render", "render_failure", "safe", "to_rich"]
+__all__ = ["STYLES", "cell_text", "echo", "render", "render_failure", "safe", "to_rich"]
 
 STYLES = {
     "id": "cyan",
@@ -134,5 +133,3 @@ def echo(line: str) -> Text:
     """How a command line is shown when echoed (run --echo, chat transcript)."""
     return Text.assemble(("› ", "dim"), (visible(line), "bold"))
 
-
-__all__ += ["cell_text", "present_failure"]
