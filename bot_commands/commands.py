@@ -131,7 +131,8 @@ async def more_pets(session: CommandSession, args: Values) -> PetList:
         help=_STATUS_HELP),
 ], details='Also key=value: /add name="Rex the Dog" categoryId=3 status=available')
 async def add_pet(session: CommandSession, args: Values) -> PetCreated:
-    pet = await session.client.create_pet(name=args["name"], category_id=args["category"], status=args["status"])
+    pet = await session.client.create_pet(name=args["name"], category_id=args["category"], status=args["status"],
+                                          idempotency_key=session.idempotency_key())
     return PetCreated(pet=pet, raw=pet.to_wire())
 
 

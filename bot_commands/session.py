@@ -11,11 +11,13 @@ the outcome. Many sessions (one per chat user and room) can share one client.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 import secrets
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -44,6 +46,8 @@ _SEEN_BATCHES = 64
 #: Confirmation codes: no 0/O or 1/I to misread.
 _CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 _MAX_PENDING = 5
+#: The face's id of the request being run (a chat event id), per task: writes derive their Idempotency-Key from it.
+_REQUEST: ContextVar[str | None] = ContextVar("petstore_request_id", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,8 +194,26 @@ class CommandSession:
         names = [n for c in self.allowed_commands() for n in (c.name, *c.aliases)]
         return complete_words(self.registry, text, ids=ids, names=names)
 
-    async def run(self, line: str | Prepared) -> Outcome:
-        """Run one line (or a prepared one); every failure comes back classified in the outcome."""
+    async def run(self, line: str | Prepared, *, request_id: str | None = None) -> Outcome:
+        """Run one line (or a prepared one); every failure comes back classified in the outcome.
+
+        ``request_id`` names this request for good (a chat message's event id): a write run under it sends an
+        Idempotency-Key derived from it, so a message delivered twice (a restart mid-command) is not done twice.
+        """
+        token = _REQUEST.set(request_id)
+        try:
+            return await self._run(line)
+        finally:
+            _REQUEST.reset(token)
+
+    def idempotency_key(self) -> str | None:
+        """The Idempotency-Key for a write of the current request, or None (the client makes a fresh one)."""
+        request = _REQUEST.get()
+        if request is None:
+            return None
+        return "petstore-req-" + hashlib.sha256(request.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+    async def _run(self, line: str | Prepared) -> Outcome:
         prepared = line if isinstance(line, Prepared) else self.prepare(line)
         self._seq += 1
         seq = self._seq  # taken before awaiting: a slower, older answer must keep its older number

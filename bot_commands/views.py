@@ -176,9 +176,11 @@ def present(result: Result, *, prefix: str = "/") -> Presentation:
     return presenter(result, prefix)
 
 
-def present_failure(failure: Failure) -> Presentation:
-    view = ErrorView(title=failure.title, message=failure.problem or failure.message, usage=failure.usage,
-                     hint=failure.hint)
+def present_failure(failure: Failure, *, prefix: str = "/") -> Presentation:
+    usage = failure.usage
+    if usage and prefix != "/" and usage.startswith("/"):
+        usage = prefix + usage[1:]
+    view = ErrorView(title=failure.title, message=failure.problem or failure.message, usage=usage, hint=failure.hint)
     return Presentation(view=view, summary=failure.text)
 
 

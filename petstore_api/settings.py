@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from .bot_settings import BotSettings
 from .errors import ConfigError
 
 __all__ = [
@@ -129,6 +130,7 @@ class Settings(BaseSettings):
     sandbox: SandboxSettings = SandboxSettings()
     ui: UiSettings = UiSettings()
     audit: AuditSettings = AuditSettings()
+    bot: BotSettings = BotSettings()
 
     @classmethod
     def settings_customise_sources(
@@ -266,7 +268,7 @@ def _describe(
     err = exc.errors(include_url=False, include_input=False)[0]
     loc = [str(p) for p in err["loc"]]
     dotted = ".".join(loc)
-    what = err["msg"]
+    what = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         what = "unknown setting (see config.example.toml for the allowed ones)"
     if _dig(flags, loc):

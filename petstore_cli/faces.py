@@ -20,6 +20,11 @@ def run_face(command: str, args: argparse.Namespace) -> int:
         return _tui(loaded, args)
     if command == "chat":
         return _chat(loaded, args)
+    if command == "bot":
+        from .bot import matrix_main
+
+        return matrix_main(loaded.settings, config_file=loaded.config_file,
+                           sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
     return _run(loaded, args)
 
 

@@ -65,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", parents=common, help="run slash commands from a script, stdin or -c",
                          description="Run commands one a line; exit 0 ok, 1 failed at the service, 2 bad input.")
     _add_run_options(run)
+    bot = sub.add_parser("bot", help="run the chat bot (matrix)",
+                         description="Serve the slash commands in team chat: !list, !add ..., with roles, "
+                                     "confirmation and an audit log ([bot] in the config).")
+    platforms = bot.add_subparsers(dest="platform", metavar="PLATFORM", required=True)
+    platforms.add_parser("matrix", parents=common, help="a Matrix bot ([bot.matrix] in the config)",
+                         description="Log in to a Matrix homeserver and answer !commands in its rooms.")
     serve = sub.add_parser("serve", help="run the Pet Store service (SQLite) with uvicorn",
                            description="Serve the Pet Store API under /v1 on HTTP.")
     _add_serve_options(serve)

@@ -6,6 +6,7 @@ import logging
 import os
 import traceback
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -160,14 +161,17 @@ def test_mask_secret(secret: str | None, shown: str) -> None:
 
 def test_example_config_lists_every_setting_and_loads(tmp_path: Path) -> None:
     text = (Path(__file__).resolve().parents[1] / "config.example.toml").read_text(encoding="utf-8")
-    for name, field in Settings.model_fields.items():
-        nested = getattr(field.annotation, "model_fields", None)
-        if nested:
-            assert f"[{name}]" in text, name
-            for sub_name in nested:
-                assert f"{sub_name} =" in text, f"{name}.{sub_name}"
-        else:
-            assert f"{name} =" in text, name
+    def check(fields: dict[str, Any], table: str) -> None:
+        for name, field in fields.items():
+            nested = getattr(field.annotation, "model_fields", None)
+            dotted = f"{table}.{name}" if table else name
+            if nested:
+                assert f"[{dotted}]" in text, dotted
+                check(nested, dotted)
+            else:
+                assert f"{name} =" in text, dotted
+
+    check(Settings.model_fields, "")
     # Uncommented, the example is a valid config (staging/production URLs filled in).
     active = "\n".join(line.removeprefix("# ") for line in text.splitlines() if not line.startswith("##"))
     cfg = write(tmp_path / "example.toml", active)

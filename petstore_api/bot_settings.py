@@ -1,0 +1,128 @@
+"""The ``[bot]`` settings: what the chat bots share (prefix, roles, confirmation, rate limit, audit) and each platform.
+
+Plain pydantic models with no chat SDK import; ``Settings.bot`` holds them. Secrets (the Matrix password or access
+token, Slack's signing secret, Mattermost's token) are ``SecretStr`` and never printed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+__all__ = ["BotSettings", "BotRoles", "MatrixSettings", "RateLimit", "parse_rate_limit"]
+
+RoleName = Literal["none", "viewer", "operator"]
+
+_RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*(?:\.\d+)?)\s*(s|m|h)?\s*$")
+_UNIT = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    """At most ``count`` commands per ``seconds`` for one user; ``count == 0`` means no limit."""
+
+    count: int
+    seconds: float
+
+    def __str__(self) -> str:
+        return "off" if self.count == 0 else f"{self.count}/{self.seconds:g}s"
+
+
+def parse_rate_limit(text: str) -> RateLimit:
+    """``"10/10s"``, ``"30/1m"``, ``"100/1h"`` or ``"off"``; ValueError saying what is allowed otherwise."""
+    if text.strip().lower() in ("off", "0", "none"):
+        return RateLimit(count=0, seconds=0.0)
+    match = _RATE.match(text)
+    if match is None:
+        raise ValueError(f"{text!r} is not a rate: use COUNT/PERIOD such as 10/10s, 30/1m or 100/1h, or off")
+    count, amount, unit = int(match[1]), float(match[2] or 1), match[3] or "s"
+    seconds = amount * _UNIT[unit]
+    if count < 1 or not 0 < seconds <= 86_400:
+        raise ValueError(f"{text!r} is not a rate: COUNT must be at least 1 and PERIOD between 1s and 24h")
+    return RateLimit(count=count, seconds=seconds)
+
+
+class BotRoles(BaseModel):
+    """Who may do what in chat: platform user ids (Matrix ``@alice:example.org``, ``slack:T123/U456``, ...)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    operators: list[str] = []
+    """Users who may read and write (writes are confirmed, see confirm_writes)."""
+    viewers: list[str] = []
+    """Users who may read only."""
+
+
+class MatrixSettings(BaseModel):
+    """The Matrix face: ``petstore bot matrix``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    homeserver: str | None = None
+    """Homeserver address, e.g. https://matrix.example.org (http:// only for loopback)."""
+    user_id: str | None = None
+    """The bot's own Matrix user, e.g. @petbot:example.org."""
+    password: SecretStr | None = None
+    """The bot user's password (or set access_token instead); env PETSTORE_BOT__MATRIX__PASSWORD."""
+    access_token: SecretStr | None = None
+    """An access token for the bot user instead of a password; env PETSTORE_BOT__MATRIX__ACCESS_TOKEN."""
+    rooms: list[str] = []
+    """Rooms to join at start (ids like !abc:example.org or aliases like #ops:example.org)."""
+    state_dir: Path | None = None
+    """Where the sync token and device id are kept; default: the platform data dir (bot/)."""
+
+    @field_validator("homeserver")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("https://", "http://")):
+            raise ValueError("must start with https:// (or http:// for a homeserver on this machine)")
+        return value
+
+    @field_validator("user_id")
+    @classmethod
+    def _matrix_id(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"@[^:\s]+:\S+", value):
+            raise ValueError("must be a full Matrix user id such as @petbot:example.org")
+        return value
+
+
+class BotSettings(BaseModel):
+    """The chat bots: what every platform shares."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prefix: str = Field("!", min_length=1, max_length=3)
+    """Messages starting with this are commands for the bot (Matrix): !list sold, !add Rex --category 3."""
+    default_role: RoleName = "viewer"
+    """Role of anyone not listed in [bot.roles]: none, viewer or operator."""
+    confirm_writes: bool = True
+    """Writes wait for !confirm CODE from the same user (always on production, whatever this says)."""
+    confirm_ttl: float = Field(60.0, ge=5, le=3600)
+    """Seconds a confirmation code stays valid."""
+    rate_limit: str = "10/10s"
+    """Commands per user per period (10/10s, 30/1m, 100/1h) or "off"; over it: one short reply, then silence."""
+    audit_log: Path | None = None
+    """Every write attempt as a JSON line (who, room, command, outcome, pet id); default: data dir/audit.ndjson."""
+    roles: BotRoles = BotRoles()
+    matrix: MatrixSettings = MatrixSettings()
+
+    @field_validator("rate_limit")
+    @classmethod
+    def _rate(cls, value: str) -> str:
+        parse_rate_limit(value)
+        return value
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        if any(ch.isspace() or ch.isalnum() for ch in value):
+            raise ValueError("must be punctuation such as ! or ?, without spaces, letters or digits")
+        return value
+
+    @property
+    def rate(self) -> RateLimit:
+        return parse_rate_limit(self.rate_limit)

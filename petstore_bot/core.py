@@ -1,0 +1,105 @@
+"""The bot core: chat messages in, command outcomes out, for every chat platform.
+
+One :class:`BotCore` serves a whole bot: it keeps one command session per (room, user) on the shared client (so
+``$last``, ``!more`` and history are each person's own), runs a person's commands one at a time, gives each the
+role ``[bot.roles]`` names, rate-limits per user, and turns the outcome into a :class:`~petstore_bot.chat.Reply`.
+The policy (roles, read-only, deferred confirmation) and the audit log are the command layer's own; a transport
+(Matrix, Slack) only moves messages. No chat SDK is imported here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot_commands.outcome import Outcome
+from bot_commands.policy import Actor
+from bot_commands.session import CommandSession
+
+from .chat import Incoming, Reply
+from .ratelimit import RateLimiter, Verdict
+from .replies import reply_for
+from .roles import RoleBook
+
+__all__ = ["BotCore", "SessionFactory"]
+
+log = logging.getLogger("petstore_bot")
+
+SessionFactory = Callable[[Actor], CommandSession]
+"""Makes a session on the shared client for one actor (``Composition.session`` with the bot's policy)."""
+
+#: Conversations remembered at most; the least recently used are forgotten first (their state with them).
+MAX_SESSIONS = 10_000
+SLOW_DOWN = "Slow down: at most {count} commands in {seconds:g} s per person; yours are ignored until then."
+
+
+@dataclass
+class _Conversation:
+    session: CommandSession
+    lock: asyncio.Lock
+
+
+class BotCore:
+    """Answers the messages addressed to the bot (they start with ``prefix``); see the module docstring."""
+
+    def __init__(self, *, sessions: SessionFactory, roles: RoleBook, limiter: RateLimiter, platform: str,
+                 prefix: str = "!") -> None:
+        self.prefix = prefix
+        self.platform = platform
+        self._make_session = sessions
+        self._roles = roles
+        self._limiter = limiter
+        self._conversations: OrderedDict[tuple[str, str], _Conversation] = OrderedDict()
+
+    def addressed(self, text: str) -> bool:
+        """Whether ``text`` is a command for the bot: the prefix, then a command name (``!list``, ``!/list``)."""
+        if not text.startswith(self.prefix):
+            return False
+        return text[len(self.prefix):].removeprefix("/")[:1].isalpha()
+
+    def role_of(self, user: str) -> str:
+        return str(self._roles.role_for(user))
+
+    async def handle(self, message: Incoming) -> Reply | None:
+        """The reply to one message, or None when the message is not for the bot or the sender is silenced."""
+        if not self.addressed(message.text):
+            return None
+        verdict = self._limiter.check(message.user)
+        if verdict is Verdict.DROP:
+            return None
+        if verdict is Verdict.WARN:
+            rate = self._limiter.rate
+            return Reply(text=SLOW_DOWN.format(count=rate.count, seconds=rate.seconds))
+        outcome = await self.run(message)
+        kind = outcome.failure.kind if outcome.failure else type(outcome.result).__name__
+        log.info("%s in %s: %r -> %s", message.user, message.room, outcome.line, kind)
+        return reply_for(outcome, prefix=self.prefix)
+
+    async def run(self, message: Incoming) -> Outcome:
+        """Run the command in ``message`` in its sender's session (after the sender's earlier commands)."""
+        conversation = self._conversation(message)
+        line = message.text.removeprefix(self.prefix)
+        request_id = f"{self.platform}:{message.room}:{message.event_id}"
+        async with conversation.lock:
+            return await conversation.session.run(line, request_id=request_id)
+
+    def session_of(self, *, room: str, user: str) -> CommandSession | None:
+        """The session of ``user`` in ``room``, if they have talked to the bot there (for tests and demos)."""
+        found = self._conversations.get((room, user))
+        return found.session if found else None
+
+    def _conversation(self, message: Incoming) -> _Conversation:
+        key = (message.room, message.user)
+        found = self._conversations.get(key)
+        if found is not None:
+            self._conversations.move_to_end(key)
+            return found
+        actor = Actor(id=message.user, role=self._roles.role_for(message.user),
+                      where=f"{self.platform}:{message.room}")
+        made = self._conversations[key] = _Conversation(session=self._make_session(actor), lock=asyncio.Lock())
+        while len(self._conversations) > MAX_SESSIONS:
+            self._conversations.popitem(last=False)
+        return made

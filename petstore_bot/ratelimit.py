@@ -1,0 +1,58 @@
+"""A sliding-window rate limit per user: over it, one short reply, then silence until it calms down."""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+
+from petstore_api.bot_settings import RateLimit
+
+__all__ = ["RateLimiter", "Verdict"]
+
+#: Users remembered at most (the least recently seen are forgotten first).
+_MAX_USERS = 10_000
+
+
+class Verdict(enum.Enum):
+    RUN = "run"
+    WARN = "warn"  # the first message over the limit: say so once
+    DROP = "drop"  # later ones: ignore silently until the window has room again
+
+
+class RateLimiter:
+    """At most ``rate.count`` accepted commands per ``rate.seconds`` per user; refused ones do not count."""
+
+    def __init__(self, rate: RateLimit, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate = rate
+        self._clock = clock
+        self._accepted: OrderedDict[str, deque[float]] = OrderedDict()
+        self._warned: set[str] = set()
+
+    def check(self, user: str) -> Verdict:
+        if self.rate.count == 0:
+            return Verdict.RUN
+        now = self._clock()
+        window = self._window(user)
+        while window and now - window[0] >= self.rate.seconds:
+            window.popleft()
+        if len(window) < self.rate.count:
+            window.append(now)
+            self._warned.discard(user)
+            return Verdict.RUN
+        if user in self._warned:
+            return Verdict.DROP
+        self._warned.add(user)
+        return Verdict.WARN
+
+    def _window(self, user: str) -> deque[float]:
+        window = self._accepted.get(user)
+        if window is None:
+            window = self._accepted[user] = deque()
+            if len(self._accepted) > _MAX_USERS:
+                old, _ = self._accepted.popitem(last=False)
+                self._warned.discard(old)
+        else:
+            self._accepted.move_to_end(user)
+        return window

@@ -1,0 +1,122 @@
+"""``petstore bot matrix``: the command layer in a Matrix room. Wires settings -> composition -> BotCore -> transport.
+
+The bot's sessions share one client; its policy is the face's own (read-only, production) plus what chat needs:
+deferred confirmation (``!confirm CODE``), nothing that touches local files. The audit log is always on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from pathlib import Path
+
+from bot_commands.policy import Actor, Policy, Role
+from bot_commands.session import CommandSession
+from petstore_api.bot_settings import BotSettings, MatrixSettings
+from petstore_api.errors import ConfigError
+from petstore_api.settings import Settings, default_config_path, default_data_dir
+from petstore_bot.chat import Handler
+from petstore_bot.core import BotCore
+from petstore_bot.ratelimit import RateLimiter
+from petstore_bot.roles import RoleBook
+
+from .compose import Composition, compose
+
+log = logging.getLogger("petstore_bot")
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def bot_policy(base: Policy, bot: BotSettings) -> Policy:
+    """The rules in chat: writes confirmed later by code (unless turned off, never on production), no terminal."""
+    return replace(base, deferred=True, terminal=False, confirm_writes=bot.confirm_writes)
+
+
+def audit_path(settings: Settings) -> Path:
+    """``[bot] audit_log``, else ``--audit-log``/``[audit] path``, else audit.ndjson in the platform data dir."""
+    return (settings.bot.audit_log or settings.audit.path or default_data_dir() / "audit.ndjson").expanduser()
+
+
+def role_book(bot: BotSettings) -> RoleBook:
+    return RoleBook.of(operators=bot.roles.operators, viewers=bot.roles.viewers, default=bot.default_role)
+
+
+def build_core(composition: Composition, bot: BotSettings, *, platform: str) -> BotCore:
+    """The bot core on ``composition``'s client, with the ``[bot]`` settings."""
+    policy = bot_policy(composition.policy, bot)
+
+    def session(actor: Actor) -> CommandSession:
+        return composition.session(actor=actor, policy=policy, confirm_ttl=bot.confirm_ttl)
+
+    return BotCore(sessions=session, roles=role_book(bot), limiter=RateLimiter(bot.rate), platform=platform,
+                   prefix=bot.prefix)
+
+
+def _required(matrix: MatrixSettings, name: str, where: str) -> str:
+    value = getattr(matrix, name)
+    if not value:
+        raise ConfigError(f"[bot.matrix] {name} is not set: set it in {where} or PETSTORE_BOT__MATRIX__{name.upper()}")
+    return str(value)
+
+
+def matrix_main(settings: Settings, *, config_file: Path | None, sandbox_reset: bool = False) -> int:
+    """Entry point of ``petstore bot matrix``; returns the exit code (0 after SIGTERM or Ctrl-C)."""
+    from petstore_bot.matrix import MatrixError, MatrixTransport
+
+    matrix = settings.bot.matrix
+    where = str(config_file or default_config_path())
+    homeserver, user_id = _required(matrix, "homeserver", where), _required(matrix, "user_id", where)
+    if (matrix.password is None) == (matrix.access_token is None):
+        raise ConfigError(f"[bot.matrix] needs one of password or access_token: set it in {where} or "
+                          "PETSTORE_BOT__MATRIX__PASSWORD / PETSTORE_BOT__MATRIX__ACCESS_TOKEN")
+    _configure_logging()
+    composition = compose(settings, sandbox_reset=sandbox_reset, audit_path=audit_path(settings))
+    core = build_core(composition, settings.bot, platform="matrix")
+    roles = role_book(settings.bot)
+    transport = MatrixTransport(
+        homeserver=homeserver,
+        user_id=user_id,
+        password=matrix.password.get_secret_value() if matrix.password else None,
+        access_token=matrix.access_token.get_secret_value() if matrix.access_token else None,
+        rooms=matrix.rooms,
+        state_dir=(matrix.state_dir or default_data_dir() / "bot").expanduser(),
+        accept_invite=lambda inviter: roles.role_for(inviter) is Role.OPERATOR,
+        addressed=core.addressed,
+    )
+    log.info("petstore bot on %s as %s; service %s %s; audit %s", homeserver, user_id, composition.env.env,
+             composition.env.base_url, composition.audit.path if composition.audit else "-")
+    try:
+        asyncio.run(_serve(transport.run, core.handle, composition))
+    except MatrixError as exc:
+        print(f"petstore: matrix: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+Serve = Callable[..., Awaitable[None]]
+
+
+async def _serve(serve: Serve, handler: Handler, composition: Composition) -> None:
+    """Run ``serve(handler, stop=...)`` until SIGTERM or SIGINT, then close the client and the audit log."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await serve(handler, stop=stop)
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+        await composition.aclose()
+        log.info("petstore bot stopped")
+
+
+def _configure_logging() -> None:
+    """What the bot does, one line each, on stderr (never a secret: the transport redacts them)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
