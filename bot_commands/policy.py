@@ -86,7 +86,8 @@ class Policy:
         if access is Access.TERMINAL and not self.terminal:
             return Forbidden(f"/{name} is only available in a terminal")
         if access in (Access.WRITE, Access.CONFIRM) and self.read_only:
-            return ReadOnlyError(f"read-only session: refused to {what}; nothing was sent (started with --read-only)")
+            return ReadOnlyError(f"refused to {what}; nothing was sent "
+                                 "(read-only from --read-only, PETSTORE_READ_ONLY or read_only in the config)")
         if not actor.may(access):
             return Forbidden(f"/{name} needs the {_NEEDS[access]} role; you have {actor.role} (ask an operator)")
         return None

@@ -131,7 +131,7 @@ async def test_read_only_refuses_add_before_sending(
     make_session: Callable[..., CommandSession], transport: Any
 ) -> None:
     session = make_session(read_only=True)
-    with pytest.raises(ReadOnlyError, match="read-only session: refused to add pet 'Rex'") as info:
+    with pytest.raises(ReadOnlyError, match="refused to add pet 'Rex'") as info:
         await session.execute("/add Rex --category 1")
     assert transport.requests == [] and info.value.exit_code == 2
     assert (await session.execute("/env")).read_only is True

@@ -42,8 +42,8 @@ def test_read_only_from_the_environment_refuses_with_one_line(service, tmp_path:
     env = clean_env(tmp_path, PETSTORE_READ_ONLY="1")
     ran = petstore(tmp_path, "run", "--base-url", url, "-c", "/list", "-c", f"/add {name} --category 1", env=env)
     assert ran.code == 2
-    assert ran.err.splitlines() == [f"-c 2: error: read-only session: refused to add pet '{name}' (category 1); "
-                                    "nothing was sent (started with --read-only)"]
+    assert ran.err.splitlines() == [f"-c 2: error: refused to add pet '{name}' (category 1); "
+                                    "nothing was sent (read-only from --read-only, PETSTORE_READ_ONLY or read_only in the config)"]
     assert _count(url, name) == 0
 
 
@@ -85,7 +85,7 @@ def test_piped_chat_on_production_refuses_writes_and_goes_on(service, tmp_path: 
 def test_chat_read_only_flag(service, tmp_path: Path) -> None:
     url, name = service[0], _name()
     ran = petstore(tmp_path, "chat", "--base-url", url, "--read-only", stdin=f"/add {name} --category 1\n/env\n")
-    assert ran.code == 0 and ran.out.splitlines()[0].startswith("error: read-only session: refused to add pet")
+    assert ran.code == 0 and ran.out.splitlines()[0].startswith("error: refused to add pet")
     assert "read-only    yes" in ran.out and _count(url, name) == 0
 
 

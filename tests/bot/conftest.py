@@ -1,0 +1,69 @@
+"""The bot core over the real sandbox service, in-process, through the in-memory chat backend."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from petstore_api.settings import Settings, load_settings
+from petstore_bot.core import BotCore
+from petstore_bot.testing import ChatRoom
+from petstore_cli.bot import audit_path, build_core
+from petstore_cli.compose import Composition, compose
+
+ALICE, OSCAR, BOB, CAROL = "@alice:test", "@oscar:test", "@bob:test", "@carol:test"
+
+
+@dataclass
+class Bot:
+    core: BotCore
+    room: ChatRoom
+    composition: Composition
+    settings: Settings
+    audit: Path
+
+    def audit_lines(self) -> list[str]:
+        return self.audit.read_text(encoding="utf-8").splitlines() if self.audit.exists() else []
+
+    async def pet_count(self) -> int:
+        total = 0
+        async for page in self.composition.client.iter_pages(limit=100):
+            total += len(page.pets)
+        return total
+
+
+def config(tmp_path: Path, extra: str = "", *, top: str = "") -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f'{top}\n[sandbox]\ndata_dir = "{tmp_path / "sandbox"}"\n'
+        f'[bot]\naudit_log = "{tmp_path / "audit.ndjson"}"\nrate_limit = "off"\n{extra}\n'
+        f'[bot.roles]\noperators = ["{ALICE}", "{OSCAR}"]\nviewers = ["{BOB}"]\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.fixture
+async def make_bot(tmp_path: Path) -> AsyncIterator[Callable[..., Bot]]:
+    made: list[Composition] = []
+
+    def make(extra: str = "", *, top: str = "") -> Bot:
+        """A bot with ``extra`` lines in its [bot] table and ``top`` at the top of the config."""
+        settings = load_settings(config_path=config(tmp_path, extra, top=top)).settings
+        composition = compose(settings, audit_path=audit_path(settings))
+        made.append(composition)
+        core = build_core(composition, settings.bot, platform="matrix")
+        return Bot(core=core, room=ChatRoom(core.handle), composition=composition, settings=settings,
+                   audit=audit_path(settings))
+
+    yield make
+    for composition in made:
+        await composition.aclose()
+
+
+@pytest.fixture
+def bot(make_bot: Callable[..., Bot]) -> Bot:
+    return make_bot()

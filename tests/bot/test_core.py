@@ -1,0 +1,203 @@
+"""The bot core through the in-memory chat backend over the real sandbox: roles, confirmation, audit, state."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+from bot_commands.commands import default_registry
+from bot_commands.policy import Access, Actor, Policy, Role
+from bot_commands.session import CommandSession
+from petstore_api.bot_settings import BotSettings, parse_rate_limit
+from petstore_bot.core import BotCore
+from petstore_bot.ratelimit import RateLimiter, Verdict
+from petstore_bot.roles import RoleBook
+from petstore_bot.testing import ChatRoom
+from petstore_cli.bot import bot_policy
+
+from .conftest import ALICE, BOB, CAROL, OSCAR, Bot
+
+CODE = re.compile(r"confirm ([A-Z0-9]{4}) within")
+
+
+def code_in(text: str) -> str:
+    found = CODE.search(text)
+    assert found, text
+    return found[1]
+
+
+async def test_a_viewer_reads_but_a_write_is_refused_in_one_line_and_nothing_is_sent(bot: Bot) -> None:
+    before = await bot.pet_count()
+    assert "Whiskers" in await bot.room.text(BOB, "!list --limit 5")
+    refused = await bot.room.text(BOB, '!add "Rex the Dog" --category 3')
+    assert refused == "Not allowed: /add needs the operator role; you have viewer (ask an operator)"
+    assert await bot.pet_count() == before
+    entry = json.loads(bot.audit_lines()[-1])
+    assert (entry["actor"], entry["outcome"], entry["applied"]) == (BOB, "refused", "no")
+
+
+async def test_help_lists_only_what_the_asker_may_run(bot: Bot) -> None:
+    viewer, operator = await bot.room.text(BOB, "!help"), await bot.room.text(ALICE, "!help")
+    assert "!list" in viewer and "!add" not in viewer and "!confirm" not in viewer
+    assert "!add NAME --category ID" in operator and "!confirm CODE" in operator
+    for text in (viewer, operator):  # terminal-only commands are never offered in chat
+        assert "!quit" not in text and "!history" not in text
+
+
+async def test_default_role_none_may_ask_who_they_are_and_nothing_from_the_service(
+        make_bot: Callable[..., Bot]) -> None:
+    bot = make_bot('default_role = "none"')
+    assert await bot.room.text(CAROL, "!list") == \
+        "Not allowed: /list needs the viewer role; you have none (ask an operator)"
+    whoami = await bot.room.text(CAROL, "!whoami")
+    assert "role     none" in whoami and "matrix:!room:test" in whoami
+
+
+async def test_a_write_runs_once_after_the_same_users_confirmation(bot: Bot) -> None:
+    before = await bot.pet_count()
+    ask = await bot.room.text(ALICE, "!add Rex --category 3")
+    assert ask.startswith("To add pet 'Rex' (category 3), reply !confirm ")
+    assert await bot.pet_count() == before  # nothing sent before the confirmation
+    code = code_in(ask)
+    other = await bot.room.text(OSCAR, f"!confirm {code}")
+    assert other.startswith("Nothing to confirm: nothing waits for code")
+    done = await bot.room.text(ALICE, f"!confirm {code.lower()}")
+    assert "Rex" in done and await bot.pet_count() == before + 1
+    again = await bot.room.text(ALICE, f"!confirm {code}")
+    assert again.startswith("Nothing to confirm: nothing waits for code") and await bot.pet_count() == before + 1
+    lines = [json.loads(line) for line in bot.audit_lines()]
+    assert [(e["actor"], e["outcome"]) for e in lines] == [
+        (ALICE, "pending"), (OSCAR, "refused"), (ALICE, "ok"), (ALICE, "refused")]
+    assert lines[2]["line"] == f"confirm {code.lower()}: add Rex --category 3"
+    assert lines[2]["where"] == "matrix:!room:test" and isinstance(lines[2]["pet_id"], int)
+
+
+async def test_a_confirmation_code_expires(make_bot: Callable[..., Bot]) -> None:
+    bot = make_bot()
+    now = [0.0]
+    policy = bot_policy(bot.composition.policy, bot.settings.bot)
+    core = BotCore(
+        sessions=lambda actor: _session_with_clock(bot, actor, policy, lambda: now[0]),
+        roles=RoleBook.of(operators=[ALICE], viewers=[], default="viewer"),
+        limiter=RateLimiter(bot.settings.bot.rate), platform="matrix")
+    room = ChatRoom(core.handle)
+    before = await bot.pet_count()
+    code = code_in(await room.text(ALICE, "!add Late --category 1"))
+    now[0] = 61.0
+    expired = await room.text(ALICE, f"!confirm {code}")
+    assert expired == f"Nothing to confirm: code {code} expired after 60 s; nothing was sent: run the command again"
+    assert await bot.pet_count() == before
+
+
+def _session_with_clock(bot: Bot, actor: Actor, policy: Policy, clock: Callable[[], float]) -> CommandSession:
+    c = bot.composition
+    return CommandSession(c.client, env=c.env, registry=c.registry, actor=actor, policy=policy, audit=c.audit,
+                          confirm_ttl=60.0, clock=clock)
+
+
+async def test_confirm_writes_false_writes_at_once_but_never_on_production() -> None:
+    off = BotSettings(confirm_writes=False)
+    assert not bot_policy(Policy(), off).needs_confirmation(Access.WRITE)
+    assert bot_policy(Policy(production=True), off).needs_confirmation(Access.WRITE)
+    assert bot_policy(Policy(), BotSettings()).needs_confirmation(Access.WRITE)
+
+
+async def test_a_message_delivered_twice_is_not_done_twice(make_bot: Callable[..., Bot]) -> None:
+    bot = make_bot("confirm_writes = false")
+    before = await bot.pet_count()
+    first = await bot.room.say(ALICE, "!add Twice --category 2", event_id="$same")
+    again = await bot.room.say(ALICE, "!add Twice --category 2", event_id="$same")
+    assert first is not None and again is not None
+    assert await bot.pet_count() == before + 1
+    ids = {re.findall(r"id\s+(\d+)", r.text)[0] for r in (first, again)}
+    assert len(ids) == 1
+    other = await bot.room.say(ALICE, "!add Twice --category 2", event_id="$other")
+    assert other is not None and await bot.pet_count() == before + 2
+
+
+async def test_state_is_per_room_and_user(bot: Bot) -> None:
+    assert "Not found" not in await bot.room.text(ALICE, "!get 3")
+    assert "Tweety" in await bot.room.text(ALICE, "!get $last")
+    assert (await bot.room.text(BOB, "!get $last")).startswith("Usage: $last has no value yet")
+    other_room = ChatRoom(bot.core.handle, room="!other:test")
+    await bot.room.text(ALICE, "!list --limit 2")
+    assert "Tweety" in await bot.room.text(ALICE, "!more")
+    assert "run /list first" in await bot.room.text(BOB, "!more")  # another person: their own /more
+    assert "run /list first" in await other_room.text(ALICE, "!more")  # the same person in another room
+
+
+async def test_service_text_is_data_in_the_plain_and_the_html_body(make_bot: Callable[..., Bot]) -> None:
+    bot = make_bot("confirm_writes = false")
+    hostile = "<b>x</b> @room [link](http://x) \x1b[31mred"
+    created = await bot.room.say(ALICE, f"!add {json.dumps(hostile)} --category 1")
+    assert created is not None and created.html is not None
+    listed = await bot.room.say(ALICE, "!list --limit 100")
+    assert listed is not None and listed.html is not None
+    for reply in (created, listed):
+        assert "<b>x</b> @room [link](http://x)" in reply.text and "\x1b" not in reply.text
+        assert "<b>" not in reply.html and "<a" not in reply.html and "\x1b" not in reply.html  # type: ignore[operator]
+        assert "&lt;b&gt;x&lt;/b&gt; @room [link](http://x)" in reply.html  # type: ignore[operator]
+
+
+async def test_env_shows_the_key_masked_and_no_reply_carries_it(bot: Bot) -> None:
+    env = await bot.room.text(BOB, "!env")
+    assert "API key      sk-..." in env
+    replies = [env, await bot.room.text(ALICE, "!whoami"), await bot.room.text(ALICE, "!help env")]
+    assert bot.settings.sandbox.data_dir is not None
+    secret = (bot.settings.sandbox.data_dir / "api-key").read_text(encoding="ascii").strip()
+    assert secret.startswith("sk-")
+    assert all(secret not in text for text in replies)
+
+
+async def test_only_messages_with_the_prefix_and_a_command_are_answered(bot: Bot) -> None:
+    for text in ("hello", "!", "! list", "!!", "list", "!123"):
+        assert await bot.room.say(ALICE, text) is None, text
+    assert "did you mean /list?" in await bot.room.text(ALICE, "!lsit")
+    assert "Whiskers" in await bot.room.text(ALICE, "!/list --limit 3")
+
+
+async def test_a_failed_command_is_one_reply_and_the_bot_goes_on(bot: Bot) -> None:
+    assert await bot.room.text(ALICE, "!get 999999") == "Not found: no pet with id '999999'"
+    usage = await bot.room.text(ALICE, "!list bogus")
+    assert usage.splitlines()[1] == "usage: !list [STATUS] [--status S] [--limit N] [--all]"
+    assert "Rex" in await bot.room.text(ALICE, "!get 1")
+
+
+async def test_read_only_refuses_writes_for_operators_too(make_bot: Callable[..., Bot]) -> None:
+    bot = make_bot(top="read_only = true")
+    refused = await bot.room.text(ALICE, "!add Rex --category 1")
+    assert refused.startswith("Read-only session: refused to add pet 'Rex' (category 1); nothing was sent")
+
+
+async def test_the_rate_limit_answers_once_then_stays_silent_until_it_calms_down() -> None:
+    now = [0.0]
+    limiter = RateLimiter(parse_rate_limit("3/10s"), clock=lambda: now[0])
+    verdicts = [limiter.check(ALICE) for _ in range(5)]
+    assert verdicts == [Verdict.RUN] * 3 + [Verdict.WARN, Verdict.DROP]
+    assert limiter.check(BOB) is Verdict.RUN  # per person
+    now[0] = 10.0
+    assert [limiter.check(ALICE) for _ in range(4)] == [Verdict.RUN] * 3 + [Verdict.WARN]
+
+
+async def test_the_rate_limit_reply_through_the_core(make_bot: Callable[..., Bot]) -> None:
+    bot = make_bot()
+    core = BotCore(sessions=lambda actor: bot.composition.session(actor=actor), roles=RoleBook.of(
+        operators=[], viewers=[], default="viewer"), limiter=RateLimiter(parse_rate_limit("2/1h")), platform="matrix")
+    room = ChatRoom(core.handle)
+    answers = [await room.say(BOB, "!whoami") for _ in range(4)]
+    assert [a is not None for a in answers] == [True, True, True, False]
+    assert answers[2] is not None
+    assert answers[2].text == "Slow down: at most 2 commands in 3600 s per person; yours are ignored until then."
+
+
+
+
+def test_every_registry_command_is_either_offered_in_chat_or_terminal_only() -> None:
+    policy = bot_policy(Policy(), BotSettings())
+    for command in default_registry().commands():
+        assert (command.access is Access.TERMINAL) != policy.allows(command.access, _operator()), command.name
+
+
+def _operator() -> Actor:
+    return Actor(id=ALICE, role=Role.OPERATOR, where="matrix:!r")
