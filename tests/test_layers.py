@@ -117,3 +117,17 @@ def test_chat_types_import_no_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert set(json.loads(out.stdout)) & (CHAT_SDKS | {"httpx", "pydantic"}) == set()
+
+
+def test_the_bot_core_is_platform_neutral() -> None:
+    """The core every platform shares (and its in-memory test backend) loads no chat SDK."""
+    modules = ["petstore_bot.core", "petstore_bot.roles", "petstore_bot.ratelimit", "petstore_bot.replies",
+               "petstore_bot.testing"]
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert set(json.loads(out.stdout)) & CHAT_SDKS == set()
