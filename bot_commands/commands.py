@@ -20,6 +20,7 @@ from .parser import show
 from .policy import Access
 from .registry import Arg, CompletionContext, Registry, Values, command
 from .results import (
+    Cancelled,
     EnvInfo,
     ExpectationMet,
     Help,
@@ -215,7 +216,14 @@ async def confirm(session: CommandSession, args: Values) -> Result:
     return await session.confirm_pending(args["code"])
 
 
+@command("cancel", summary="Drop the write you were asked to confirm", access=Access.CONFIRM, history=False, args=[
+    Arg("code", "CODE", required=True, help="the code the confirmation request gave"),
+])
+async def cancel(session: CommandSession, args: Values) -> Cancelled:
+    return Cancelled(code=args["code"].strip().upper(), what=session.cancel_pending(args["code"]))
+
+
 def default_registry() -> Registry:
     """The registry of every petstore command, in the order ``/help`` lists them."""
     return Registry([list_pets, more_pets, add_pet, get_pet, list_orders, show_env, whoami, show_help, confirm,
-                     history, sleep, expect_outcome, quit_session])
+                     cancel, history, sleep, expect_outcome, quit_session])

@@ -196,3 +196,14 @@ class ConfirmationNeeded(Result):
 
     def to_json(self) -> Any:
         return {"confirm": self.code, "what": self.what, "expires_in": self.ttl}
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled(Result):
+    """A write that waited for confirmation was dropped by the person asked (``/cancel CODE``)."""
+
+    code: str
+    what: str
+
+    def to_json(self) -> Any:
+        return {"cancelled": self.code, "what": self.what}

@@ -32,7 +32,7 @@ from .parser import show
 from .policy import Access, Actor, Policy, local_actor
 from .ports import Confirm, PetStoreAPI
 from .registry import Command, Invocation, Registry
-from .results import ConfirmationNeeded, EnvInfo, Help, PetCreated, PetDetail, PetList, Result
+from .results import Cancelled, ConfirmationNeeded, EnvInfo, Help, PetCreated, PetDetail, PetList, Result
 from .script import HEADER, HistoryEntry, history_script
 from .validation import suggest
 
@@ -284,6 +284,15 @@ class CommandSession:
         cmd = pending.invocation.command
         return await cmd.handler(self, pending.invocation.values)
 
+    def cancel_pending(self, code: str) -> str:
+        """Drop the write waiting for ``code`` (this session's actor only); returns what it would have done."""
+        pending = self._pending.pop(code.strip().upper(), None)
+        if pending is None:
+            raise NotConfirmable(f"nothing waits for code {show(code, 12)}: a code works once, for the person "
+                                 "it was given to")
+        self._confirming = pending.invocation.line
+        return pending.what
+
     # -- audit --------------------------------------------------------------
 
     def _audit(self, outcome: Outcome) -> None:
@@ -355,9 +364,10 @@ def _audit_entry(actor: Actor, line: str, outcome: Outcome) -> AuditEntry:
     failure, result = outcome.failure, outcome.result
     pet_id = result.pet.id if isinstance(result, (PetCreated, PetDetail)) else None
     if failure is None:
-        pending = isinstance(result, ConfirmationNeeded)
+        held = "pending" if isinstance(result, ConfirmationNeeded) else "cancelled" if isinstance(result, Cancelled) \
+            else ""
         return AuditEntry(actor=actor.id, role=str(actor.role), where=actor.where, line=line,
-                          outcome="pending" if pending else "ok", applied="no" if pending else "yes", pet_id=pet_id)
+                          outcome=held or "ok", applied="no" if held else "yes", pet_id=pet_id)
     refused = failure.exit_code == 2
     applied = "no" if failure.wrote_nothing else "unknown"
     message = failure.message if applied == "no" else f"{failure.message} (the answer was lost: it may have been done)"

@@ -21,6 +21,7 @@ from petstore_api.models import Pet
 
 from .outcome import Failure
 from .results import (
+    Cancelled,
     ConfirmationNeeded,
     EnvInfo,
     ExpectationMet,
@@ -302,3 +303,9 @@ def _quit(result: Quit, prefix: str) -> Presentation:
 def _confirm(result: ConfirmationNeeded, prefix: str) -> Presentation:
     text = f"To {result.what}, reply {prefix}confirm {result.code} within {result.ttl} seconds."
     return Presentation(view=NoticeView(text, "warning"), summary=text)
+
+
+@_presents(Cancelled)
+def _cancelled(result: Cancelled, prefix: str) -> Presentation:
+    text = f"Cancelled: {result.what} (code {result.code}); nothing was sent."
+    return Presentation(view=NoticeView(text, "info"), summary=text)

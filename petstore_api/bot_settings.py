@@ -13,7 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-__all__ = ["BotSettings", "BotRoles", "MatrixSettings", "RateLimit", "parse_rate_limit"]
+__all__ = ["BotSettings", "BotRoles", "MatrixSettings", "MattermostSettings", "RateLimit", "SlackSettings",
+           "parse_rate_limit"]
 
 RoleName = Literal["none", "viewer", "operator"]
 
@@ -90,6 +91,35 @@ class MatrixSettings(BaseModel):
         return value
 
 
+class SlackSettings(BaseModel):
+    """The Slack face: ``petstore bot slack`` (a slash command and interactivity endpoint)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    signing_secret: SecretStr | None = None
+    """The app's signing secret (Basic Information in the app's settings); env PETSTORE_BOT__SLACK__SIGNING_SECRET."""
+    command: str = Field("/pets", pattern=r"^/[a-z0-9_-]{1,31}$")
+    """The slash command as set up in the app: /pets list sold."""
+
+
+class MattermostSettings(BaseModel):
+    """The Mattermost flavour: ``petstore bot slack --mattermost`` (Mattermost speaks the same slash commands)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = None
+    """The team's Mattermost server, e.g. https://chat.example.org; delayed replies go to this origin only."""
+    token: SecretStr | None = None
+    """The slash command's token (shown when the command is made); env PETSTORE_BOT__MATTERMOST__TOKEN."""
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("https://", "http://")):
+            raise ValueError("must start with https:// or http://, e.g. https://chat.example.org")
+        return value
+
+
 class BotSettings(BaseModel):
     """The chat bots: what every platform shares."""
 
@@ -109,6 +139,8 @@ class BotSettings(BaseModel):
     """Every write attempt as a JSON line (who, room, command, outcome, pet id); default: data dir/audit.ndjson."""
     roles: BotRoles = BotRoles()
     matrix: MatrixSettings = MatrixSettings()
+    slack: SlackSettings = SlackSettings()
+    mattermost: MattermostSettings = MattermostSettings()
 
     @field_validator("rate_limit")
     @classmethod

@@ -201,3 +201,16 @@ def test_every_registry_command_is_either_offered_in_chat_or_terminal_only() -> 
 
 def _operator() -> Actor:
     return Actor(id=ALICE, role=Role.OPERATOR, where="matrix:!r")
+
+
+async def test_a_waiting_write_can_be_cancelled_by_the_person_asked_only(bot: Bot) -> None:
+    before = await bot.pet_count()
+    code = code_in(await bot.room.text(ALICE, "!add Maybe --category 1"))
+    assert (await bot.room.text(OSCAR, f"!cancel {code}")).startswith("Nothing to confirm: nothing waits for code")
+    assert await bot.room.text(ALICE, f"!cancel {code}") == \
+        f"Cancelled: add pet 'Maybe' (category 1) (code {code}); nothing was sent."
+    assert (await bot.room.text(ALICE, f"!confirm {code}")).startswith("Nothing to confirm")
+    assert await bot.pet_count() == before
+    last = json.loads(bot.audit_lines()[-2])
+    assert (last["line"], last["outcome"], last["applied"]) == (
+        f"cancel {code}: add Maybe --category 1", "cancelled", "no")

@@ -38,6 +38,7 @@ SAMPLES: dict[type[r.Result], r.Result] = {
     r.HistoryListing: r.HistoryListing(lines=("/list", HOSTILE)),
     r.WhoAmI: r.WhoAmI(actor="@alice:x", role="viewer", where="!room", commands=("/list",)),
     r.ConfirmationNeeded: r.ConfirmationNeeded(code="7F3K", what="add pet 'Rex'", line="/add Rex", ttl=60),
+    r.Cancelled: r.Cancelled(code="7F3K", what="add pet 'Rex'"),
 }
 
 

@@ -14,7 +14,7 @@ from bot_commands.registry import Arg, Registry, command
 
 REGISTRY = default_registry()
 
-NAMES = ["list", "more", "add", "get", "orders", "env", "whoami", "help", "confirm", "history", "sleep", "expect",
+NAMES = ["list", "more", "add", "get", "orders", "env", "whoami", "help", "confirm", "cancel", "history", "sleep", "expect",
          "quit"]
 
 
