@@ -65,6 +65,14 @@ class BotCore:
 
     async def handle(self, message: Incoming) -> Reply | None:
         """The reply to one message, or None when the message is not for the bot or the sender is silenced."""
+        answer = await self.answer(message)
+        if isinstance(answer, Outcome):
+            return reply_for(answer, prefix=self.prefix)
+        return None if answer is None else Reply(text=answer)
+
+    async def answer(self, message: Incoming) -> Outcome | str | None:
+        """The outcome of the command in ``message``; a short notice when the sender is over the rate limit
+        (once), None when the message is not for the bot or the sender is silenced."""
         if not self.addressed(message.text):
             return None
         verdict = self._limiter.check(message.user)
@@ -72,11 +80,11 @@ class BotCore:
             return None
         if verdict is Verdict.WARN:
             rate = self._limiter.rate
-            return Reply(text=SLOW_DOWN.format(count=rate.count, seconds=rate.seconds))
+            return SLOW_DOWN.format(count=rate.count, seconds=rate.seconds)
         outcome = await self.run(message)
         kind = outcome.failure.kind if outcome.failure else type(outcome.result).__name__
         log.info("%s in %s: %r -> %s", message.user, message.room, outcome.line, kind)
-        return reply_for(outcome, prefix=self.prefix)
+        return outcome
 
     async def run(self, message: Incoming) -> Outcome:
         """Run the command in ``message`` in its sender's session (after the sender's earlier commands)."""

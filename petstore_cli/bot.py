@@ -7,12 +7,14 @@ deferred confirmation (``!confirm CODE``), nothing that touches local files. The
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from bot_commands.policy import Actor, Policy, Role
 from bot_commands.session import CommandSession
@@ -25,6 +27,9 @@ from petstore_bot.ratelimit import RateLimiter
 from petstore_bot.roles import RoleBook
 
 from .compose import Composition, compose
+
+if TYPE_CHECKING:
+    import uvicorn
 
 log = logging.getLogger("petstore_bot")
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -44,15 +49,15 @@ def role_book(bot: BotSettings) -> RoleBook:
     return RoleBook.of(operators=bot.roles.operators, viewers=bot.roles.viewers, default=bot.default_role)
 
 
-def build_core(composition: Composition, bot: BotSettings, *, platform: str) -> BotCore:
-    """The bot core on ``composition``'s client, with the ``[bot]`` settings."""
+def build_core(composition: Composition, bot: BotSettings, *, platform: str, prefix: str | None = None) -> BotCore:
+    """The bot core on ``composition``'s client, with the ``[bot]`` settings (``prefix`` overrides bot.prefix)."""
     policy = bot_policy(composition.policy, bot)
 
     def session(actor: Actor) -> CommandSession:
         return composition.session(actor=actor, policy=policy, confirm_ttl=bot.confirm_ttl)
 
     return BotCore(sessions=session, roles=role_book(bot), limiter=RateLimiter(bot.rate), platform=platform,
-                   prefix=bot.prefix)
+                   prefix=bot.prefix if prefix is None else prefix)
 
 
 def _required(matrix: MatrixSettings, name: str, where: str) -> str:
@@ -120,3 +125,84 @@ def _configure_logging() -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.INFO)
+
+
+def slack_main(settings: Settings, *, config_file: Path | None, host: str, port: int, mattermost: bool,
+               sandbox_reset: bool = False) -> int:
+    """Entry point of ``petstore bot slack [--mattermost]``: serve the endpoints until SIGTERM or Ctrl-C."""
+    from petstore_bot.slack import SLACK_ORIGIN, SlackFace
+    from petstore_bot.slack_verify import MattermostToken, SlackSignature
+
+    bot, where = settings.bot, str(config_file or default_config_path())
+    flavour: Literal["slack", "mattermost"] = "mattermost" if mattermost else "slack"
+    signature, token = None, None
+    if mattermost:
+        if not bot.mattermost.url or bot.mattermost.token is None:
+            missing = "url" if not bot.mattermost.url else "token"
+            raise ConfigError(f"[bot.mattermost] {missing} is not set: set it in {where} or "
+                              f"PETSTORE_BOT__MATTERMOST__{missing.upper()}")
+        token = MattermostToken(bot.mattermost.token.get_secret_value())
+    elif bot.slack.signing_secret is None:
+        raise ConfigError(f"[bot.slack] signing_secret is not set: set it in {where} or "
+                          "PETSTORE_BOT__SLACK__SIGNING_SECRET")
+    else:
+        signature = SlackSignature(bot.slack.signing_secret.get_secret_value())
+    _configure_logging()
+    composition = compose(settings, sandbox_reset=sandbox_reset, audit_path=audit_path(settings))
+    core = build_core(composition, bot, platform=flavour, prefix=bot.slack.command + " ")
+    face = SlackFace(
+        core=core, flavour=flavour, post=_post_json, signature=signature, token=token,
+        response_origin=(bot.mattermost.url or "") if mattermost else SLACK_ORIGIN,
+    )
+    log.info("petstore bot %s on http://%s:%d; service %s %s; audit %s", flavour, host, port, composition.env.env,
+             composition.env.base_url, composition.audit.path if composition.audit else "-")
+    import uvicorn
+
+    server = _quiet_exit_class()(uvicorn.Config(face.app(), host=host, port=port, log_level="warning", access_log=False,
+                                       lifespan="on"))
+    try:
+        asyncio.run(_serve_http(server, composition))
+    except (OSError, SystemExit):  # uvicorn exits when it cannot listen (it logged why)
+        return EXIT_FAILED
+    return EXIT_OK if server.started else EXIT_FAILED
+
+
+def _quiet_exit_class() -> type[uvicorn.Server]:
+    import uvicorn
+
+    class QuietExit(uvicorn.Server):
+        """uvicorn re-raises SIGTERM after its graceful shutdown (exit -15); the bot's contract is exit code 0."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(signum, self._stop)
+            try:
+                yield
+            finally:
+                for signum in (signal.SIGTERM, signal.SIGINT):
+                    loop.remove_signal_handler(signum)
+
+        def _stop(self) -> None:
+            self.force_exit = self.should_exit  # a second signal: stop waiting for open connections
+            self.should_exit = True
+
+    return QuietExit
+
+
+async def _serve_http(server: uvicorn.Server, composition: Composition) -> None:
+    try:
+        await server.serve()
+    finally:
+        await composition.aclose()
+        log.info("petstore bot stopped")
+
+
+async def _post_json(url: str, payload: dict[str, object]) -> None:
+    """POST ``payload`` to a response_url with slack_sdk's webhook client (one try: a delayed reply is sent once)."""
+    from slack_sdk.webhook.async_client import AsyncWebhookClient
+
+    response = await AsyncWebhookClient(url, timeout=10).send_dict(payload)
+    if response.status_code >= 300:
+        log.warning("response_url answered %d", response.status_code)

@@ -21,11 +21,18 @@ def run_face(command: str, args: argparse.Namespace) -> int:
     if command == "chat":
         return _chat(loaded, args)
     if command == "bot":
-        from .bot import matrix_main
-
-        return matrix_main(loaded.settings, config_file=loaded.config_file,
-                           sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
+        return _bot(loaded, args)
     return _run(loaded, args)
+
+
+def _bot(loaded: LoadedSettings, args: argparse.Namespace) -> int:
+    from .bot import matrix_main, slack_main
+
+    reset = bool(getattr(args, "sandbox_reset", False))
+    if args.platform == "slack":
+        return slack_main(loaded.settings, config_file=loaded.config_file, host=args.host, port=args.port,
+                          mattermost=args.mattermost, sandbox_reset=reset)
+    return matrix_main(loaded.settings, config_file=loaded.config_file, sandbox_reset=reset)
 
 
 def _load(args: argparse.Namespace) -> LoadedSettings:

@@ -65,12 +65,19 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", parents=common, help="run slash commands from a script, stdin or -c",
                          description="Run commands one a line; exit 0 ok, 1 failed at the service, 2 bad input.")
     _add_run_options(run)
-    bot = sub.add_parser("bot", help="run the chat bot (matrix)",
+    bot = sub.add_parser("bot", help="run the chat bot (matrix, slack)",
                          description="Serve the slash commands in team chat: !list, !add ..., with roles, "
                                      "confirmation and an audit log ([bot] in the config).")
     platforms = bot.add_subparsers(dest="platform", metavar="PLATFORM", required=True)
     platforms.add_parser("matrix", parents=common, help="a Matrix bot ([bot.matrix] in the config)",
                          description="Log in to a Matrix homeserver and answer !commands in its rooms.")
+    slack = platforms.add_parser("slack", parents=common, help="Slack (or Mattermost) slash commands over HTTP",
+                                 description="Serve POST /slack/commands, POST /slack/interactions and GET /healthz "
+                                             "for a Slack app's slash command ([bot.slack]) or, with --mattermost, "
+                                             "a Mattermost slash command ([bot.mattermost]).")
+    slack.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    slack.add_argument("--port", type=int, default=3000, help="port (default: 3000)")
+    slack.add_argument("--mattermost", action="store_true", help="speak Mattermost's flavour (token, Markdown)")
     serve = sub.add_parser("serve", help="run the Pet Store service (SQLite) with uvicorn",
                            description="Serve the Pet Store API under /v1 on HTTP.")
     _add_serve_options(serve)

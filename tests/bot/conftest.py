@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,12 +36,14 @@ class Bot:
         return total
 
 
-def config(tmp_path: Path, extra: str = "", *, top: str = "") -> Path:
+def config(tmp_path: Path, extra: str = "", *, top: str = "", roles: tuple[list[str], list[str]] | None = None) -> Path:
+    operators, viewers = roles or ([ALICE, OSCAR], [BOB])
+    rate = "" if "rate_limit" in extra else 'rate_limit = "off"\n'
     path = tmp_path / "config.toml"
     path.write_text(
         f'{top}\n[sandbox]\ndata_dir = "{tmp_path / "sandbox"}"\n'
-        f'[bot]\naudit_log = "{tmp_path / "audit.ndjson"}"\nrate_limit = "off"\n{extra}\n'
-        f'[bot.roles]\noperators = ["{ALICE}", "{OSCAR}"]\nviewers = ["{BOB}"]\n',
+        f'[bot]\naudit_log = "{tmp_path / "audit.ndjson"}"\n{rate}{extra}\n'
+        f"[bot.roles]\noperators = {json.dumps(operators)}\nviewers = {json.dumps(viewers)}\n",
         encoding="utf-8",
     )
     return path
@@ -50,12 +53,13 @@ def config(tmp_path: Path, extra: str = "", *, top: str = "") -> Path:
 async def make_bot(tmp_path: Path) -> AsyncIterator[Callable[..., Bot]]:
     made: list[Composition] = []
 
-    def make(extra: str = "", *, top: str = "") -> Bot:
+    def make(extra: str = "", *, top: str = "", roles: tuple[list[str], list[str]] | None = None,
+             platform: str = "matrix", prefix: str | None = None) -> Bot:
         """A bot with ``extra`` lines in its [bot] table and ``top`` at the top of the config."""
-        settings = load_settings(config_path=config(tmp_path, extra, top=top)).settings
+        settings = load_settings(config_path=config(tmp_path, extra, top=top, roles=roles)).settings
         composition = compose(settings, audit_path=audit_path(settings))
         made.append(composition)
-        core = build_core(composition, settings.bot, platform="matrix")
+        core = build_core(composition, settings.bot, platform=platform, prefix=prefix)
         return Bot(core=core, room=ChatRoom(core.handle), composition=composition, settings=settings,
                    audit=audit_path(settings))
 

@@ -63,3 +63,63 @@ def test_the_matrix_password_from_the_environment_is_never_shown(
     monkeypatch.setenv("PETSTORE_BOT__MATRIX__ACCESS_TOKEN", "token-canary-secret")
     code, err = run(capsys, "--base-url", "http://127.0.0.1:9/v1")
     assert code == 2 and "canary" not in err
+
+
+def test_slack_without_a_signing_secret(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["bot", "slack"])
+    err = capsys.readouterr().err
+    expected = tmp_path / "xdg_config_home" / "petstore" / "config.toml"
+    assert (code, err) == (2, f"petstore: [bot.slack] signing_secret is not set: set it in {expected} or "
+                              "PETSTORE_BOT__SLACK__SIGNING_SECRET\n")
+
+
+def test_mattermost_without_its_url(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PETSTORE_BOT__MATTERMOST__TOKEN", "tok-canary")
+    code = main(["bot", "slack", "--mattermost"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("petstore: [bot.mattermost] url is not set") and "canary" not in err
+
+
+@pytest.mark.slow
+def test_petstore_bot_slack_serves_a_signed_command_and_ends_with_0_on_sigterm(tmp_path: Path) -> None:
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from .slack_support import SECRET, sign
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "c"), XDG_DATA_HOME=str(tmp_path / "d"),
+               PETSTORE_BOT__SLACK__SIGNING_SECRET=SECRET)
+    proc = subprocess.Popen([sys.executable, "-m", "petstore_cli", "bot", "slack", "--port", str(port)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        body = b"command=%2Fpets&text=whoami&user_id=U1&team_id=T1&channel_id=C1&response_url=https%3A%2F%2Fx"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                answer = httpx.post(f"http://127.0.0.1:{port}/slack/commands", content=body, headers=sign(body))
+                break
+            except httpx.ConnectError:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+                time.sleep(0.05)
+        assert answer.status_code == 200 and "slack:T1/U1" in answer.json()["blocks"][0]["text"]["text"]
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert SECRET not in out + err and "Traceback" not in err
+    audit = tmp_path / "d" / "petstore" / "audit.ndjson"
+    assert audit.exists()  # the audit log is on by default for bots (opened at start)

@@ -1,0 +1,280 @@
+"""``petstore bot slack``: Slack (or Mattermost) slash commands and buttons, as a Starlette app.
+
+``POST /slack/commands`` takes one command line (``/pets list sold``), ``POST /slack/interactions`` the Confirm and
+Cancel buttons of a write waiting for confirmation, ``GET /healthz`` says the app is up. Every POST is verified
+before anything runs (a 401 otherwise, the reason logged, never the secret). A command answers in the HTTP response
+when the service answers within ``ack_after`` seconds (Slack allows 3), else an acknowledgement goes back at once and
+the result is posted once to ``response_url``, which must be on the platform's origin. The bot core (roles,
+confirmation, audit, rate limit, per-user state) is the same as every chat face's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import parse_qs, urlsplit
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from bot_commands.outcome import Outcome
+
+from .chat import Incoming
+from .core import BotCore
+from .slack_render import CANCEL_ACTION, CONFIRM_ACTION, Message, mattermost_payload, message_for, slack_payload
+from .slack_verify import MattermostToken, SlackSignature
+
+__all__ = ["Post", "SlackFace", "origin_of"]
+
+log = logging.getLogger("petstore_bot.slack")
+Post = Callable[[str, dict[str, object]], Awaitable[None]]
+"""Posts a JSON body to a response_url (slack_sdk's webhook client in production, a capture server in tests)."""
+
+SLACK_ORIGIN = "https://hooks.slack.com"
+MAX_BODY = 16_384
+WORKING = "Working on it: {line}"
+_COMMAND_FIELDS = ("command", "text", "user_id", "channel_id", "response_url")
+
+
+class BadRequest(Exception):
+    """A verified request the app cannot use: 400 with this one line."""
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``, lower-cased; "" when it is not an absolute http(s) URL."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname.lower()}{port}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Command:
+    incoming: Incoming
+    response_url: str
+
+
+class SlackFace:
+    """The app; ``flavour`` is ``slack`` (signed requests, Block Kit) or ``mattermost`` (token, Markdown)."""
+
+    def __init__(self, *, core: BotCore, flavour: Literal["slack", "mattermost"], post: Post,
+                 signature: SlackSignature | None = None, token: MattermostToken | None = None,
+                 response_origin: str = SLACK_ORIGIN, ack_after: float = 2.5, max_body: int = MAX_BODY) -> None:
+        if (flavour == "slack") != (signature is not None) or (flavour == "mattermost") != (token is not None):
+            raise ValueError("slack needs a signature check, mattermost a token")
+        self.core, self.flavour = core, flavour
+        self._post, self._signature, self._token = post, signature, token
+        self._origin = origin_of(response_origin)
+        self._ack_after, self._max_body = ack_after, max_body
+        self._background: set[asyncio.Task[None]] = set()
+
+    def app(self) -> Starlette:
+        return Starlette(routes=[
+            Route("/slack/commands", self._commands, methods=["POST"]),
+            Route("/slack/interactions", self._interactions, methods=["POST"]),
+            Route("/healthz", self._health, methods=["GET"]),
+        ], lifespan=self._lifespan)
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        yield
+        await self.drain()
+
+    async def drain(self) -> None:
+        """Wait for delayed responses still on their way (at shutdown)."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+
+    # -- endpoints ------------------------------------------------------------------------------------------
+
+    async def _health(self, request: Request) -> Response:
+        return JSONResponse({"ok": True})
+
+    async def _commands(self, request: Request) -> Response:
+        try:
+            body = await self._body(request)
+            refused = self._verify(request, body)
+            if refused:
+                log.warning("refused a command from %s: %s", _peer(request), refused)
+                return JSONResponse({"error": "unauthorized"}, status_code=401)
+            command = self._command(self._form(body))
+        except BadRequest as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        return await self._answer(command, request)
+
+    async def _interactions(self, request: Request) -> Response:
+        try:
+            body = await self._body(request)
+            if self.flavour == "mattermost":
+                return await self._mattermost_press(request, body)
+            refused = self._verify(request, body)
+            if refused:
+                log.warning("refused an interaction from %s: %s", _peer(request), refused)
+                return JSONResponse({"error": "unauthorized"}, status_code=401)
+            press, response_url = _slack_press(self._form(body), prefix=self.core.prefix)
+        except BadRequest as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        self._later(self._run(press), response_url, replace=True)
+        return Response(status_code=200)
+
+    # -- the work -------------------------------------------------------------------------------------------
+
+    async def _answer(self, command: _Command, request: Request) -> Response:
+        task = asyncio.ensure_future(self._run(command.incoming))
+        done, _ = await asyncio.wait({task}, timeout=self._ack_after)
+        if task in done:
+            message = task.result()
+            if message is None:
+                return Response(status_code=200)  # rate-limited: silence
+            return JSONResponse(self._payload(message, request, command.incoming.user))
+        self._later(task, command.response_url, replace=False, request=request, user=command.incoming.user)
+        line = command.incoming.text.removeprefix(self.core.prefix)
+        return JSONResponse(self._payload(Message(text=WORKING.format(line=line), in_channel=False), request, ""))
+
+    async def _run(self, incoming: Incoming) -> Message | None:
+        if not self.core.addressed(incoming.text):
+            incoming = Incoming(platform=incoming.platform, room=incoming.room, user=incoming.user,
+                                event_id=incoming.event_id, text=f"{self.core.prefix}help")
+        answer = await self.core.answer(incoming)
+        if isinstance(answer, Outcome):
+            return message_for(answer, prefix=self.core.prefix)
+        return None if answer is None else Message(text=answer, in_channel=False)
+
+    def _later(self, work: Awaitable[Message | None], response_url: str, *, replace: bool,
+               request: Request | None = None, user: str = "") -> None:
+        async def deliver() -> None:
+            message = await work
+            if message is None:
+                return
+            if origin_of(response_url) != self._origin:
+                log.warning("not posting to response_url: it is not on %s", self._origin)
+                return
+            payload = self._payload(message, request, user) if request is not None else slack_payload(message)
+            if self.flavour == "slack" and replace and message.confirm is None:
+                payload["replace_original"] = not message.in_channel
+            try:
+                await self._post(response_url, payload)
+            except Exception as exc:  # noqa: BLE001 -- the app stays up; the audit log has the write
+                log.error("posting the delayed response failed: %s", type(exc).__name__)
+
+        task = asyncio.ensure_future(deliver())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _payload(self, message: Message, request: Request | None, user: str) -> dict[str, object]:
+        if self.flavour == "slack":
+            return slack_payload(message)
+        assert self._token is not None
+        context = None
+        if message.confirm is not None:
+            code = message.confirm.code
+            context = {action: {"action": action, "code": code, "user": user,
+                                "sig": self._token.sign(action, code, user)} for action in ("confirm", "cancel")}
+        url = str(request.url_for("_interactions")) if request is not None else ""
+        return mattermost_payload(message, action_url=url, context=context)
+
+    async def _mattermost_press(self, request: Request, body: bytes) -> Response:
+        assert self._token is not None
+        try:
+            data = json.loads(body)
+        except ValueError:
+            raise BadRequest("body is not JSON") from None
+        context = data.get("context") if isinstance(data, dict) else None
+        if not isinstance(context, dict) or not all(isinstance(context.get(k), str)
+                                                    for k in ("action", "code", "user", "sig")):
+            return JSONResponse({"error": "unauthorized"}, status_code=401)
+        refused = self._token.check_signed(context["sig"], context["action"], context["code"], context["user"])
+        user, channel = data.get("user_id"), data.get("channel_id")
+        if refused or context["action"] not in ("confirm", "cancel"):
+            log.warning("refused a button press from %s: %s", _peer(request), refused or "unknown action")
+            return JSONResponse({"error": "unauthorized"}, status_code=401)
+        if not isinstance(user, str) or not isinstance(channel, str) or not user or not channel:
+            raise BadRequest("user_id and channel_id are required")
+        event = str(data.get("trigger_id") or data.get("post_id") or "")
+        incoming = Incoming(platform="mattermost", room=channel, user=f"mattermost:{user}", event_id=f"press:{event}",
+                            text=f"{self.core.prefix}{context['action']} {context['code']}")
+        message = await self._run(incoming)
+        if message is None:
+            return JSONResponse({})
+        text = mattermost_payload(message, action_url="")["text"]
+        return JSONResponse({"update": {"message": text}} if message.in_channel else {"ephemeral_text": text})
+
+    # -- parsing --------------------------------------------------------------------------------------------
+
+    async def _body(self, request: Request) -> bytes:
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self._max_body:
+                raise BadRequest(f"request body too large: at most {self._max_body} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _form(self, body: bytes) -> dict[str, str]:
+        try:
+            parsed = parse_qs(body.decode("utf-8"), keep_blank_values=True, strict_parsing=bool(body),
+                              max_num_fields=64)
+        except (UnicodeDecodeError, ValueError):
+            raise BadRequest("body is not a URL-encoded form") from None
+        return {key: values[0] for key, values in parsed.items()}
+
+    def _verify(self, request: Request, body: bytes) -> str | None:
+        """Why the request is not the platform's, or None; before anything else looks at it."""
+        if self._signature is not None:
+            return self._signature.check(headers=request.headers, body=body)
+        assert self._token is not None
+        try:
+            form = self._form(body)
+        except BadRequest:
+            return "no token in the request (the body is not a form)"
+        return self._token.check(token=form.get("token"))
+
+    def _command(self, form: Mapping[str, str]) -> _Command:
+        missing = [name for name in _COMMAND_FIELDS if name not in form]
+        if self.flavour == "slack" and "team_id" not in form:
+            missing.append("team_id")
+        if missing:
+            raise BadRequest(f"missing form fields: {', '.join(missing)}")
+        if len(form["text"]) > 4000:
+            raise BadRequest("command text too long: at most 4000 characters")
+        if self.flavour == "slack":
+            team = form["team_id"]
+            user, room = f"slack:{team}/{form['user_id']}", f"{team}/{form['channel_id']}"
+        else:
+            user, room = f"mattermost:{form['user_id']}", form["channel_id"]
+        event = form.get("trigger_id") or f"{room}:{form['user_id']}:{form['text']}"
+        text = f"{self.core.prefix}{form['text'].strip()}"
+        incoming = Incoming(platform=self.flavour, room=room, user=user, event_id=event, text=text)
+        return _Command(incoming=incoming, response_url=form["response_url"])
+
+
+def _slack_press(form: Mapping[str, str], *, prefix: str) -> tuple[Incoming, str]:
+    """The Incoming for a Confirm/Cancel press, and its response_url."""
+    try:
+        payload = json.loads(form["payload"])
+        user, team = payload["user"]["id"], payload["team"]["id"]
+        channel, action = payload["channel"]["id"], payload["actions"][0]
+        kind, code, response_url = action["action_id"], action["value"], payload["response_url"]
+    except (KeyError, IndexError, TypeError, ValueError):
+        raise BadRequest("payload is not a block_actions interaction") from None
+    if payload.get("type") != "block_actions" or kind not in (CONFIRM_ACTION, CANCEL_ACTION):
+        raise BadRequest("only the Confirm and Cancel buttons are handled")
+    if not all(isinstance(v, str) for v in (user, team, channel, code, response_url)):
+        raise BadRequest("payload is not a block_actions interaction")
+    verb = "confirm" if kind == CONFIRM_ACTION else "cancel"
+    event = f"press:{payload.get('trigger_id') or action.get('action_ts') or ''}"
+    incoming = Incoming(platform="slack", room=f"{team}/{channel}", user=f"slack:{team}/{user}", event_id=event,
+                        text=f"{prefix}{verb} {code}")
+    return incoming, response_url
+
+
+def _peer(request: Request) -> str:
+    return request.client.host if request.client else "?"

@@ -1,0 +1,114 @@
+"""Outcomes as Slack Block Kit messages and Mattermost messages; service text is data in both.
+
+Every text that can hold service or chat data goes into a monospaced block: in Slack's mrkdwn ``&``, ``<`` and
+``>`` are escaped there (so ``<!channel>``, ``<@U123>`` and ``<http://x|click>`` ping nobody and link nowhere) and
+``*bold*`` or ``_x_`` take no effect; in Mattermost's Markdown, a code block shows text literally and mentions in it
+notify nobody. A run of three backticks in the data is broken with a zero-width space so it cannot end the block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextBlock,
+    MarkdownTextObject,
+    SectionBlock,
+)
+
+from bot_commands.outcome import Outcome
+from bot_commands.render_text import to_plain
+from bot_commands.results import ConfirmationNeeded, PetCreated
+from bot_commands.sanitize import visible
+from bot_commands.views import BlankView, present, present_failure
+
+__all__ = ["CONFIRM_ACTION", "CANCEL_ACTION", "Message", "message_for", "mrkdwn_escape", "slack_payload",
+           "mattermost_payload"]
+
+CONFIRM_ACTION, CANCEL_ACTION = "petstore_confirm", "petstore_cancel"
+#: Slack caps a section's text at 3000 characters and a message at 50 blocks.
+_SECTION_MAX, _BLOCKS_MAX = 2900, 45
+_FENCE = "```"
+_BROKEN_FENCE = "`\u200b`\u200b`"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """What to say, before it is shaped for a platform."""
+
+    text: str  # plain, visible (control characters shown), not yet escaped
+    in_channel: bool  # a completed write: the team sees it
+    confirm: ConfirmationNeeded | None = None
+
+
+def message_for(outcome: Outcome, *, prefix: str) -> Message:
+    if outcome.failure is not None:
+        shown = present_failure(outcome.failure, prefix=prefix)
+    else:
+        assert outcome.result is not None
+        shown = present(outcome.result, prefix=prefix)
+    body = visible(shown.summary) if isinstance(shown.view, BlankView) else to_plain(shown.view)
+    text = "\n".join([*(visible(note) for note in shown.notes), body])
+    result = outcome.result
+    return Message(text=text, in_channel=isinstance(result, PetCreated),
+                   confirm=result if isinstance(result, ConfirmationNeeded) else None)
+
+
+def mrkdwn_escape(text: str) -> str:
+    """Slack's three control characters as entities: nothing in ``text`` becomes a mention or a link."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _fenced(text: str) -> str:
+    return f"{_FENCE}\n{text.replace(_FENCE, _BROKEN_FENCE)}\n{_FENCE}"
+
+
+def _chunks(text: str) -> list[str]:
+    """Lines of ``text`` in pieces that fit a section (a line longer than one piece is cut)."""
+    pieces: list[str] = []
+    current: list[str] = []
+    size = 0
+    for line in text.splitlines() or [""]:
+        line = line[:_SECTION_MAX]
+        if current and size + len(line) + 1 > _SECTION_MAX:
+            pieces.append("\n".join(current))
+            current, size = [], 0
+        current.append(line)
+        size += len(line) + 1
+    pieces.append("\n".join(current))
+    return pieces
+
+
+def slack_payload(message: Message) -> dict[str, object]:
+    """A slash-command response (or response_url body) in Block Kit."""
+    pieces = _chunks(mrkdwn_escape(message.text))
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=_fenced(p))) for p in pieces[:_BLOCKS_MAX]]
+    if len(pieces) > _BLOCKS_MAX:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text="… (reply truncated)")]))
+    if message.confirm is not None:
+        code = message.confirm.code
+        blocks.append(ActionsBlock(block_id=f"petstore-{code}", elements=[
+            ButtonElement(text="Confirm", action_id=CONFIRM_ACTION, value=code, style="primary"),
+            ButtonElement(text="Cancel", action_id=CANCEL_ACTION, value=code),
+        ]))
+    fallback = mrkdwn_escape(message.text)[:_SECTION_MAX]
+    return {"response_type": "in_channel" if message.in_channel else "ephemeral", "text": fallback,
+            "blocks": [block.to_dict() for block in blocks]}
+
+
+def mattermost_payload(message: Message, *, action_url: str, context: dict[str, dict[str, str]] | None = None
+                       ) -> dict[str, object]:
+    """A Mattermost slash-command response; a waiting write carries Confirm/Cancel buttons posting to ``action_url``.
+
+    ``context`` maps each action (``confirm``, ``cancel``) to the context Mattermost sends back when pressed.
+    """
+    payload: dict[str, object] = {"response_type": "in_channel" if message.in_channel else "ephemeral",
+                                  "text": _fenced(message.text)}
+    if message.confirm is not None and context is not None:
+        actions = [{"id": action, "name": label, "integration": {"url": action_url, "context": context[action]}}
+                   for action, label in (("confirm", "Confirm"), ("cancel", "Cancel"))]
+        payload["attachments"] = [{"actions": actions}]
+    return payload

@@ -1,0 +1,115 @@
+"""The Slack face on a real loopback socket, a capture server for response_url, and signed test requests."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+SECRET = "test-signing-secret-0123456789abcdef"
+TOKEN = "mattermost-command-token-42"
+
+
+@contextlib.asynccontextmanager
+async def serving(app: Any) -> AsyncIterator[str]:
+    """``app`` on 127.0.0.1 (a free port) in this event loop; yields its base URL; stopped at exit."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="on"))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.005)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+@dataclass
+class Capture:
+    """A stand-in for Slack's response_url endpoint: records every JSON body posted to it."""
+
+    posts: list[dict[str, Any]] = field(default_factory=list)
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def app(self) -> Starlette:
+        async def hook(request: Request) -> Response:
+            self.posts.append(json.loads(await request.body()))
+            self.arrived.set()
+            return Response("ok")
+
+        return Starlette(routes=[Route("/hook/{rest:path}", hook, methods=["POST"])])
+
+    async def next_post(self, timeout: float = 20.0) -> dict[str, Any]:
+        await asyncio.wait_for(self.arrived.wait(), timeout)
+        self.arrived.clear()
+        return self.posts[-1]
+
+
+def sign(body: bytes, *, secret: str = SECRET, timestamp: int | None = None) -> dict[str, str]:
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    digest = hmac.new(secret.encode(), f"v0:{ts}:".encode() + body, hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}",
+            "Content-Type": "application/x-www-form-urlencoded"}
+
+
+@dataclass
+class SlackClient:
+    """Sends what Slack would send, signed, to the face over loopback."""
+
+    http: httpx.AsyncClient
+    base: str
+    hook: str
+    team: str = "T1"
+    channel: str = "C1"
+    _n: int = 0
+
+    def command_body(self, text: str, *, user: str, **extra: str) -> bytes:
+        self._n += 1
+        form = {"command": "/pets", "text": text, "user_id": user, "user_name": user.lower(), "team_id": self.team,
+                "channel_id": self.channel, "response_url": f"{self.hook}/hook/cmd{self._n}",
+                "trigger_id": f"trigger-{self._n}-{time.monotonic_ns()}", **extra}
+        return urlencode(form).encode()
+
+    async def command(self, text: str, *, user: str, **extra: str) -> httpx.Response:
+        body = self.command_body(text, user=user, **extra)
+        return await self.http.post(f"{self.base}/slack/commands", content=body, headers=sign(body))
+
+    def press_body(self, action: str, code: str, *, user: str, team: str | None = None) -> bytes:
+        self._n += 1
+        payload = {"type": "block_actions", "user": {"id": user, "team_id": team or self.team},
+                   "team": {"id": team or self.team}, "channel": {"id": self.channel},
+                   "trigger_id": f"press-{self._n}-{time.monotonic_ns()}",
+                   "response_url": f"{self.hook}/hook/press{self._n}",
+                   "actions": [{"action_id": action, "value": code, "action_ts": str(time.time())}]}
+        return urlencode({"payload": json.dumps(payload)}).encode()
+
+    async def press(self, action: str, code: str, *, user: str) -> httpx.Response:
+        body = self.press_body(action, code, user=user)
+        return await self.http.post(f"{self.base}/slack/interactions", content=body, headers=sign(body))
+
+
+def block_text(payload: dict[str, Any]) -> str:
+    """The text of every section block of a Block Kit payload, joined."""
+    return "\n".join(b["text"]["text"] for b in payload.get("blocks", []) if b["type"] == "section")
+
+
+def buttons(payload: dict[str, Any]) -> dict[str, str]:
+    return {e["action_id"]: e["value"] for b in payload.get("blocks", []) if b["type"] == "actions"
+            for e in b["elements"]}

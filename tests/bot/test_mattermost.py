@@ -1,0 +1,119 @@
+"""petstore bot slack --mattermost: the slash command's token, Markdown replies, signed Confirm/Cancel buttons."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+
+from petstore_bot.slack import SlackFace
+from petstore_bot.slack_verify import MattermostToken
+from petstore_cli.bot import _post_json
+
+from .conftest import Bot
+from .slack_support import TOKEN, Capture, serving
+
+ALICE, OSCAR, BOB = "alice1", "oscar1", "bob1"
+
+
+@dataclass
+class MM:
+    bot: Bot
+    http: httpx.AsyncClient
+    base: str
+    hook: str
+    capture: Capture
+    face: SlackFace
+
+    async def command(self, text: str, *, user: str, token: str | None = TOKEN) -> httpx.Response:
+        form = {"channel_id": "ch1", "command": "/pets", "response_url": f"{self.hook}/hook/x", "team_id": "team1",
+                "text": text, "user_id": user, "user_name": user, "trigger_id": f"t-{text}-{user}"}
+        if token is not None:
+            form["token"] = token
+        return await self.http.post(f"{self.base}/slack/commands", content=urlencode(form).encode(),
+                                    headers={"Content-Type": "application/x-www-form-urlencoded"})
+
+    async def press(self, action: dict[str, Any], *, user: str) -> httpx.Response:
+        body = {"user_id": user, "channel_id": "ch1", "team_id": "team1", "post_id": "p1",
+                "trigger_id": f"press-{user}", "context": action["integration"]["context"]}
+        return await self.http.post(action["integration"]["url"], json=body)
+
+
+@pytest.fixture
+async def mm(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[..., Any]]:
+    stack: list[Any] = []
+
+    async def start(*, extra: str = "", ack_after: float = 2.5) -> MM:
+        bot = make_bot(extra, roles=([f"mattermost:{ALICE}", f"mattermost:{OSCAR}"], [f"mattermost:{BOB}"]),
+                       platform="mattermost", prefix="/pets ")
+        capture = Capture()
+        hook_cm = serving(capture.app())
+        hook = await hook_cm.__aenter__()
+        face = SlackFace(core=bot.core, flavour="mattermost", post=_post_json, token=MattermostToken(TOKEN),
+                         response_origin=hook, ack_after=ack_after)
+        app_cm = serving(face.app())
+        base = await app_cm.__aenter__()
+        http = httpx.AsyncClient(timeout=30)
+        stack.extend([hook_cm, app_cm])
+        made = MM(bot=bot, http=http, base=base, hook=hook, capture=capture, face=face)
+        stack.append(http)
+        return made
+
+    yield start
+    for item in reversed(stack):
+        if isinstance(item, httpx.AsyncClient):
+            await item.aclose()
+        else:
+            await item.__aexit__(None, None, None)
+
+
+async def test_the_token_is_checked_before_anything_runs(mm: Callable[..., Any]) -> None:
+    m: MM = await mm(extra="confirm_writes = false")
+    before = await m.bot.pet_count()
+    for token in (None, "", "wrong-token"):
+        answer = await m.command("add Forged --category 1", user=ALICE, token=token)
+        assert answer.status_code == 401 and answer.json() == {"error": "unauthorized"}
+    assert await m.bot.pet_count() == before and m.bot.audit_lines() == []
+
+
+async def test_replies_are_markdown_code_blocks_ephemeral_for_reads(mm: Callable[..., Any]) -> None:
+    m: MM = await mm()
+    listed = (await m.command("list sold --limit 3", user=BOB)).json()
+    assert listed["response_type"] == "ephemeral"
+    assert listed["text"].startswith("```\nid  name    category  status\n 4  Goldie")
+    refused = (await m.command("add Rex --category 1", user=BOB)).json()
+    assert "needs the operator role" in refused["text"] and "attachments" not in refused
+
+
+async def test_buttons_confirm_for_the_asker_only_and_a_forged_context_is_refused(mm: Callable[..., Any]) -> None:
+    m: MM = await mm()
+    before = await m.bot.pet_count()
+    preview = (await m.command("add @channel --category 2", user=ALICE)).json()
+    confirm, cancel = preview["attachments"][0]["actions"]
+    assert confirm["integration"]["url"] == f"{m.base}/slack/interactions"
+    assert (confirm["name"], cancel["name"]) == ("Confirm", "Cancel") and TOKEN not in json.dumps(preview)
+
+    integration = confirm["integration"]
+    forged = {**confirm, "integration": {**integration, "context": {**integration["context"], "code": "ZZZZ"}}}
+    assert (await m.press(forged, user=ALICE)).status_code == 401
+    other = (await m.press(confirm, user=OSCAR)).json()
+    assert "Nothing to confirm" in other["ephemeral_text"] and await m.bot.pet_count() == before
+    done = (await m.press(confirm, user=ALICE)).json()
+    assert "@channel" in done["update"]["message"] and done["update"]["message"].startswith("```")
+    assert await m.bot.pet_count() == before + 1
+    again = (await m.press(confirm, user=ALICE)).json()
+    assert "Nothing to confirm" in again["ephemeral_text"] and await m.bot.pet_count() == before + 1
+
+
+async def test_a_slow_answer_is_posted_once_to_the_mattermost_server(mm: Callable[..., Any]) -> None:
+    m: MM = await mm(ack_after=0.0)
+    ack = (await m.command("sleep 0.2", user=BOB)).json()
+    assert ack["text"] == "```\nWorking on it: sleep 0.2\n```"
+    delayed = await m.capture.next_post()
+    await m.face.drain()
+    assert delayed["text"] == "```\n(paused 0.2 s)\n```" and len(m.capture.posts) == 1

@@ -1,0 +1,254 @@
+"""petstore bot slack: signed requests over a loopback socket to the real app on the real sandbox service.
+
+Delayed responses go through slack_sdk's webhook client to a capture server on loopback (standing in for
+hooks.slack.com, whose origin the app is told to trust here). The one stand-in: a client that answers late, for the
+slow-service path (a real service does not slow down on demand).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from bot_commands.policy import Actor
+from bot_commands.session import CommandSession
+from petstore_bot.slack import SlackFace
+from petstore_bot.slack_render import CANCEL_ACTION, CONFIRM_ACTION
+from petstore_bot.slack_verify import SlackSignature
+from petstore_cli.bot import _post_json, bot_policy
+
+from .conftest import Bot
+from .slack_support import SECRET, Capture, SlackClient, block_text, buttons, serving, sign
+
+ALICE, OSCAR, BOB, CAROL = "UALICE", "UOSCAR", "UBOB", "UCAROL"
+OPERATORS, VIEWERS = [f"slack:T1/{ALICE}", f"slack:T1/{OSCAR}"], [f"slack:T1/{BOB}"]
+
+
+@dataclass
+class Rig:
+    bot: Bot
+    slack: SlackClient
+    capture: Capture
+    face: SlackFace
+
+
+class SlowClient:
+    """The sandbox client answering every call ``delay`` seconds late (the slow-service fault)."""
+
+    def __init__(self, inner: Any, delay: float) -> None:
+        self._inner, self._delay = inner, delay
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._inner, name)
+        if not asyncio.iscoroutinefunction(attr):
+            return attr
+
+        async def slow(*args: Any, **kwargs: Any) -> Any:
+            await asyncio.sleep(self._delay)
+            return await attr(*args, **kwargs)
+
+        return slow
+
+
+@pytest.fixture
+async def rig(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[..., Any]]:
+    stack: list[Any] = []
+
+    async def start(*, extra: str = "", delay: float = 0.0, ack_after: float = 2.5, origin: str | None = None) -> Rig:
+        bot = make_bot(extra, roles=(OPERATORS, VIEWERS), platform="slack", prefix="/pets ")
+        if delay:
+            policy = bot_policy(bot.composition.policy, bot.settings.bot)
+
+            def session(actor: Actor) -> CommandSession:
+                c = bot.composition
+                return CommandSession(SlowClient(c.client, delay), env=c.env, registry=c.registry, actor=actor,
+                                      policy=policy, audit=c.audit)
+
+            bot.core._make_session = session
+        capture = Capture()
+        hook_cm = serving(capture.app())
+        hook = await hook_cm.__aenter__()
+        face = SlackFace(core=bot.core, flavour="slack", post=_post_json, signature=SlackSignature(SECRET),
+                         response_origin=origin or hook, ack_after=ack_after)
+        app_cm = serving(face.app())
+        base = await app_cm.__aenter__()
+        http = httpx.AsyncClient(timeout=30)
+        stack.extend([hook_cm, app_cm, http])
+        return Rig(bot=bot, slack=SlackClient(http=http, base=base, hook=hook), capture=capture, face=face)
+
+    yield start
+    for item in reversed(stack):
+        if isinstance(item, httpx.AsyncClient):
+            await item.aclose()
+        else:
+            await item.__aexit__(None, None, None)
+
+
+async def test_health(rig: Callable[..., Any]) -> None:
+    r: Rig = await rig()
+    assert (await r.slack.http.get(f"{r.slack.base}/healthz")).json() == {"ok": True}
+
+
+async def test_reads_answer_at_once_ephemeral_in_a_monospaced_block(rig: Callable[..., Any]) -> None:
+    r: Rig = await rig()
+    listed = (await r.slack.command("list sold --limit 3", user=BOB)).json()
+    assert listed["response_type"] == "ephemeral"
+    text = block_text(listed)
+    assert text.startswith("```\nid  name    category  status\n 4  Goldie") and text.endswith("```")
+    assert "more on the next page (/pets more, or /pets list --all for every page)" in text
+    assert "Tweety" not in block_text((await r.slack.command("more", user=BOB)).json())  # sold only: 4, 6, 9 ...
+    for line, expected in [("get 1", "Rex"), ("orders", "orders"), ("whoami", "slack:T1/UBOB"),
+                           ("env", "sk-..."), ("", "/pets list [STATUS]"), ("help get", "/pets get ID")]:
+        payload = (await r.slack.command(line, user=BOB)).json()
+        assert payload["response_type"] == "ephemeral" and expected in block_text(payload), line
+    assert r.capture.posts == []
+
+
+async def test_help_lists_only_what_the_asker_may_run(rig: Callable[..., Any]) -> None:
+    r: Rig = await rig(extra='default_role = "none"')
+    viewer, operator, nobody = [block_text((await r.slack.command("help", user=u)).json()) for u in (BOB, ALICE, CAROL)]
+    assert "/pets add" not in viewer and "/pets add NAME" in operator and "/pets confirm CODE" in operator
+    assert "/pets list" not in nobody and "/pets whoami" in nobody
+    refused = block_text((await r.slack.command("list", user=CAROL)).json())
+    assert "Not allowed: /list needs the viewer role; you have none" in refused
+
+
+async def test_a_viewer_write_is_refused_and_nothing_is_sent(rig: Callable[..., Any]) -> None:
+    r: Rig = await rig()
+    before = await r.bot.pet_count()
+    payload = (await r.slack.command("add Rex --category 3", user=BOB)).json()
+    assert payload["response_type"] == "ephemeral" and "needs the operator role" in block_text(payload)
+    assert buttons(payload) == {} and await r.bot.pet_count() == before
+
+
+async def test_confirm_button_by_the_asker_writes_once_in_channel(rig: Callable[..., Any]) -> None:
+    r: Rig = await rig()
+    before = await r.bot.pet_count()
+    preview = (await r.slack.command('add "Rex the Dog" --category 3', user=ALICE)).json()
+    assert preview["response_type"] == "ephemeral" and "To add pet 'Rex the Dog' (category 3)" in block_text(preview)
+    code = buttons(preview)[CONFIRM_ACTION]
+    assert buttons(preview) == {CONFIRM_ACTION: code, CANCEL_ACTION: code} and await r.bot.pet_count() == before
+
+    assert (await r.slack.press(CONFIRM_ACTION, code, user=OSCAR)).status_code == 200  # another operator
+    other = await r.capture.next_post()
+    assert other["response_type"] == "ephemeral" and "Nothing to confirm" in block_text(other)
+    assert await r.bot.pet_count() == before
+
+    assert (await r.slack.press(CONFIRM_ACTION, code, user=ALICE)).status_code == 200
+    done = await r.capture.next_post()
+    assert done["response_type"] == "in_channel" and done["replace_original"] is False
+    assert "Rex the Dog" in block_text(done) and await r.bot.pet_count() == before + 1
+
+    assert (await r.slack.press(CONFIRM_ACTION, code, user=ALICE)).status_code == 200  # replayed press
+    again = await r.capture.next_post()
+    assert "Nothing to confirm" in block_text(again) and await r.bot.pet_count() == before + 1
+    outcomes = [json.loads(line)["outcome"] for line in r.bot.audit_lines()]
+    assert outcomes == ["pending", "refused", "ok", "refused"]
+
+
+async def test_cancel_button_drops_the_write(rig: Callable[..., Any]) -> None:
+    r: Rig = await rig()
+    before = await r.bot.pet_count()
+    code = buttons((await r.slack.command("add Nope --category 1", user=ALICE)).json())[CANCEL_ACTION]
+    await r.slack.press(CANCEL_ACTION, code, user=ALICE)
+    cancelled = await r.capture.next_post()
+    assert cancelled["replace_original"] is True and "Cancelled: add pet 'Nope'" in block_text(cancelled)
+    await r.slack.press(CONFIRM_ACTION, code, user=ALICE)
+    assert "Nothing to confirm" in block_text(await r.capture.next_post())
+    assert await r.bot.pet_count() == before
+
+
+@pytest.mark.parametrize("case", ["bad signature", "old timestamp", "future timestamp", "no headers", "not a number",
+                                  "other secret"])
+async def test_an_unverified_request_gets_401_and_runs_nothing(rig: Callable[..., Any], case: str) -> None:
+    r: Rig = await rig(extra="confirm_writes = false")
+    before = await r.bot.pet_count()
+    body = r.slack.command_body("add Forged --category 1", user=ALICE)
+    headers = {
+        "bad signature": {**sign(body), "X-Slack-Signature": "v0=" + "0" * 64},
+        "old timestamp": sign(body, timestamp=int(time.time()) - 301),
+        "future timestamp": sign(body, timestamp=int(time.time()) + 301),
+        "no headers": {"Content-Type": "application/x-www-form-urlencoded"},
+        "not a number": {**sign(body), "X-Slack-Request-Timestamp": "soon"},
+        "other secret": sign(body, secret="not-the-secret"),
+    }[case]
+    for path in ("/slack/commands", "/slack/interactions"):
+        answer = await r.slack.http.post(f"{r.slack.base}{path}", content=body, headers=headers)
+        assert answer.status_code == 401 and answer.json() == {"error": "unauthorized"}
+    assert await r.bot.pet_count() == before and r.bot.audit_lines() == []
+
+
+async def test_the_refusal_reason_is_logged_never_the_secret(
+        rig: Callable[..., Any], caplog: pytest.LogCaptureFixture) -> None:
+    r: Rig = await rig()
+    body = r.slack.command_body("list", user=ALICE)
+    with caplog.at_level(logging.WARNING, logger="petstore_bot.slack"):
+        await r.slack.http.post(f"{r.slack.base}/slack/commands", content=body,
+                                headers=sign(body, timestamp=int(time.time()) - 3600))
+    assert "more than 5 minutes away" in caplog.text and SECRET not in caplog.text
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    (b"x" * 20_000, "request body too large: at most 16384 bytes"),
+    (b"%%%not a form", "body is not a URL-encoded form"),
+    (b"\xff\xfe", "body is not UTF-8"),
+    (b"text=list&user_id=U1", "missing form fields: command, channel_id, response_url, team_id"),
+])
+async def test_a_huge_or_malformed_body_is_a_clear_400_or_401_and_runs_nothing(
+        rig: Callable[..., Any], body: bytes, message: str) -> None:
+    r: Rig = await rig()
+    answer = await r.slack.http.post(f"{r.slack.base}/slack/commands", content=body, headers=sign(body))
+    if message == "body is not UTF-8":  # cannot be verified at all
+        assert answer.status_code == 401
+    else:
+        assert answer.status_code == 400 and answer.json() == {"error": message}
+    assert r.bot.audit_lines() == []
+
+
+async def test_a_slow_service_gets_an_ack_then_one_delayed_response(rig: Callable[..., Any]) -> None:
+    r: Rig = await rig(delay=0.5, ack_after=0.1)
+    ack = (await r.slack.command("get 1", user=BOB)).json()
+    assert ack["response_type"] == "ephemeral" and "Working on it: get 1" in block_text(ack)
+    delayed = await r.capture.next_post()
+    assert "Rex" in block_text(delayed) and delayed["response_type"] == "ephemeral"
+    await r.face.drain()
+    assert len(r.capture.posts) == 1
+
+
+async def test_a_response_url_off_the_platform_origin_is_never_called(
+        rig: Callable[..., Any], caplog: pytest.LogCaptureFixture) -> None:
+    r: Rig = await rig(delay=0.3, ack_after=0.05, origin="https://hooks.slack.com")
+    with caplog.at_level(logging.WARNING, logger="petstore_bot.slack"):
+        await r.slack.command("get 1", user=BOB)
+        await asyncio.sleep(0)  # let the delayed task start
+        await r.face.drain()
+    assert r.capture.posts == [] and "not on https://hooks.slack.com" in caplog.text
+
+
+async def test_hostile_names_ping_nobody_and_link_nowhere(rig: Callable[..., Any]) -> None:
+    r: Rig = await rig(extra="confirm_writes = false")
+    hostile = "<!channel> <@U123> <http://x|click> *bold* ``` & \x1b[31m"
+    created = (await r.slack.command(f"add {json.dumps(hostile)} --category 1", user=ALICE)).json()
+    listed = (await r.slack.command("list --limit 100", user=ALICE)).json()
+    assert created["response_type"] == "in_channel"
+    for payload in (created, listed):
+        text = block_text(payload) + payload["text"]
+        assert "<" not in text and ">" not in text and "\x1b" not in text
+        assert "&lt;!channel&gt; &lt;@U123&gt; &lt;http://x|click&gt; *bold*" in text
+        assert "`\u200b`\u200b` &amp;" in block_text(payload)  # the data cannot close the code block
+
+
+async def test_the_rate_limit_answers_once_then_stays_silent(rig: Callable[..., Any]) -> None:
+    r: Rig = await rig(extra='rate_limit = "2/1h"')
+    answers = [await r.slack.command("whoami", user=BOB) for _ in range(4)]
+    assert [a.status_code for a in answers] == [200] * 4
+    assert "Slow down: at most 2 commands in 3600 s" in block_text(answers[2].json())
+    assert answers[3].content == b""
