@@ -81,14 +81,26 @@ class Policy:
     #: A terminal face: commands that touch local files or the process are offered.
     terminal: bool = True
 
-    def refusal(self, *, name: str, access: Access, actor: Actor, what: str = "") -> RefusedError | None:
-        """Why ``actor`` may not run ``/name`` here (``what`` describes it), or None: the one statement of the rules."""
+    def _rule(self, access: Access, actor: Actor) -> str | None:
+        """Which rule refuses ``access`` to ``actor`` here (``terminal``, ``read_only``, ``role``), or None:
+        the one statement of the rules; cheap, since help and completion ask it for every command."""
         if access is Access.TERMINAL and not self.terminal:
-            return Forbidden(f"/{name} is only available in a terminal")
+            return "terminal"
         if access in (Access.WRITE, Access.CONFIRM) and self.read_only:
+            return "read_only"
+        if not actor.may(access):
+            return "role"
+        return None
+
+    def refusal(self, *, name: str, access: Access, actor: Actor, what: str = "") -> RefusedError | None:
+        """Why ``actor`` may not run ``/name`` here (``what`` describes it), or None."""
+        rule = self._rule(access, actor)
+        if rule == "terminal":
+            return Forbidden(f"/{name} is only available in a terminal")
+        if rule == "read_only":
             return ReadOnlyError(f"refused to {what}; nothing was sent "
                                  "(read-only from --read-only, PETSTORE_READ_ONLY or read_only in the config)")
-        if not actor.may(access):
+        if rule == "role":
             return Forbidden(f"/{name} needs the {_NEEDS[access]} role; you have {actor.role} (ask an operator)")
         return None
 
@@ -96,7 +108,7 @@ class Policy:
         """Whether ``actor`` may run a command of this access here (help and completion list only these)."""
         if access is Access.CONFIRM and not self.deferred:
             return False  # nothing is ever waiting for a code here
-        return self.refusal(name="", access=access, actor=actor) is None
+        return self._rule(access, actor) is None
 
     def check(self, *, name: str, access: Access, actor: Actor, what: str) -> None:
         """Raise the refusal for running ``/name``, if any; nothing is sent then."""

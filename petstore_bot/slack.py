@@ -2,10 +2,10 @@
 
 ``POST /slack/commands`` takes one command line (``/pets list sold``), ``POST /slack/interactions`` the Confirm and
 Cancel buttons of a write waiting for confirmation, ``GET /healthz`` says the app is up. Every POST is verified
-before anything runs (a 401 otherwise, the reason logged, never the secret). A command answers in the HTTP response
-when the service answers within ``ack_after`` seconds (Slack allows 3), else an acknowledgement goes back at once and
-the result is posted once to ``response_url``, which must be on the platform's origin. The bot core (roles,
-confirmation, audit, rate limit, per-user state) is the same as every chat face's.
+before anything runs (a 401 otherwise, the reason logged, never the secret). A command answers in the HTTP
+response when the service answers within ``ack_after`` seconds (1.5; Slack allows 3 in all), else an
+acknowledgement goes back at once and the result is posted once to ``response_url``, which must be on the
+platform's origin. The bot core (roles, confirmation, audit, rate limit, per-user state) is every chat face's.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class SlackFace:
 
     def __init__(self, *, core: BotCore, flavour: Literal["slack", "mattermost"], post: Post,
                  signature: SlackSignature | None = None, token: MattermostToken | None = None,
-                 response_origin: str = SLACK_ORIGIN, ack_after: float = 2.5, max_body: int = MAX_BODY) -> None:
+                 response_origin: str = SLACK_ORIGIN, ack_after: float = 1.5, max_body: int = MAX_BODY) -> None:
         if (flavour == "slack") != (signature is not None) or (flavour == "mattermost") != (token is not None):
             raise ValueError("slack needs a signature check, mattermost a token")
         self.core, self.flavour = core, flavour

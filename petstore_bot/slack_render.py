@@ -1,5 +1,8 @@
 """Outcomes as Slack Block Kit messages and Mattermost messages; service text is data in both.
 
+Blocks are built as plain dicts (slack_sdk's models validate on every ``to_dict``, which cost more than the rest
+of a command); the tests parse every payload back with slack_sdk's Block Kit models to keep them valid.
+
 Every text that can hold service or chat data goes into a monospaced block: in Slack's mrkdwn ``&``, ``<`` and
 ``>`` are escaped there (so ``<!channel>``, ``<@U123>`` and ``<http://x|click>`` ping nobody and link nowhere) and
 ``*bold*`` or ``_x_`` take no effect; in Mattermost's Markdown, a code block shows text literally and mentions in it
@@ -9,15 +12,6 @@ notify nobody. A run of three backticks in the data is broken with a zero-width 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from slack_sdk.models.blocks import (
-    ActionsBlock,
-    Block,
-    ButtonElement,
-    ContextBlock,
-    MarkdownTextObject,
-    SectionBlock,
-)
 
 from bot_commands.outcome import Outcome
 from bot_commands.render_text import to_plain
@@ -82,21 +76,31 @@ def _chunks(text: str) -> list[str]:
     return pieces
 
 
+def _section(text: str) -> dict[str, object]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _button(label: str, action_id: str, code: str, style: str | None = None) -> dict[str, object]:
+    button: dict[str, object] = {"type": "button", "action_id": action_id, "value": code,
+                                 "text": {"type": "plain_text", "text": label, "emoji": True}}
+    if style:
+        button["style"] = style
+    return button
+
+
 def slack_payload(message: Message) -> dict[str, object]:
     """A slash-command response (or response_url body) in Block Kit."""
     pieces = _chunks(mrkdwn_escape(message.text))
-    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=_fenced(p))) for p in pieces[:_BLOCKS_MAX]]
+    blocks = [_section(_fenced(p)) for p in pieces[:_BLOCKS_MAX]]
     if len(pieces) > _BLOCKS_MAX:
-        blocks.append(ContextBlock(elements=[MarkdownTextObject(text="… (reply truncated)")]))
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "… (reply truncated)"}]})
     if message.confirm is not None:
         code = message.confirm.code
-        blocks.append(ActionsBlock(block_id=f"petstore-{code}", elements=[
-            ButtonElement(text="Confirm", action_id=CONFIRM_ACTION, value=code, style="primary"),
-            ButtonElement(text="Cancel", action_id=CANCEL_ACTION, value=code),
-        ]))
+        blocks.append({"type": "actions", "block_id": f"petstore-{code}", "elements": [
+            _button("Confirm", CONFIRM_ACTION, code, "primary"), _button("Cancel", CANCEL_ACTION, code)]})
     fallback = mrkdwn_escape(message.text)[:_SECTION_MAX]
     return {"response_type": "in_channel" if message.in_channel else "ephemeral", "text": fallback,
-            "blocks": [block.to_dict() for block in blocks]}
+            "blocks": blocks}
 
 
 def mattermost_payload(message: Message, *, action_url: str, context: dict[str, dict[str, str]] | None = None

@@ -252,3 +252,20 @@ async def test_the_rate_limit_answers_once_then_stays_silent(rig: Callable[..., 
     assert [a.status_code for a in answers] == [200] * 4
     assert "Slow down: at most 2 commands in 3600 s" in block_text(answers[2].json())
     assert answers[3].content == b""
+
+
+def test_every_payload_shape_is_valid_block_kit() -> None:
+    """slack_sdk's Block Kit models parse each payload the app builds back to the same dicts."""
+    from slack_sdk.models.blocks import Block
+
+    from bot_commands.results import ConfirmationNeeded
+    from petstore_bot.slack_render import Message, slack_payload
+
+    asked = ConfirmationNeeded(code="7F3K", what="add pet 'Rex'", line="add Rex", ttl=60)
+    for message in (Message(text="a\n" * 5000, in_channel=False), Message(text="x", in_channel=True),
+                    Message(text="To add pet 'Rex'?", in_channel=False, confirm=asked)):
+        blocks = slack_payload(message)["blocks"]
+        assert isinstance(blocks, list) and len(blocks) <= 50
+        for block in blocks:
+            parsed = Block.parse(block)
+            assert parsed is not None and parsed.to_dict() == block
