@@ -21,6 +21,7 @@ from textual.worker import Worker
 
 from bot_commands import results as r
 from bot_commands.errors import CommandError
+from bot_commands.history import PromptHistory
 from bot_commands.outcome import Outcome
 from bot_commands.sanitize import visible
 from bot_commands.session import CommandSession, Prepared
@@ -53,9 +54,10 @@ class MainScreen(Screen[None]):
     ]
 
     def __init__(self, session: CommandSession, *, page_size: int = 20,
-                 today: Callable[[], date] = date.today) -> None:
+                 today: Callable[[], date] = date.today, history: PromptHistory | None = None) -> None:
         super().__init__()
         self.session = session
+        self.history = history
         self.fresh = c.Freshness()
         self.page_size = c.clamp_page_size(page_size)
         self.today = today
@@ -66,7 +68,7 @@ class MainScreen(Screen[None]):
         yield EnvBar(session.env, id="env-bar")
         yield StatusTabs(id="status-tabs")
         yield PetsPane(page_size=self.page_size, id="pets-pane")
-        yield ChatPane(complete=session.complete, history=lambda: list(session.history), id="chat-pane")
+        yield ChatPane(complete=session.complete, history=self.history, id="chat-pane")
         yield Footer()
 
     def on_mount(self) -> None:
