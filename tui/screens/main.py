@@ -174,8 +174,8 @@ class MainScreen(Screen[None]):
             self.tabs.active = tab
 
     def _select_new(self, pet: Any) -> None:
-        self.pane.add_pet(pet)
-        self.pane.select_pet(pet.id)
+        if self.pane.add_pet(pet):
+            self.pane.select_pet(pet.id)
 
     def _show_detail(self, outcome: Outcome) -> None:
         assert isinstance(outcome.result, r.PetDetail)
