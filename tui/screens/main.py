@@ -47,6 +47,8 @@ class MainScreen(Screen[None]):
         Binding("a", "add", "Add"),
         Binding("r", "refresh", "Refresh"),
         Binding("o", "orders", "Orders"),
+        Binding("ctrl+l", "toggle_log", "Log"),
+        Binding("q", "quit", "Quit"),
         Binding("1", "tab('all')", "All", show=False),
         Binding("2", "tab('available')", "Available", show=False),
         Binding("3", "tab('pending')", "Pending", show=False),
@@ -289,3 +291,14 @@ class MainScreen(Screen[None]):
 
     def action_tab(self, tab: str) -> None:
         self.tabs.active = tab
+
+    def action_toggle_log(self) -> None:
+        """The log takes the pets pane's place, or gives it back."""
+        self.toggle_class("-log-max")
+        if self.has_class("-log-max") and self.focused is self.pane.table:
+            self.chat.log_view.focus()
+        self.chat.scroll_log_end()
+
+    def action_quit(self) -> None:
+        """``q`` on the main screen (not in the prompt, not in a form) ends the app with 0."""
+        self.app.exit(return_code=0)

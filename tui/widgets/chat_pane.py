@@ -122,6 +122,17 @@ class ChatPane(Vertical):
     def prompt(self) -> PromptInput:
         return self.query_one(PromptInput)
 
+    @property
+    def log_view(self) -> RichLog:
+        return self.query_one(RichLog)
+
+    def scroll_log_end(self) -> None:
+        """Show the newest line (after the layout has settled)."""
+        self.call_after_refresh(self.log_view.scroll_end, animate=False, immediate=True)
+
+    def on_resize(self) -> None:
+        self.scroll_log_end()
+
     def echo(self, line: str) -> None:
         self.write(echo_text(line))
 
