@@ -89,6 +89,7 @@ async def test_page_size_keys_and_load_more(harness) -> None:
     async with app.run_test(size=(110, 32)) as pilot:
         await settle(pilot)
         pane = app.main_screen.pane
+        pane.page_size_delay = 0  # no wait for more presses
         assert shown_ids(app) == [1, 2, 3, 4, 5] and pane.next_url
         await pilot.press("n")
         await settle(pilot)

@@ -28,7 +28,7 @@ from bot_commands.session import CommandSession, Prepared
 
 from .. import controller as c
 from ..player import Player
-from ..summaries import failure_text, summarize
+from ..summaries import failure_message, failure_text, summarize
 from ..validation import FormValues
 from ..widgets.chat_pane import ChatPane
 from ..widgets.env_bar import EnvBar
@@ -38,6 +38,9 @@ from .add_pet import AddPetScreen
 from .api_key import ApiKeyScreen
 from .detail import DetailScreen
 from .orders import OrdersScreen
+
+#: Failures shown in the log only: the user's own typing (the log is where they look).
+QUIET_KINDS = frozenset({"usage"})
 
 
 class MainScreen(Screen[None]):
@@ -211,7 +214,9 @@ class MainScreen(Screen[None]):
             self.ask_for_key(outcome)
         if outcome.name == "get" and self._show_failed_detail(outcome):
             return  # fell back to the list's data: nothing is wrong for the user
-        self.say(failure.problem if failure.usage else failure.message, title=failure.title, severity="error")
+        if failure.kind not in QUIET_KINDS:
+            self.app.clear_notifications()  # one error toast at a time: the newest replaces the last
+            self.say(failure_message(failure), title=failure.title, severity="error")
 
     def _show_failed_detail(self, outcome: Outcome) -> bool:
         """Show the detail a failed /get still allows; True when it fell back to the list."""
@@ -233,11 +238,14 @@ class MainScreen(Screen[None]):
             except CommandError as exc:
                 self.say(str(exc), title="Key not changed", severity="error")
                 return
+            self.query_one(EnvBar).show(self.session.env)
             self.chat.write(Text("Using the new key for this session.", style="dim"))
             self.submit(outcome.line)
 
         if not any(isinstance(screen, ApiKeyScreen) for screen in self.app.screen_stack):
-            self.app.push_screen(ApiKeyScreen(outcome.failure.message if outcome.failure else ""), use_key)
+            has_key = self.session.env.masked_key != "(none)"
+            message = failure_message(outcome.failure) if outcome.failure else ""
+            self.app.push_screen(ApiKeyScreen(message, has_key=has_key), use_key)
 
     # ------------------------------------------------------------------ messages from the panes
 

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Static
 
 from bot_commands.outcome import Failure
@@ -17,6 +18,9 @@ from ..columns import ColumnSpec
 from ..controller import step_page_size
 from ..render import literal, pet_row
 from .pets_table import PetsTable
+
+#: Seconds after the last +/- press before the list is asked for at the new size (one /list per burst).
+PAGE_SIZE_DELAY = 0.4
 
 #: The list's columns: id and category as wide as their widest value (int64: up to 20 with a sign),
 #: the name takes the rest; on narrow terminals category gives way first, then id.
@@ -58,6 +62,8 @@ class PetsPane(Vertical):
         self.pets: dict[int, Any] = {}
         self.more_pending = False
         self.beyond: Any = None  # a pet added after the loaded pages: selected when its page comes
+        self.page_size_delay = PAGE_SIZE_DELAY
+        self._size_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="pets-banner")
@@ -160,8 +166,11 @@ class PetsPane(Vertical):
 
     def on_pets_table_row_highlighted(self, event: PetsTable.RowHighlighted) -> None:
         event.stop()
-        if event.cursor_row == self.table.row_count - 1:
-            self.action_load_more()
+
+    def on_pets_table_end_reached(self, event: PetsTable.EndReached) -> None:
+        """Only a move by the user loads more (a first page of one row does not)."""
+        event.stop()
+        self.action_load_more()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "load_more":
@@ -174,6 +183,19 @@ class PetsPane(Vertical):
             self.post_message(self.LoadMore())
 
     def action_page_size(self, direction: int) -> None:
+        """Step the page size; presses in a row make one list, ``page_size_delay`` after the last."""
         self.page_size = step_page_size(self.page_size, direction)
         self._update_info()
-        self.post_message(self.PageSizeChanged(self.page_size))
+        if self._size_timer is not None:
+            self._size_timer.stop()
+        if self.page_size_delay > 0:
+            self._size_timer = self.set_timer(self.page_size_delay, self.flush_page_size)
+        else:
+            self.post_message(self.PageSizeChanged(self.page_size))
+
+    def flush_page_size(self) -> None:
+        """Ask for the list at the new page size now (the pending press's timer, if any, is dropped)."""
+        if self._size_timer is not None:
+            self._size_timer.stop()
+            self._size_timer = None
+            self.post_message(self.PageSizeChanged(self.page_size))

@@ -93,6 +93,9 @@ class PetsTable(ScrollView, can_focus=True):
     class RowSelected(RowMessage):
         """Enter on the cursor row, or a click on the row already highlighted."""
 
+    class EndReached(RowMessage):
+        """The user moved down onto (or past) the last row: a list may load more."""
+
     def __init__(self, columns: Sequence[ColumnSpec], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.specs = tuple(columns)
@@ -241,6 +244,7 @@ class PetsTable(ScrollView, can_focus=True):
     def action_cursor(self, delta: int) -> None:
         self._set_hover(-1)
         self.move_cursor(row=self.cursor_row + delta)
+        self._check_end(delta)
 
     def action_page(self, direction: int) -> None:
         """Scroll a page and move the cursor a page, as DataTable does."""
@@ -248,10 +252,17 @@ class PetsTable(ScrollView, can_focus=True):
         page = max(self.scrollable_content_region.height - 1, 1)
         self.scroll_to(y=self.scroll_y + direction * page, animate=False, force=True)
         self.move_cursor(row=self.cursor_row + direction * page)
+        self._check_end(direction)
 
     def action_jump(self, row: int) -> None:
         self._set_hover(-1)
         self.move_cursor(row=row if row >= 0 else len(self._keys) - 1)
+        self._check_end(row)
+
+    def _check_end(self, direction: int) -> None:
+        if direction < 0 or self.cursor_row != len(self._keys) - 1:
+            return
+        self._post(self.EndReached)
 
     def action_select_cursor(self) -> None:
         self._post(self.RowSelected)
