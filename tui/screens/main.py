@@ -67,6 +67,7 @@ class MainScreen(Screen[None]):
         self.page_size = c.clamp_page_size(page_size)
         self.today = today
         self.pending_select: Any = None
+        self._error: tuple[str, str] | None = None
 
     def compose(self) -> ComposeResult:
         session = self.session
@@ -215,8 +216,19 @@ class MainScreen(Screen[None]):
         if outcome.name == "get" and self._show_failed_detail(outcome):
             return  # fell back to the list's data: nothing is wrong for the user
         if failure.kind not in QUIET_KINDS:
-            self.app.clear_notifications()  # one error toast at a time: the newest replaces the last
-            self.say(failure_message(failure), title=failure.title, severity="error")
+            self.error_toast(failure_message(failure), title=failure.title)
+
+    def error_toast(self, message: str, *, title: str) -> None:
+        """One error toast at a time: the newest replaces the one shown (errors in a burst make one)."""
+        if self._error is None:
+            self.app.call_later(self._show_error)
+        self._error = (message, title)
+
+    def _show_error(self) -> None:
+        if self._error is not None:
+            (message, title), self._error = self._error, None
+            self.app.clear_notifications()
+            self.say(message, title=title, severity="error")
 
     def _show_failed_detail(self, outcome: Outcome) -> bool:
         """Show the detail a failed /get still allows; True when it fell back to the list."""
