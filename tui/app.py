@@ -28,6 +28,8 @@ class PetStoreApp(App[int]):
     TITLE = "petstore"
     CSS_PATH = ["styles/app.tcss", "styles/main.tcss", "styles/dialogs.tcss"]
     COMMANDS = App.COMMANDS | {SlashCommands}
+    #: Screens under 30 rows get the class -short: forms go compact (dialogs.tcss).
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("question_mark,f1", "help", "Help"),
