@@ -257,7 +257,7 @@ class PetsTable(ScrollView, can_focus=True):
     def action_jump(self, row: int) -> None:
         self._set_hover(-1)
         self.move_cursor(row=row if row >= 0 else len(self._keys) - 1)
-        self._check_end(row)
+        self._check_end(1 if row < 0 else -1)  # end / G reach the end; home / g never do
 
     def _check_end(self, direction: int) -> None:
         if direction < 0 or self.cursor_row != len(self._keys) - 1:
