@@ -17,7 +17,6 @@ from petstore_server.sandbox import Sandbox
 from tui.app import PetStoreApp
 from tui.screens.add_pet import AddPetScreen
 from tui.screens.api_key import ApiKeyScreen
-from tui.themes import ThemeMemory
 from tui.widgets.env_bar import EnvBar
 from tui.widgets.pets_table import PetsTable
 
@@ -98,14 +97,14 @@ async def test_wide_terminal_widens_the_name(harness) -> None:
 
 async def test_the_log_shows_its_newest_line_after_a_resize(harness) -> None:
     app = harness.app()
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=(60, 20)) as pilot:
         await settle(pilot)
         await app.main_screen.run_line("/help")
-        await settle(pilot)
-        await pilot.resize_terminal(60, 20)
-        await settle(pilot)
         log = app.main_screen.query_one(RichLog)
-        assert log.max_scroll_y > 0 and log.scroll_y == log.max_scroll_y
+        for size in [(200, 50), (100, 30), (60, 20)]:
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+            assert log.max_scroll_y > 0 and log.scroll_y == log.max_scroll_y, size
 
 
 async def test_the_log_is_roomy_toggles_maximised_and_shows_focus(harness) -> None:
@@ -294,6 +293,8 @@ async def test_prompt_history_is_kept_across_runs_and_shared(harness, tmp_path: 
 
 
 async def test_the_theme_chosen_is_remembered(harness, tmp_path: Path) -> None:
+    from tui.themes import ThemeMemory
+
     memory = ThemeMemory(tmp_path / "tui-state.json")
     app = harness.app(theme_memory=memory)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -319,3 +320,11 @@ async def test_production_stays_red_in_every_theme(harness) -> None:
             colour = app.main_screen.query_one(EnvBar).styles.background
             colours.add(colour.hex)
         assert colours == {"#B71C1C"}
+
+
+def test_screenshots_name_the_sandbox_as_a_real_run_does() -> None:
+    shots = sorted((Path(__file__).resolve().parents[2] / "docs").glob("tui-*.svg"))
+    assert len(shots) >= 5
+    for shot in shots:
+        text = shot.read_text(encoding="utf-8")
+        assert "sandbox.localhost" not in text and "(in-process" in text, shot.name

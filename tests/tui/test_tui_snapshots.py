@@ -6,10 +6,9 @@ Update after a deliberate change, having looked at the report:
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from typing import Any
-
-import sqlite3
 
 import pytest
 from textual.widgets import Input
