@@ -137,7 +137,11 @@ class ChatPane(Vertical):
         self.write(echo_text(line))
 
     def write(self, renderable: RenderableType) -> None:
-        self.query_one(RichLog).write(renderable, expand=True)
+        """Add to the log and show the newest line now (even under a dialog, whose screen
+        would otherwise scroll only at its next refresh)."""
+        log = self.log_view
+        log.write(renderable, expand=True, scroll_end=False)
+        log.scroll_end(animate=False, immediate=True, x_axis=False)
 
     def type_into(self, text: str) -> None:
         """Set the prompt's text (used when playing scripts and by the palette)."""
