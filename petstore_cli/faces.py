@@ -52,11 +52,12 @@ def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__
     print(f"petstore: warning: {message}", file=sys.stderr)
 
 
-#: Files of the TUI in the data dir: the prompt history (shared with the chat), the theme chosen.
-HISTORY_FILE, TUI_STATE_FILE = "history", "tui-state.json"
+#: The TUI's state file in the data dir: the theme chosen in it.
+TUI_STATE_FILE = "tui-state.json"
 
 
 def _tui(loaded: LoadedSettings, args: argparse.Namespace) -> int:
+    from bot_commands.history import HISTORY_FILE
     from petstore_api.settings import default_data_dir
     from tui.confirm import TuiConfirm
     from tui.run import run_tui

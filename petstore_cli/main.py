@@ -7,6 +7,7 @@ Nothing heavy is imported at module level: ``petstore --version`` and
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -122,6 +123,11 @@ def _skip_httpx_cli() -> None:
         sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 
+def _has_terminal() -> bool:
+    """stdin and stdout are a terminal, or a Textual driver was chosen (headless runs, benchmarks)."""
+    return (sys.stdin.isatty() and sys.stdout.isatty()) or bool(os.environ.get("TEXTUAL_DRIVER"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the program itself, not a caller in-process: see petstore_cli.startup
         pause_gc()
@@ -134,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     command = args.command or "tui"
-    if command == "tui" and not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if command == "tui" and not _has_terminal():
         print(NO_TERMINAL, file=sys.stderr)  # before textual loads: it would draw into a file and wait
         return EXIT_USAGE
     _skip_httpx_cli()

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def environment(tmp_path: Path) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_") and k != "TEXTUAL_DRIVER"}
     return {**base, "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
 
 
