@@ -192,9 +192,11 @@ class PetsTable(ScrollView, can_focus=True):
             self.put_row(key, cells)
             return index
         self._keys.insert(index, key)
-        for i in range(index, len(self._keys)):
-            _, version, row = self._rows.get(self._keys[i], (0, 0, tuple(cells)))
-            self._rows[self._keys[i]] = (i, version + (i > index), row)
+        self._rows[key] = (index, 0, tuple(cells))
+        for i in range(index + 1, len(self._keys)):  # the rows after it move down one
+            _, version, row = self._rows[self._keys[i]]
+            self._rows[self._keys[i]] = (i, version, row)
+        self.hover_row = -1
         if self.cursor_row >= index:
             self.cursor_row += 1
         if self._measure(cells):
