@@ -116,7 +116,7 @@ async def run_product(args: argparse.Namespace) -> dict[str, Any]:
 
     PetsPane.show_page = timed_show_page  # type: ignore[method-assign]
     composition = compose(load_settings(overrides={"base_url": args.url}).settings)
-    app = PetStoreApp(composition.session, page_size=args.page_size)
+    app = PetStoreApp(composition.session(), page_size=args.page_size)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_page()

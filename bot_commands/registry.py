@@ -144,7 +144,7 @@ class Command:
             values.setdefault(arg.dest, False if arg.switch else None)
         for arg in self.args:
             if arg.required and values.get(arg.dest) is None:
-                raise self.fail(f"missing {arg.label}" + (f" ({arg.help})" if arg.help else ""))
+                raise self.fail(f"missing {arg.label}" + (f": {arg.help}" if arg.help else ""))
         if self.check is not None:
             try:
                 self.check(values)

@@ -34,6 +34,7 @@ __all__ = [
     "HttpSettings",
     "EnvironmentSettings",
     "SandboxSettings",
+    "TuiSettings",
     "Settings",
     "LoadedSettings",
     "Target",
@@ -92,9 +93,19 @@ class UiSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     theme: str | None = None
-    """Textual theme name for the TUI (e.g. "textual-dark", "nord"); default: Textual's."""
+    """Older place of ``[tui] theme``; still read when ``[tui] theme`` is not set."""
     page_size: int = Field(20, ge=1, le=100)
     """Pets per page in the TUI list and /list without --limit."""
+
+
+class TuiSettings(BaseModel):
+    """The TUI (``petstore`` / ``petstore tui``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    theme: str | None = None
+    """A Textual built-in theme ("textual-dark", "nord", "gruvbox", "textual-light" ...).
+    ``--theme`` wins over it; with neither, the theme last chosen in the TUI (palette: Theme)."""
 
 
 class AuditSettings(BaseModel):
@@ -129,6 +140,7 @@ class Settings(BaseSettings):
     staging: EnvironmentSettings = EnvironmentSettings()
     sandbox: SandboxSettings = SandboxSettings()
     ui: UiSettings = UiSettings()
+    tui: TuiSettings = TuiSettings()
     audit: AuditSettings = AuditSettings()
     bot: BotSettings = BotSettings()
 

@@ -64,23 +64,39 @@ def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__
     print(f"petstore: warning: {message}", file=sys.stderr)
 
 
+#: The TUI's state file in the data dir: the theme chosen in it.
+TUI_STATE_FILE = "tui-state.json"
+
+
 def _tui(loaded: LoadedSettings, args: argparse.Namespace) -> int:
+    from bot_commands.history import HISTORY_FILE
+    from petstore_api.settings import default_data_dir
     from tui.confirm import TuiConfirm
     from tui.run import run_tui
+    from tui.themes import unknown_theme
 
     from .compose import compose
 
+    settings = loaded.settings
+    theme = getattr(args, "theme", None) or settings.tui.theme or settings.ui.theme
+    problem = unknown_theme(theme) if theme else None
+    if problem is not None:
+        print(f"petstore: {problem}", file=sys.stderr)
+        return 2
+    data_dir = default_data_dir()
     composition = compose(loaded.settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
     confirm = TuiConfirm()  # writes that need confirming ask in a modal first
     return run_tui(
         composition.session(confirm=confirm),
         aclose=composition.aclose,
         confirm=confirm,
-        theme=loaded.settings.ui.theme,
-        page_size=loaded.settings.ui.page_size,
+        theme=theme,
+        page_size=settings.ui.page_size,
         play=getattr(args, "play", None),
         delay=getattr(args, "delay", None),
         exit_after_play=bool(getattr(args, "exit", False)),
+        history_path=data_dir / HISTORY_FILE,
+        theme_memory_path=data_dir / TUI_STATE_FILE,
     )
 
 

@@ -7,6 +7,7 @@ Nothing heavy is imported at module level: ``petstore --version`` and
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -15,6 +16,8 @@ from petstore_api import __version__
 from .startup import pause_gc, resume_gc
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+NO_TERMINAL = ("petstore: the TUI needs a terminal; use `petstore run` (a script, stdin or -c) "
+               "or `petstore chat` without one")
 
 DESCRIPTION = """\
 Work with a Pet Store API server: a TUI (default), a chat-like prompt, a script
@@ -54,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[_global_options(suppress=False)], formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"petstore {__version__}")
+    _theme_option(parser, suppress=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = [_global_options(suppress=True)]
 
@@ -88,6 +92,14 @@ def _add_tui_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--play", metavar="SCRIPT", help="play a script of slash commands inside the TUI")
     p.add_argument("--delay", type=float, default=None, metavar="SECONDS", help="typing delay when playing")
     p.add_argument("--exit", action="store_true", help="exit when the played script ends")
+    _theme_option(p, suppress=True)
+
+
+def _theme_option(p: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """``--theme``: on ``petstore`` (the TUI is its default) and ``petstore tui``."""
+    p.add_argument("--theme", metavar="NAME", default=argparse.SUPPRESS if suppress else None,
+                   help="the TUI's theme: a Textual built-in one, e.g. textual-light, nord, gruvbox "
+                        "(also [tui] theme); default: the one last chosen in the TUI")
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
@@ -124,6 +136,11 @@ def _skip_httpx_cli() -> None:
         sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 
+def _has_terminal() -> bool:
+    """stdin and stdout are a terminal, or a Textual driver was chosen (headless runs, benchmarks)."""
+    return (sys.stdin.isatty() and sys.stdout.isatty()) or bool(os.environ.get("TEXTUAL_DRIVER"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the program itself, not a caller in-process: see petstore_cli.startup
         pause_gc()
@@ -136,6 +153,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     command = args.command or "tui"
+    if command == "tui" and not _has_terminal():
+        print(NO_TERMINAL, file=sys.stderr)  # before textual loads: it would draw into a file and wait
+        return EXIT_USAGE
     _skip_httpx_cli()
     if command == "serve":
         from .serve import serve_command

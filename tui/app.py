@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 from textual.app import App
 from textual.binding import Binding
 
+from bot_commands.history import PromptHistory
 from bot_commands.session import CommandSession
 
 from .confirm import TuiConfirm
@@ -17,6 +19,7 @@ from .palette import SlashCommands
 from .player import Player
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
+from .themes import ThemeMemory
 
 
 class PetStoreApp(App[int]):
@@ -25,6 +28,8 @@ class PetStoreApp(App[int]):
     TITLE = "petstore"
     CSS_PATH = ["styles/app.tcss", "styles/main.tcss", "styles/dialogs.tcss"]
     COMMANDS = App.COMMANDS | {SlashCommands}
+    #: Screens under 30 rows get the class -short: forms go compact (dialogs.tcss).
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("question_mark,f1", "help", "Help"),
@@ -34,21 +39,35 @@ class PetStoreApp(App[int]):
 
     def __init__(self, session: CommandSession, *, page_size: int = 20, theme: str | None = None,
                  confirm: TuiConfirm | None = None, today: Callable[[], date] = date.today,
-                 player: Player | None = None, **kwargs: Any) -> None:
-        """``confirm``: the session's confirmation dialog (the app shows it); see :func:`tui.run.run_tui`."""
+                 player: Player | None = None, history_path: Path | None = None,
+                 theme_memory: ThemeMemory | None = None, **kwargs: Any) -> None:
+        """``confirm``: the session's confirmation dialog (the app shows it); see :func:`tui.run.run_tui`.
+
+        ``history_path``: the prompt history shared with ``petstore chat``; ``theme_memory``: where
+        the theme chosen in the TUI is remembered (``theme`` wins over the remembered one)."""
         super().__init__(**kwargs)
         self.session = session
         self.player = player
         self._page_size = page_size
         self._today = today
+        self._history = PromptHistory(history_path) if history_path is not None else None
+        self._theme_memory = theme_memory
         confirm = confirm or (session.confirm if isinstance(session.confirm, TuiConfirm) else None)
         if confirm is not None:
             confirm.attach(self)
+        theme = theme or (theme_memory.load() if theme_memory is not None else None)
         if theme and theme in self.available_themes:
             self.theme = theme
 
+    def on_mount(self) -> None:
+        self.theme_changed_signal.subscribe(self, self._remember_theme)
+
+    def _remember_theme(self, theme: Any) -> None:
+        if self._theme_memory is not None:
+            self._theme_memory.save(theme.name)
+
     def get_default_screen(self) -> MainScreen:
-        return MainScreen(self.session, page_size=self._page_size, today=self._today)
+        return MainScreen(self.session, page_size=self._page_size, today=self._today, history=self._history)
 
     @property
     def main_screen(self) -> MainScreen:

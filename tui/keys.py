@@ -14,7 +14,7 @@ from .widgets.pets_pane import PetsPane
 #: Keys handled by Textual widgets themselves, worth telling about.
 BUILTIN = [
     ("List", "enter / click", "Open the pet's detail (/get ID)"),
-    ("List", "↑ ↓ pgup pgdn home end", "Move; reaching the end loads more"),
+    ("List", "↑ ↓ j k pgup pgdn home end g G", "Move; moving to the end loads more"),
     ("Anywhere", "ctrl+p", "Command palette (the slash commands)"),
     ("Anywhere", "ctrl+q", "Quit"),
     ("Anywhere", "? / f1", "This help"),
@@ -40,6 +40,8 @@ DESCRIPTIONS = {
     "add": "Add a pet (form, then /add)",
     "refresh": "Refresh, or retry (/list)",
     "orders": "Store › Orders (/orders)",
+    "toggle_log": "Maximise the log, or give the list its place back",
+    "quit": "Quit (exit code 0)",
     "load_more": "Next page, when the service offers one",
     "close": "Close",
     "cancel": "Cancel",

@@ -18,9 +18,13 @@ def _commands(app: object) -> list[Command]:
     return session.allowed_commands() if session is not None else []
 
 
+#: Commands that have a screen of their own: the palette opens it (the main screen's action).
+SCREENS = {"add": "add"}
+
+
 class SlashCommands(Provider):
-    """Offers every allowed ``/command``: ones without required arguments run at once,
-    the others are put in the prompt for their arguments."""
+    """Offers every allowed ``/command``: ones with a screen open it, ones without required
+    arguments run at once, the others are put in the prompt for their arguments."""
 
     async def discover(self) -> Hits:
         for cmd in _commands(self.app):
@@ -37,5 +41,8 @@ class SlashCommands(Provider):
 
     def _choose(self, cmd: Command) -> None:
         app: PetStoreApp = self.app  # type: ignore[assignment]
+        if cmd.name in SCREENS:
+            app.call_later(app.main_screen.run_action, SCREENS[cmd.name])
+            return
         needs_args = any(arg.required for arg in cmd.args)
         app.slash_command(f"/{cmd.name}", run=not needs_args)

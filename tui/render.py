@@ -13,8 +13,8 @@ from bot_commands.results import Pet
 from bot_commands.sanitize import visible
 from bot_commands.views import pet_cells
 
-#: Widest a name may be in a table cell; longer ones are cut with an ellipsis.
-NAME_CELL_WIDTH = 40
+#: Longest name kept in a table cell (the table cuts it to its column with an ellipsis).
+NAME_CELL_WIDTH = 400
 
 
 def literal(value: object, *, width: int | None = None, style: str = "", keep_newlines: bool = False) -> Text:

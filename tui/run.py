@@ -13,6 +13,7 @@ from bot_commands.session import CommandSession
 from .app import PetStoreApp
 from .confirm import TuiConfirm
 from .player import Player
+from .themes import ThemeMemory
 
 #: Typing delay per character when playing a script and none is given.
 DEFAULT_DELAY = 0.03
@@ -28,19 +29,25 @@ def run_tui(
     play: str | Path | None = None,
     delay: float | None = None,
     exit_after_play: bool = False,
+    history_path: Path | None = None,
+    theme_memory_path: Path | None = None,
 ) -> int:
     """Run the app on ``session``; ``aclose`` is awaited when the app ends.
 
     ``confirm`` is the session's confirmation (the app attaches it to show its
     dialog). Returns the exit code: 0, or with ``--play ... --exit`` the code
     ``petstore run`` gives for the same script (the same script engine).
+    ``history_path``: the prompt history shared with ``petstore chat``; ``theme_memory_path``:
+    the small state file that remembers the theme chosen in the TUI.
     """
     try:
         player = _player(play, delay, exit_after_play)
     except (OSError, UnicodeDecodeError) as exc:
         print(f"petstore: cannot read script {play}: {exc}", file=sys.stderr)
         return 2
-    app = PetStoreApp(session, page_size=page_size or 20, theme=theme, confirm=confirm, player=player)
+    memory = ThemeMemory(theme_memory_path) if theme_memory_path is not None else None
+    app = PetStoreApp(session, page_size=page_size or 20, theme=theme, confirm=confirm, player=player,
+                      history_path=history_path, theme_memory=memory)
 
     async def main() -> None:
         try:

@@ -9,7 +9,7 @@ from rich.text import Text
 from bot_commands.outcome import Failure
 from bot_commands.render import to_rich
 from bot_commands.results import EnvInfo, OrdersListing, PetCreated, PetDetail, PetList, Result
-from bot_commands.views import BlankView, present, present_failure
+from bot_commands.views import BlankView, present
 
 from .render import literal
 
@@ -26,9 +26,25 @@ def summarize(result: Result) -> RenderableType:
     return to_rich(shown.view)
 
 
-def failure_text(failure: Failure) -> RenderableType:
-    """A failure as its red line (plus the usage line, when there is one)."""
-    return to_rich(present_failure(failure).view)
+def failure_message(failure: Failure) -> str:
+    """What went wrong, worded once: the log and the toast say the same (the title is not repeated)."""
+    message = failure.problem or failure.message if failure.usage else failure.message
+    title = failure.title.lower()
+    if message.lower().startswith(title) and message[len(title):len(title) + 1] in (":", " "):
+        message = message[len(title):].lstrip(": ")  # "Not found: Not Found: no such resource"
+    return message
+
+
+def failure_text(failure: Failure) -> Text:
+    """A failure as one log entry: a usage error says what was wrong, then the usage (no title);
+    others their title, the message and the hint."""
+    message = literal(failure_message(failure), style="red" if failure.kind == "usage" else "")
+    if failure.kind == "usage":
+        if failure.usage:
+            message.append("  usage: ", style="dim").append_text(literal(failure.usage, style="dim"))
+        return message
+    hint = [literal(f"  {failure.hint}", style="dim")] if failure.hint else []
+    return Text.assemble((f"{failure.title}: ", "bold red"), message, *hint)
 
 
 def echo_text(line: str) -> Text:

@@ -33,9 +33,11 @@ def app_factory(tmp_path: Path) -> Iterator[Callable[..., PetStoreApp]]:
     opened: list[Sandbox] = []
 
     def build(*, env: str = "sandbox", api_key: str | None = None, setup: Callable[[Tap], None] | None = None,
-              **kwargs: Any) -> PetStoreApp:
+              seed: Callable[[Sandbox], None] | None = None, **kwargs: Any) -> PetStoreApp:
         sandbox = Sandbox.open(tmp_path / f"sandbox{len(opened)}", reset=True)
         opened.append(sandbox)
+        if seed is not None:
+            seed(sandbox)
         tap = Tap(sandbox.app)
         if setup is not None:
             setup(tap)

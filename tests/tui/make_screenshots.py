@@ -23,12 +23,12 @@ from petstore_server.sandbox import Sandbox  # noqa: E402
 DOCS = ROOT / "docs"
 
 
-async def shoot(name: str, steps) -> None:
+async def shoot(name: str, steps, *, size: tuple[int, int] = SIZE, theme: str = "textual-dark") -> None:
     with tempfile.TemporaryDirectory() as tmp:
         sandbox = Sandbox.open(Path(tmp), reset=True)
         harness = Harness(sandbox=sandbox, clients=[])
-        app = harness.app()
-        async with app.run_test(size=SIZE) as pilot:
+        app = harness.app(theme=theme)
+        async with app.run_test(size=size) as pilot:
             await settle(pilot)
             await steps(pilot)
             await settle(pilot)
@@ -60,7 +60,9 @@ async def detail_view(pilot) -> None:
 
 
 async def main() -> None:
-    await shoot("tui-main", main_screen)
+    await shoot("tui-main", main_screen, size=(120, 35))
+    await shoot("tui-main-narrow", main_screen, size=(60, 20))
+    await shoot("tui-main-light", main_screen, size=(100, 30), theme="textual-light")
     await shoot("tui-add-form", add_form)
     await shoot("tui-detail", detail_view)
 

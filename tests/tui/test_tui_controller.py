@@ -13,7 +13,7 @@ from bot_commands.session import CommandSession
 from petstore_api import errors as e
 from petstore_api.models import ErrorBody, Pet
 from tui import controller as c
-from tui.render import literal, pet_row
+from tui.render import NAME_CELL_WIDTH, literal, pet_row
 from tui.validation import FormValues, category_error, form_errors, name_error, parse_form
 from tui.widgets.chat_pane import complete_line
 
@@ -104,7 +104,7 @@ def test_server_text_is_literal_and_clipped() -> None:
     assert not text.spans
     pet = Pet.model_validate({"id": 1, "name": "n" * 10_000, "categoryId": 2, "status": "weird"})
     cells = pet_row(pet)
-    assert len(cells[1].plain) == 40 and cells[1].plain.endswith("…")
+    assert len(cells[1].plain) == NAME_CELL_WIDTH and cells[1].plain.endswith("…")
     assert cells[3].plain == "weird"
     assert clip("abc", 2) == "a…"
 

@@ -6,12 +6,16 @@ Update after a deliberate change, having looked at the report:
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from textual.widgets import Input
 from tui_support import SIZE, settle
+
+#: The sizes a new user tried (issue 16): narrow, middling, wide.
+SIZES = [(60, 20), (100, 30), (200, 50)]
 
 
 def steps(*keys: str, then: Callable[[Any], Any] | None = None):
@@ -72,3 +76,26 @@ def test_production_header(snap_compare, app_factory) -> None:
 
 def test_help_screen(snap_compare, app_factory) -> None:
     assert snap_compare(app_factory(), terminal_size=SIZE, run_before=steps("question_mark"))
+
+
+def int64_pets(sandbox) -> None:
+    """Ids of 1, 2 and 19 digits (the sandbox's 1..12, and an int64 one as another server may hold)."""
+    with sqlite3.connect(sandbox.db_path) as db:
+        db.execute("INSERT INTO pets (id, name, category_id, status) VALUES (?, ?, ?, ?)",
+                   (1234567890123456789, "Largo the Labrador, a pet with a long name to clip", 987654321098765432,
+                    "available"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_main_screen_at_size(snap_compare, app_factory, size: tuple[int, int]) -> None:
+    assert snap_compare(app_factory(seed=int64_pets), terminal_size=size, run_before=steps("G"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_add_form_at_size(snap_compare, app_factory, size: tuple[int, int]) -> None:
+    assert snap_compare(app_factory(seed=int64_pets), terminal_size=size, run_before=steps("a"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_detail_view_at_size(snap_compare, app_factory, size: tuple[int, int]) -> None:
+    assert snap_compare(app_factory(seed=int64_pets), terminal_size=size, run_before=steps("G", "enter"))

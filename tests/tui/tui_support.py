@@ -13,6 +13,7 @@ from bot_commands.policy import Policy
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
 from petstore_api.client import PetStoreClient, RetryPolicy
+from petstore_cli.compose import SANDBOX_LABEL
 from petstore_server.sandbox import Sandbox
 from tui.app import PetStoreApp
 
@@ -31,7 +32,9 @@ def make_client(sandbox: Sandbox, *, api_key: str | None = None, transport: Any 
 
 
 def make_env(env: str = "sandbox", **kwargs: Any) -> EnvInfo:
-    return EnvInfo(env=env, base_url=kwargs.pop("base_url", BASE_URL), masked_key="sk-...test",
+    """As the CLI composes it: the sandbox is named SANDBOX_LABEL everywhere (its URL never shows)."""
+    label = SANDBOX_LABEL if env == "sandbox" else BASE_URL
+    return EnvInfo(env=env, base_url=kwargs.pop("base_url", label), masked_key="sk-...test",
                    sandbox=env == "sandbox", **kwargs)
 
 

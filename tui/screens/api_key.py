@@ -20,14 +20,16 @@ class ApiKeyScreen(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, message: str, **kwargs: Any) -> None:
+    def __init__(self, message: str, *, has_key: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.message = message
+        self.has_key = has_key
 
     def compose(self) -> ComposeResult:
         with Vertical(id="key-dialog", classes="dialog"):
             yield Label("API key needed", classes="dialog-title")
-            yield Static(Text.assemble("The service refused the key: ", literal(self.message)))
+            lead = "The service refused the key: " if self.has_key else "No API key is configured; the service said: "
+            yield Static(Text.assemble(lead, literal(self.message)))
             yield Static(Text("Enter a key for this session (it is not saved):", style="dim"))
             yield Input(id="api-key", password=True, placeholder="API key")
             with Horizontal(classes="dialog-buttons"):

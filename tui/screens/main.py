@@ -21,13 +21,14 @@ from textual.worker import Worker
 
 from bot_commands import results as r
 from bot_commands.errors import CommandError
+from bot_commands.history import PromptHistory
 from bot_commands.outcome import Outcome
 from bot_commands.sanitize import visible
 from bot_commands.session import CommandSession, Prepared
 
 from .. import controller as c
 from ..player import Player
-from ..summaries import failure_text, summarize
+from ..summaries import failure_message, failure_text, summarize
 from ..validation import FormValues
 from ..widgets.chat_pane import ChatPane
 from ..widgets.env_bar import EnvBar
@@ -38,6 +39,9 @@ from .api_key import ApiKeyScreen
 from .detail import DetailScreen
 from .orders import OrdersScreen
 
+#: Failures shown in the log only: the user's own typing (the log is where they look).
+QUIET_KINDS = frozenset({"usage"})
+
 
 class MainScreen(Screen[None]):
     AUTO_FOCUS = "#pets-table"
@@ -46,6 +50,8 @@ class MainScreen(Screen[None]):
         Binding("a", "add", "Add"),
         Binding("r", "refresh", "Refresh"),
         Binding("o", "orders", "Orders"),
+        Binding("ctrl+l", "toggle_log", "Log"),
+        Binding("q", "quit", "Quit"),
         Binding("1", "tab('all')", "All", show=False),
         Binding("2", "tab('available')", "Available", show=False),
         Binding("3", "tab('pending')", "Pending", show=False),
@@ -53,20 +59,22 @@ class MainScreen(Screen[None]):
     ]
 
     def __init__(self, session: CommandSession, *, page_size: int = 20,
-                 today: Callable[[], date] = date.today) -> None:
+                 today: Callable[[], date] = date.today, history: PromptHistory | None = None) -> None:
         super().__init__()
         self.session = session
+        self.history = history
         self.fresh = c.Freshness()
         self.page_size = c.clamp_page_size(page_size)
         self.today = today
         self.pending_select: Any = None
+        self._error: tuple[str, str] | None = None
 
     def compose(self) -> ComposeResult:
         session = self.session
         yield EnvBar(session.env, id="env-bar")
         yield StatusTabs(id="status-tabs")
         yield PetsPane(page_size=self.page_size, id="pets-pane")
-        yield ChatPane(complete=session.complete, history=lambda: list(session.history), id="chat-pane")
+        yield ChatPane(complete=session.complete, history=self.history, id="chat-pane")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -172,8 +180,8 @@ class MainScreen(Screen[None]):
             self.tabs.active = tab
 
     def _select_new(self, pet: Any) -> None:
-        self.pane.add_pet(pet)
-        self.pane.select_pet(pet.id)
+        if self.pane.add_pet(pet):
+            self.pane.select_pet(pet.id)
 
     def _show_detail(self, outcome: Outcome) -> None:
         assert isinstance(outcome.result, r.PetDetail)
@@ -207,7 +215,20 @@ class MainScreen(Screen[None]):
             self.ask_for_key(outcome)
         if outcome.name == "get" and self._show_failed_detail(outcome):
             return  # fell back to the list's data: nothing is wrong for the user
-        self.say(failure.problem if failure.usage else failure.message, title=failure.title, severity="error")
+        if failure.kind not in QUIET_KINDS:
+            self.error_toast(failure_message(failure), title=failure.title)
+
+    def error_toast(self, message: str, *, title: str) -> None:
+        """One error toast at a time: the newest replaces the one shown (errors in a burst make one)."""
+        if self._error is None:
+            self.app.call_later(self._show_error)
+        self._error = (message, title)
+
+    def _show_error(self) -> None:
+        if self._error is not None:
+            (message, title), self._error = self._error, None
+            self.app.clear_notifications()
+            self.say(message, title=title, severity="error")
 
     def _show_failed_detail(self, outcome: Outcome) -> bool:
         """Show the detail a failed /get still allows; True when it fell back to the list."""
@@ -229,11 +250,14 @@ class MainScreen(Screen[None]):
             except CommandError as exc:
                 self.say(str(exc), title="Key not changed", severity="error")
                 return
+            self.query_one(EnvBar).show(self.session.env)
             self.chat.write(Text("Using the new key for this session.", style="dim"))
             self.submit(outcome.line)
 
         if not any(isinstance(screen, ApiKeyScreen) for screen in self.app.screen_stack):
-            self.app.push_screen(ApiKeyScreen(outcome.failure.message if outcome.failure else ""), use_key)
+            has_key = self.session.env.masked_key != "(none)"
+            message = failure_message(outcome.failure) if outcome.failure else ""
+            self.app.push_screen(ApiKeyScreen(message, has_key=has_key), use_key)
 
     # ------------------------------------------------------------------ messages from the panes
 
@@ -287,3 +311,14 @@ class MainScreen(Screen[None]):
 
     def action_tab(self, tab: str) -> None:
         self.tabs.active = tab
+
+    def action_toggle_log(self) -> None:
+        """The log takes the pets pane's place, or gives it back."""
+        self.toggle_class("-log-max")
+        if self.has_class("-log-max") and self.focused is self.pane.table:
+            self.chat.log_view.focus()
+        self.chat.scroll_log_end()
+
+    def action_quit(self) -> None:
+        """``q`` on the main screen (not in the prompt, not in a form) ends the app with 0."""
+        self.app.exit(return_code=0)

@@ -1,4 +1,8 @@
-"""The chat prompt pane: a log of commands and results, and a prompt with completion."""
+"""The chat prompt pane: a log of commands and results, and a prompt with completion and history.
+
+The prompt's history is the one ``petstore chat`` keeps (:class:`bot_commands.history.PromptHistory`):
+the lines typed in earlier runs, then this run's; each line typed is appended to the file.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.suggester import Suggester
 from textual.widgets import Input, RichLog
+
+from bot_commands.history import PromptHistory, is_secret
 
 from ..summaries import echo_text
 
@@ -38,7 +44,10 @@ class SessionSuggester(Suggester):
         if not value.strip():
             return None
         try:
-            return complete_line(value, self._complete(value))
+            candidates = list(self._complete(value))
+            if len(candidates) == 1:  # a finished word: a space after it, as the chat does
+                candidates = [candidates[0] + " "]
+            return complete_line(value, candidates)
         except Exception:  # noqa: BLE001 - completion must never break typing
             return None
 
@@ -52,13 +61,22 @@ class PromptInput(Input):
         Binding("down", "history(1)", "Next", show=False),
     ]
 
-    def __init__(self, *, history: Callable[[], Sequence[str]], **kwargs: Any) -> None:
+    def __init__(self, *, history: PromptHistory | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._history = history
+        self._file = history
+        self.lines: list[str] = history.load() if history is not None else []
         self._position: int | None = None
 
+    def remember(self, line: str) -> None:
+        """Keep a typed line (in the file too; never a secret, never twice in a row)."""
+        if is_secret(line) or (self.lines and self.lines[-1] == line):
+            return
+        self.lines.append(line)
+        if self._file is not None:
+            self._file.append(line)
+
     def action_history(self, step: int) -> None:
-        lines = list(self._history())
+        lines = self.lines
         if not lines:
             return
         position = len(lines) if self._position is None else self._position
@@ -84,7 +102,7 @@ class ChatPane(Vertical):
     class Leave(Message):
         """The user left the prompt (escape)."""
 
-    def __init__(self, *, complete: Callable[[str], Sequence[str]], history: Callable[[], Sequence[str]],
+    def __init__(self, *, complete: Callable[[str], Sequence[str]], history: PromptHistory | None = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._complete = complete
@@ -104,11 +122,26 @@ class ChatPane(Vertical):
     def prompt(self) -> PromptInput:
         return self.query_one(PromptInput)
 
+    @property
+    def log_view(self) -> RichLog:
+        return self.query_one(RichLog)
+
+    def scroll_log_end(self) -> None:
+        """Show the newest line (after the layout has settled)."""
+        self.call_after_refresh(self.log_view.scroll_end, animate=False, immediate=True)
+
+    def on_resize(self) -> None:
+        self.scroll_log_end()
+
     def echo(self, line: str) -> None:
         self.write(echo_text(line))
 
     def write(self, renderable: RenderableType) -> None:
-        self.query_one(RichLog).write(renderable, expand=True)
+        """Add to the log and show the newest line now (even under a dialog, whose screen
+        would otherwise scroll only at its next refresh)."""
+        log = self.log_view
+        log.write(renderable, expand=True, scroll_end=False)
+        log.scroll_end(animate=False, immediate=True, x_axis=False)
 
     def type_into(self, text: str) -> None:
         """Set the prompt's text (used when playing scripts and by the palette)."""
@@ -121,6 +154,7 @@ class ChatPane(Vertical):
         self.prompt.value = ""
         self.prompt.forget_position()
         if line:
+            self.prompt.remember(line)
             self.post_message(self.Submitted(line))
 
     def action_leave(self) -> None:

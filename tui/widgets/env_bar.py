@@ -27,3 +27,8 @@ class EnvBar(Horizontal):
         yield Label(literal(f"key {env.masked_key}"), id="masked-key")
         if env.read_only:
             yield Label("READ-ONLY", id="read-only")
+
+    def show(self, env: Any) -> None:
+        """Show a changed env (a new key: its masked form)."""
+        self.env = env
+        self.query_one("#masked-key", Label).update(literal(f"key {env.masked_key}"))

@@ -9,15 +9,27 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Static
 
 from bot_commands.outcome import Failure
 
+from ..columns import ColumnSpec
 from ..controller import step_page_size
-from ..render import NAME_CELL_WIDTH, literal, pet_row
+from ..render import literal, pet_row
 from .pets_table import PetsTable
 
-COLUMNS = (("ID", "id", 8), ("Name", "name", NAME_CELL_WIDTH), ("Category", "category", 10), ("Status", "status", 12))
+#: Seconds after the last +/- press before the list is asked for at the new size (one /list per burst).
+PAGE_SIZE_DELAY = 0.4
+
+#: The list's columns: id and category as wide as their widest value (int64: up to 20 with a sign),
+#: the name takes the rest; on narrow terminals category gives way first, then id.
+COLUMNS = (
+    ColumnSpec("ID", "id", "right", max_width=20, give_way=2),
+    ColumnSpec("Name", "name", fill=True),
+    ColumnSpec("Category", "category", "right", max_width=20, give_way=1),
+    ColumnSpec("Status", "status", max_width=12),
+)
 
 
 class PetsPane(Vertical):
@@ -49,6 +61,9 @@ class PetsPane(Vertical):
         self.next_url: str | None = None
         self.pets: dict[int, Any] = {}
         self.more_pending = False
+        self.beyond: Any = None  # a pet added after the loaded pages: selected when its page comes
+        self.page_size_delay = PAGE_SIZE_DELAY
+        self._size_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="pets-banner")
@@ -81,8 +96,11 @@ class PetsPane(Vertical):
         if not append:
             table.clear()
             self.pets.clear()
+            self.beyond = None
         table.put_rows([(str(pet.id), pet_row(pet)) for pet in pets])
         self.pets.update((pet.id, pet) for pet in pets)
+        if self.beyond is not None and self.beyond.id in self.pets:
+            self.beyond = None if self.select_pet(self.beyond.id) else self.beyond
         had_more = self.next_url is not None
         self.status, self.next_url, self.more_pending = status, next_url, False
         if (next_url is not None) != had_more:  # check_action("load_more") changed: the footer recomposes
@@ -91,11 +109,18 @@ class PetsPane(Vertical):
         self.clear_problem()
         self._update_info()
 
-    def add_pet(self, pet: Any) -> None:
-        """Put a pet in the table (new row, or update of its row)."""
-        self.table.put_row(str(pet.id), pet_row(pet))
+    def add_pet(self, pet: Any) -> bool:
+        """Put a pet at its place in the id-ordered list; False when that place is not loaded yet
+        (then the info line says so, and the pet is selected when its page comes)."""
+        loaded_to = max(self.pets, default=None)
+        if pet.id not in self.pets and self.next_url is not None and (loaded_to is None or pet.id > loaded_to):
+            self.beyond = pet
+            self._update_info()
+            return False
+        self.table.insert_row(str(pet.id), pet_row(pet), order=pet.id)
         self.pets[pet.id] = pet
         self._update_info()
+        return True
 
     def select_pet(self, pet_id: int) -> bool:
         """Move the cursor to a pet's row; False when it is not shown."""
@@ -127,6 +152,8 @@ class PetsPane(Vertical):
         shown = len(self.pets)
         parts = [f"{shown} pet{'s' if shown != 1 else ''} shown", f"page size {self.page_size} (+/-)"]
         parts.append("loading more…" if loading else "more: n" if self.next_url else "end of list")
+        if self.beyond is not None:
+            parts.insert(0, f"#{self.beyond.id} added after the loaded pages")
         # one line, fixed height (main.tcss): a new text never changes its size
         self.query_one("#pets-info", Static).update(Text(" · ".join(parts)), layout=False)
 
@@ -139,8 +166,11 @@ class PetsPane(Vertical):
 
     def on_pets_table_row_highlighted(self, event: PetsTable.RowHighlighted) -> None:
         event.stop()
-        if event.cursor_row == self.table.row_count - 1:
-            self.action_load_more()
+
+    def on_pets_table_end_reached(self, event: PetsTable.EndReached) -> None:
+        """Only a move by the user loads more (a first page of one row does not)."""
+        event.stop()
+        self.action_load_more()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "load_more":
@@ -153,6 +183,19 @@ class PetsPane(Vertical):
             self.post_message(self.LoadMore())
 
     def action_page_size(self, direction: int) -> None:
+        """Step the page size; presses in a row make one list, ``page_size_delay`` after the last."""
         self.page_size = step_page_size(self.page_size, direction)
         self._update_info()
-        self.post_message(self.PageSizeChanged(self.page_size))
+        if self._size_timer is not None:
+            self._size_timer.stop()
+        if self.page_size_delay > 0:
+            self._size_timer = self.set_timer(self.page_size_delay, self.flush_page_size)
+        else:
+            self.post_message(self.PageSizeChanged(self.page_size))
+
+    def flush_page_size(self) -> None:
+        """Ask for the list at the new page size now (the pending press's timer, if any, is dropped)."""
+        if self._size_timer is not None:
+            self._size_timer.stop()
+            self._size_timer = None
+            self.post_message(self.PageSizeChanged(self.page_size))

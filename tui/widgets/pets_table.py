@@ -1,5 +1,10 @@
 """A virtualised table (Line API): a fixed header, one-line rows, a row cursor.
 
+Its columns fit its width (:mod:`tui.columns`): id and category as wide as the widest value
+loaded, right-aligned under right-aligned headers, the name takes the rest, and the least
+important columns give way on narrow terminals. Rows stay in the order of their keys' ids
+when inserted with :meth:`PetsTable.insert_row`.
+
 Appending extends a list and grows ``virtual_size``; nothing already rendered is
 invalidated. Each row's rendered ``Strip`` is kept in an LRU cache keyed by the row's
 key and version, the line width and its styles (zebra, cursor, hover, focus and theme
@@ -9,9 +14,11 @@ Cells are rich ``Text`` objects, rendered as they are (never parsed as markup).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -23,14 +30,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ..columns import ColumnSpec, Placed, layout
+
 Row = tuple[str, Sequence[Text]]
-
-
-class Column(NamedTuple):
-    """A column's header label and width in cells (padding excluded)."""
-
-    label: str
-    width: int
 
 
 class PetsTable(ScrollView, can_focus=True):
@@ -40,12 +42,12 @@ class PetsTable(ScrollView, can_focus=True):
     PADDING = 1  # blank cells each side of a column, as DataTable's cell_padding
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "select_cursor", "Select", show=False),
-        Binding("up", "cursor(-1)", "Cursor up", show=False),
-        Binding("down", "cursor(1)", "Cursor down", show=False),
+        Binding("up,k", "cursor(-1)", "Cursor up", show=False),
+        Binding("down,j", "cursor(1)", "Cursor down", show=False),
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home,ctrl+home", "jump(0)", "First row", show=False),
-        Binding("end,ctrl+end", "jump(-1)", "Last row", show=False),
+        Binding("home,ctrl+home,g", "jump(0)", "First row", show=False),
+        Binding("end,ctrl+end,G", "jump(-1)", "Last row", show=False),
     ]
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "pets-table--header", "pets-table--cursor", "pets-table--hover",
@@ -91,17 +93,55 @@ class PetsTable(ScrollView, can_focus=True):
     class RowSelected(RowMessage):
         """Enter on the cursor row, or a click on the row already highlighted."""
 
-    def __init__(self, columns: Iterable[tuple[str, str, int]], **kwargs: Any) -> None:
+    class EndReached(RowMessage):
+        """The user moved down onto (or past) the last row: a list may load more."""
+
+    def __init__(self, columns: Sequence[ColumnSpec], **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.columns = {key: Column(label, width) for label, key, width in columns}
-        self.table_width = sum(c.width + 2 * self.PADDING for c in self.columns.values())
+        self.specs = tuple(columns)
         self.cursor_row = 0
         self.hover_row = -1
         self._keys: list[str] = []
         self._rows: dict[str, tuple[int, int, Sequence[Text]]] = {}  # key -> (index, version, cells)
         self._strips: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
-        self._header = [Text(c.label) for c in self.columns.values()]
-        self.virtual_size = Size(self.table_width, 1)
+        self._header = [Text(c.label, justify=c.justify) for c in self.specs]
+        self._widest: dict[str, int] = {}
+        self.placed: tuple[Placed, ...] = ()
+        self.virtual_size = Size(0, 1)
+
+    # ------------------------------------------------------------------ columns
+
+    @property
+    def shown_columns(self) -> list[str]:
+        """The keys of the columns shown at the current width, in order."""
+        return [self.specs[p.index].key for p in self.placed]
+
+    def column_width(self, key: str) -> int | None:
+        """The width of a shown column (None when it gave way)."""
+        return next((p.width for p in self.placed if self.specs[p.index].key == key), None)
+
+    def _relayout(self) -> None:
+        """Fit the columns to the width; repaint when that changed anything."""
+        placed = tuple(layout(self.specs, self._widest, self.scrollable_content_region.width, padding=self.PADDING))
+        if placed != self.placed:
+            self.placed = placed
+            self.refresh()
+
+    def _measure(self, cells: Sequence[Text]) -> bool:
+        """Grow the widest values seen; True when one grew."""
+        grew = False
+        for spec, cell in zip(self.specs, cells, strict=False):
+            if spec.fill:
+                continue
+            width = cell_len(cell.plain)
+            if width > self._widest.get(spec.key, 0):
+                self._widest[spec.key] = width
+                grew = True
+        return grew
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._relayout()
+        self.scroll_to_row(self.cursor_row)
 
     # ------------------------------------------------------------------ data
 
@@ -125,8 +165,9 @@ class PetsTable(ScrollView, can_focus=True):
 
     def put_rows(self, rows: Iterable[Row]) -> None:
         """Append new rows and update existing ones (by key); O(len(rows))."""
-        was_empty = not self._keys
+        was_empty, grew = not self._keys, False
         for key, cells in rows:
+            grew = self._measure(cells) or grew
             if key in self._rows:
                 index, version, _ = self._rows[key]
                 self._rows[key] = (index, version + 1, tuple(cells))
@@ -134,9 +175,35 @@ class PetsTable(ScrollView, can_focus=True):
             else:
                 self._rows[key] = (len(self._keys), 0, tuple(cells))
                 self._keys.append(key)
-        self.virtual_size = Size(self.table_width, len(self._keys) + 1)
+        self.virtual_size = Size(0, len(self._keys) + 1)
+        if grew:
+            self._relayout()
         if was_empty and self._keys:
             self._post(self.RowHighlighted)
+
+    def insert_row(self, key: str, cells: Sequence[Text], *, order: int) -> int:
+        """Put a row at its place among rows whose keys are ascending ints (``order`` is its key's);
+        returns its index. The cursor stays on the row it was on."""
+        if key in self._rows:
+            self.put_row(key, cells)
+            return self.get_row_index(key)
+        index = bisect_left([int(k) for k in self._keys], order)
+        if index == len(self._keys):
+            self.put_row(key, cells)
+            return index
+        self._keys.insert(index, key)
+        self._rows[key] = (index, 0, tuple(cells))
+        for i in range(index + 1, len(self._keys)):  # the rows after it move down one
+            _, version, row = self._rows[self._keys[i]]
+            self._rows[self._keys[i]] = (i, version, row)
+        self.hover_row = -1
+        if self.cursor_row >= index:
+            self.cursor_row += 1
+        if self._measure(cells):
+            self._relayout()
+        self.virtual_size = Size(0, len(self._keys) + 1)
+        self.refresh()
+        return index
 
     def put_row(self, key: str, cells: Sequence[Text]) -> None:
         """Append a row, or update the row with that key in place."""
@@ -147,8 +214,10 @@ class PetsTable(ScrollView, can_focus=True):
         self._keys.clear()
         self._rows.clear()
         self._strips.clear()
+        self._widest.clear()
         self.cursor_row, self.hover_row = 0, -1
-        self.virtual_size = Size(self.table_width, 1)
+        self.virtual_size = Size(0, 1)
+        self._relayout()
         self.scroll_to(0, 0, animate=False, force=True)
         self.refresh()
 
@@ -177,6 +246,7 @@ class PetsTable(ScrollView, can_focus=True):
     def action_cursor(self, delta: int) -> None:
         self._set_hover(-1)
         self.move_cursor(row=self.cursor_row + delta)
+        self._check_end(delta)
 
     def action_page(self, direction: int) -> None:
         """Scroll a page and move the cursor a page, as DataTable does."""
@@ -184,10 +254,17 @@ class PetsTable(ScrollView, can_focus=True):
         page = max(self.scrollable_content_region.height - 1, 1)
         self.scroll_to(y=self.scroll_y + direction * page, animate=False, force=True)
         self.move_cursor(row=self.cursor_row + direction * page)
+        self._check_end(direction)
 
     def action_jump(self, row: int) -> None:
         self._set_hover(-1)
         self.move_cursor(row=row if row >= 0 else len(self._keys) - 1)
+        self._check_end(1 if row < 0 else -1)  # end / G reach the end; home / g never do
+
+    def _check_end(self, direction: int) -> None:
+        if direction < 0 or self.cursor_row != len(self._keys) - 1:
+            return
+        self._post(self.EndReached)
 
     def action_select_cursor(self) -> None:
         self._post(self.RowSelected)
@@ -240,7 +317,7 @@ class PetsTable(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         """Line ``y`` of the view: the header, a row, or blank."""
-        width, (scroll_x, scroll_y) = self.size.width, self.scroll_offset
+        width, scroll_y = self.size.width, self.scroll_offset.y
         index = y - 1 + scroll_y
         if y == 0:
             strip = self._strip(None, 0, self._header, self.get_component_rich_style("pets-table--header"), None)
@@ -250,7 +327,7 @@ class PetsTable(ScrollView, can_focus=True):
             strip = self._strip(key, version, cells, *self._row_styles(index))
         else:
             return Strip.blank(width, self.rich_style)
-        return strip.crop(scroll_x, scroll_x + width)  # the strip is max(table, view) wide
+        return strip.crop(0, width)
 
     def _row_styles(self, index: int) -> tuple[Style, Style | None]:
         """The row's style and, under the cursor or mouse, the colour that wins over the cells'."""
@@ -264,16 +341,16 @@ class PetsTable(ScrollView, can_focus=True):
 
     def _strip(self, key: str | None, version: int, cells: Sequence[Text], style: Style, post: Style | None) -> Strip:
         """The whole rendered line of a row (cached)."""
-        width = max(self.table_width, self.size.width)
-        cache_key = (key, version, width, style, post)
+        width = self.size.width
+        cache_key = (key, version, width, self.placed, style, post)
         strip = self._strips.get(cache_key)
         if strip is None:
             line = Text(no_wrap=True, end="")
             pad = " " * self.PADDING
-            for cell, column in zip(cells, self.columns.values(), strict=False):
-                text = cell.copy()
+            for column in self.placed:
+                text = cells[column.index].copy() if column.index < len(cells) else Text()
                 text.truncate(column.width, overflow="ellipsis")
-                text.align(cell.justify if cell.justify in ("center", "right") else "left", column.width)
+                text.align(column.justify, column.width)
                 line.append(pad).append_text(text).append(pad)
             segments = Segment.apply_style(line.render(self.app.console), style, post)
             strip = Strip(list(segments)).adjust_cell_length(width, style)

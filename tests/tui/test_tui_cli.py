@@ -1,0 +1,96 @@
+"""Starting the TUI from the command line: no terminal, --theme, [tui] theme, the history file."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot_commands.history import PromptHistory, is_secret
+from petstore_api.settings import load_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def environment(tmp_path: Path) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_") and k != "TEXTUAL_DRIVER"}
+    return {**base, "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+
+
+@pytest.mark.parametrize("args", [[], ["tui"], ["--theme", "nord"]])
+def test_without_a_terminal_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
+    out = tmp_path / "out"
+    with open(os.devnull) as stdin, out.open("w") as stdout:
+        done = subprocess.run([sys.executable, "-m", "petstore_cli", *args], cwd=ROOT, stdin=stdin, stdout=stdout,
+                              stderr=subprocess.PIPE, text=True, timeout=60, env=environment(tmp_path))
+    assert done.returncode == 2 and out.read_text() == ""
+    assert done.stderr.count("\n") == 1
+    assert done.stderr.startswith("petstore: the TUI needs a terminal")
+    assert "petstore run" in done.stderr and "petstore chat" in done.stderr
+    assert not (tmp_path / "data").exists()  # stopped before anything started
+
+
+def on_a_terminal(args: list[str], tmp_path: Path) -> tuple[int, str]:
+    """Run petstore with a pseudo-terminal as stdin and stdout (stderr apart)."""
+    main, side = pty.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-m", "petstore_cli", *args], cwd=ROOT, stdin=side, stdout=side,
+                              stderr=subprocess.PIPE, text=True, timeout=60, env=environment(tmp_path))
+    finally:
+        os.close(side)
+        os.close(main)
+    return done.returncode, done.stderr
+
+
+@pytest.mark.parametrize("where", ["flag", "config"])
+def test_an_unknown_theme_is_one_line_naming_the_allowed_ones(tmp_path: Path, where: str) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[tui]\ntheme = "neon"\n')
+    args = ["--theme", "neon"] if where == "flag" else ["--config", str(config)]
+    code, err = on_a_terminal(args, tmp_path)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("petstore: unknown theme 'neon'; one of: ") and "textual-light" in err and "nord" in err
+
+
+def test_tui_theme_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[tui]\ntheme = "nord"\n')
+    assert load_settings(config_path=config).settings.tui.theme == "nord"
+    monkeypatch.setenv("PETSTORE_TUI__THEME", "gruvbox")
+    assert load_settings(config_path=config).settings.tui.theme == "gruvbox"
+
+
+def test_history_file_format_mode_and_tolerance(tmp_path: Path) -> None:
+    path = tmp_path / "petstore" / "history"
+    history = PromptHistory(path)
+    assert history.load() == []  # missing
+    assert history.append("/list sold") and history.append("/add 'a\nb'")
+    assert not history.append("/key sk-live-0123456789abcdef") and not history.append("   ")
+    text = path.read_text()
+    assert text.startswith("\n# ") and "\n+/list sold\n" in text and "\n+/add 'a\n+b'\n" in text
+    assert "sk-live" not in text and path.stat().st_mode & 0o777 == 0o600
+    assert history.load() == ["/list sold", "/add 'a\nb'"]
+    path.write_bytes(b"garbage\xff\n+/get 3\n\n# x\nnot an entry\n+/orders")
+    assert PromptHistory(path).load() == ["/get 3", "/orders"]
+
+
+def test_history_reads_what_prompt_toolkit_writes(tmp_path: Path) -> None:
+    file_history = pytest.importorskip("prompt_toolkit.history").FileHistory
+    path = tmp_path / "history"
+    file_history(str(path)).store_string("/list pending")
+    PromptHistory(path).append("/get 1")
+    assert PromptHistory(path).load() == ["/list pending", "/get 1"]
+    assert list(reversed(list(file_history(str(path)).load_history_strings()))) == ["/list pending", "/get 1"]
+
+
+@pytest.mark.parametrize("line", ["/key sk-abc", "key abc", "/login me", "/set api_key=abc", "sk-live-0123456789"])
+def test_secret_lines_are_recognised(line: str) -> None:
+    assert is_secret(line)
+
+
+def test_ordinary_lines_are_not_secret() -> None:
+    assert not any(is_secret(line) for line in ["/list", "/add 'Sky key'", "/get 3", "/keys"])
