@@ -45,8 +45,8 @@ async def _no_sleep(_seconds: float) -> None:
     return None
 
 
-def _session(url: str) -> CommandSession:
-    client = PetStoreClient(base_url=url, api_key=CANARY, timeouts=Timeouts(read=5.0, total=1.0),
+def _session(url: str, *, total: float = 1.0) -> CommandSession:
+    client = PetStoreClient(base_url=url, api_key=CANARY, timeouts=Timeouts(read=5.0, total=total),
                             retry=RetryPolicy(backoff=0.01, retry_after_cap=1.0))
     return CommandSession(client, registry=REGISTRY, env=EnvInfo(env="custom", base_url=url, masked_key=MASKED), sleep=_no_sleep)
 
@@ -85,8 +85,8 @@ class Watched:
 
 
 @contextlib.asynccontextmanager
-async def watched(url: str) -> AsyncIterator[Watched]:
-    session = _session(url)
+async def watched(url: str, *, total: float = 1.0) -> AsyncIterator[Watched]:
+    session = _session(url, total=total)
     async with session.client:
         yield Watched(session)
 
@@ -111,7 +111,9 @@ def _no_phantom(app: PetStoreApp, listed: set[int]) -> None:
 @pytest.mark.parametrize("fault", FAULTS)
 async def test_tui_under_fault(faults: FaultServer, fault: str) -> None:
     expect = EXPECT[fault]
-    async with watched(refused_url() if fault == "refuse" else faults.url(fault)) as w:
+    # A hanging request must still be on its way when the test presses a key: 3 s leaves room on a loaded machine.
+    total = 3.0 if fault in SLOW else 1.0
+    async with watched(refused_url() if fault == "refuse" else faults.url(fault), total=total) as w:
         app = w.app
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             app.main_screen.submit("/add Ghost --category 3")  # while the first list is on its way
