@@ -8,7 +8,7 @@ import hashlib
 import hmac
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
@@ -24,10 +24,19 @@ SECRET = "test-signing-secret-0123456789abcdef"
 TOKEN = "mattermost-command-token-42"
 
 
+class _Server(uvicorn.Server):
+    """uvicorn without its signal handlers: in a test it would restore a handler of an event loop that has ended
+    (pytest-asyncio runs set-up, test and tear-down in separate runs), leaving SIGINT broken for later tests."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
 @contextlib.asynccontextmanager
 async def serving(app: Any) -> AsyncIterator[str]:
     """``app`` on 127.0.0.1 (a free port) in this event loop; yields its base URL; stopped at exit."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="on"))
+    server = _Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="on"))
     task = asyncio.create_task(server.serve())
     while not server.started:
         if task.done():
