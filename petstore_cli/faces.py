@@ -23,15 +23,20 @@ def run_face(command: str, args: argparse.Namespace) -> int:
     return _run(loaded, args)
 
 
-def _load(args: argparse.Namespace) -> LoadedSettings:
-    overrides: dict[str, Any] = {
+def overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings given as flags (None: not given)."""
+    given: dict[str, Any] = {
         "env": getattr(args, "env", None),
         "base_url": getattr(args, "base_url", None),
         "read_only": getattr(args, "read_only", None) or None,
     }
     if getattr(args, "audit_log", None):
-        overrides["audit"] = {"path": args.audit_log}
-    return load_settings(config_path=getattr(args, "config", None), overrides=overrides)
+        given["audit"] = {"path": args.audit_log}
+    return given
+
+
+def _load(args: argparse.Namespace) -> LoadedSettings:
+    return load_settings(config_path=getattr(args, "config", None), overrides=overrides(args))
 
 
 def _configure_logging(verbosity: int) -> None:
@@ -79,8 +84,13 @@ def _chat(loaded: LoadedSettings, args: argparse.Namespace) -> int:
 
 
 def _run(loaded: LoadedSettings, args: argparse.Namespace) -> int:
-    from .runner import run_main
+    from .runner import RunOptions, run_main
 
-    return run_main(loaded.settings, script=args.script, commands=args.commands, json_mode=args.json,
-                    keep_going=args.keep_going, echo=args.echo, delay=args.delay or 0.0, yes=args.yes,
-                    sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
+    options = RunOptions(
+        script=getattr(args, "script", None), commands=tuple(getattr(args, "commands", ())),
+        lines=tuple(getattr(args, "lines", ())), fmt="jsonl" if args.json else args.format,
+        keep_going=bool(getattr(args, "keep_going", False)), echo=bool(getattr(args, "echo", False)),
+        delay=getattr(args, "delay", 0.0) or 0.0, yes=bool(args.yes),
+        sandbox_reset=bool(getattr(args, "sandbox_reset", False)),
+    )
+    return run_main(loaded.settings, options)
