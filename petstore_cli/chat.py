@@ -1,22 +1,22 @@
-"""``petstore chat``: a prompt for slash commands, with history and tab completion.
+"""``petstore chat``: a prompt for slash commands (prompt_toolkit: menu, suggestions, Ctrl-R, toolbar).
 
-The loop runs in the main thread and drives one ``asyncio.Runner``: each
-command runs as a task in it, so Ctrl-C during a command cancels that command
-(the Runner turns SIGINT into a task cancel) and the prompt comes back. Ctrl-C
-at the prompt clears the line; Ctrl-D (end of input) exits. When stdin is not a
+The loop runs in the main thread and drives one ``asyncio.Runner``: the prompt
+(:mod:`petstore_cli.prompt`, imported only at a terminal) and each command run
+as tasks in it, so Ctrl-C during a command cancels that command (the Runner
+turns SIGINT into a task cancel) and the prompt comes back. Ctrl-C at the
+prompt clears the line; Ctrl-D (end of input) exits. When stdin is not a
 terminal, lines are read without any prompt decoration, so it can be piped.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import signal
 import sys
 import threading
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from rich.console import Console
 from rich.text import Text
@@ -30,72 +30,15 @@ from bot_commands.session import CommandSession
 from bot_commands.views import BlankView, present
 from petstore_api.settings import Settings
 
-__all__ = ["run_chat", "chat_main", "ChatLoop", "LineEditor"]
+__all__ = ["HISTORY_FILE", "ChatLoop", "ask", "chat_main", "run_chat"]
 
-HISTORY_FILE = "chat_history"
+#: ``<data dir>/history``: prompt_toolkit's FileHistory format, shared with the TUI's prompt.
+HISTORY_FILE = "history"
 
 
-class LineEditor:
-    """``input()`` with GNU readline/libedit: arrow-key history (persisted) and Tab completion."""
-
-    def __init__(self, session: CommandSession, history_path: Path | None) -> None:
-        self.session = session
-        self.history_path = history_path
-        self.matches: list[str] = []
-        try:
-            import readline
-        except ImportError:  # pragma: no cover - e.g. Windows without pyreadline
-            self.readline = None
-            return
-        self.readline = readline
-        self._configure(readline)
-
-    def _configure(self, readline: Any) -> None:
-        readline.set_completer_delims(" \t\n")
-        readline.set_completer(self.complete)
-        if "libedit" in (readline.__doc__ or ""):
-            readline.parse_and_bind("bind ^I rl_complete")
-        else:
-            readline.parse_and_bind("tab: complete")
-        readline.set_history_length(1000)
-        if self.history_path is not None and self.history_path.exists():
-            with contextlib.suppress(OSError):
-                readline.read_history_file(str(self.history_path))
-
-    def complete(self, text: str, state: int) -> str | None:
-        """readline completer: candidates for the word before the cursor."""
-        if state == 0:
-            buffer = self.readline.get_line_buffer()[: self.readline.get_endidx()] if self.readline else text
-            words = self.session.complete_words(buffer)[1]
-            # Python's readline appends nothing itself: add the space after a unique match.
-            self.matches = [f"{words[0]} "] if len(words) == 1 else words
-        return self.matches[state] if state < len(self.matches) else None
-
-    def read(self, prompt: str) -> str:
-        return input(prompt)
-
-    @staticmethod
-    def ask(prompt: str) -> str:
-        """A question whose answer is kept out of the history."""
-        answer = input(prompt)
-        try:
-            import readline
-
-            if answer and readline.get_current_history_length():
-                readline.remove_history_item(readline.get_current_history_length() - 1)
-        except (ImportError, ValueError):  # pragma: no cover
-            pass
-        return answer
-
-    def save(self) -> None:
-        if self.readline is None or self.history_path is None:
-            return
-        try:
-            self.history_path.parent.mkdir(parents=True, exist_ok=True)
-            self.readline.write_history_file(str(self.history_path))
-            self.history_path.chmod(0o600)
-        except OSError:
-            pass
+def ask(prompt: str) -> str:
+    """A plain question (y/N) whose answer never enters the command history."""
+    return input(prompt)
 
 
 class ChatLoop:
@@ -160,7 +103,8 @@ class ChatLoop:
         style = "bold red" if env.env == "production" else "bold green"
         self.console.print(Text.assemble(
             ("petstore chat", "bold"), " on ", (env.env, style), " ", (visible(env.base_url), "dim"),
-            ("  /help lists the commands, Tab completes, Ctrl-D quits", "dim"),
+            ("  /help lists the commands, Tab completes, → takes a suggestion, Ctrl-R searches, Ctrl-D quits",
+             "dim"),
         ))
 
 
@@ -184,14 +128,15 @@ def run_chat(
     aclose: Callable[[], Coroutine[object, object, None]] | None = None,
 ) -> int:
     """Run the chat loop on ``session`` (owns an asyncio.Runner); returns the exit code."""
-    editor = LineEditor(session, history_path) if interactive else None
-    read = editor.read if editor else _line_reader(stdin or sys.stdin)
     with asyncio.Runner() as runner:
+        read = _line_reader(stdin or sys.stdin)
+        if interactive:
+            from .prompt import PromptEditor
+
+            read = PromptEditor(session, history_path=history_path, runner=runner).read
         try:
             return ChatLoop(session, console=console, runner=runner, read=read, interactive=interactive).run()
         finally:
-            if editor:
-                editor.save()
             if aclose is not None:
                 runner.run(aclose())
 
@@ -204,7 +149,7 @@ def _make_confirm(console: Console) -> Confirm:
         if threading.current_thread() is threading.main_thread():
             restore = signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
-            answer = LineEditor.ask(f"{prompt} [y/N] ")
+            answer = ask(f"{prompt} [y/N] ")
         except (KeyboardInterrupt, EOFError):
             console.print()
             return False
