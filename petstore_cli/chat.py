@@ -11,6 +11,7 @@ terminal, lines are read without any prompt decoration, so it can be piped.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 import threading
@@ -108,6 +109,11 @@ class ChatLoop:
         ))
 
 
+def _dumb_terminal() -> bool:
+    """TERM=dumb (an editor's shell buffer, a test's pty): nothing to draw a menu or toolbar with."""
+    return os.environ.get("TERM", "").lower() in ("dumb", "unknown")
+
+
 def _line_reader(stream: IO[str]) -> Callable[[str], str]:
     def read(_prompt: str) -> str:
         line = stream.readline()
@@ -130,7 +136,9 @@ def run_chat(
     """Run the chat loop on ``session`` (owns an asyncio.Runner); returns the exit code."""
     with asyncio.Runner() as runner:
         read = _line_reader(stdin or sys.stdin)
-        if interactive:
+        if interactive and _dumb_terminal():
+            read = input  # no menu, colours or toolbar to draw: the plain line editor
+        elif interactive:
             from .prompt import PromptEditor
 
             read = PromptEditor(session, history_path=history_path, runner=runner).read
