@@ -72,9 +72,10 @@ def command_parser(cmd: Command) -> argparse.ArgumentParser:
     for arg in cmd.args:
         choices = arg.choices if isinstance(arg.choices, tuple) and arg.choices else None
         shown = f"{arg.help} ({', '.join(choices)})" if choices and arg.help and "one of" not in arg.help else arg.help
-        if arg.flag:
-            group.add_argument(arg.flag, metavar=None if arg.switch else arg.metavar, help=shown or None,
-                               action="store_true" if arg.switch else "store")
+        if arg.flag and arg.switch:
+            group.add_argument(arg.flag, action="store_true", help=shown or None)
+        elif arg.flag:
+            group.add_argument(arg.flag, metavar=arg.metavar, help=shown or None)
         else:
             group.add_argument(f"{arg.dest}_{len(group._group_actions)}", metavar=arg.metavar or arg.dest,
                                nargs="?", help=shown or None)
@@ -101,5 +102,5 @@ def subcommand_args(argv: Sequence[str], index: int, parser: argparse.ArgumentPa
         command_parser(cmd).print_help()
         return 0
     args = parser.parse_args([*argv[:index], "run", *ours])
-    args.lines = [(f"petstore {cmd.name}", join_command(cmd.name, *theirs))]
+    args.lines = [(f"petstore {cmd.name}", join_command(word, *theirs))]  # as typed, like run -c
     return args
