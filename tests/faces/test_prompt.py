@@ -147,3 +147,75 @@ def test_lexer_marks_what_cannot_run() -> None:
     assert [s for s, _ in lexer.tokens('/lsit --bogus "open')] == ["class:error", "", "", "",
                                                                    "class:error"]
     assert lexer.tokens("/list --nope")[-1] == ("class:error", "--nope")
+
+
+# -- the real entry point on a pseudo-terminal --------------------------------------------------------
+
+
+class Terminal:
+    """``petstore chat`` on a pty with TERM=xterm: send keys, wait for text (bounded, no sleeps)."""
+
+    def __init__(self, home: Path) -> None:
+        import fcntl
+        import os
+        import struct
+        import subprocess
+        import sys
+        import termios
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+        env.update(TERM="xterm", XDG_DATA_HOME=str(home / "data"), XDG_CONFIG_HOME=str(home / "config"))
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # 100 x 30
+        self.proc = subprocess.Popen([sys.executable, "-m", "petstore_cli", "chat"], cwd=Path(__file__).parents[2],
+                                     env=env, stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+        os.close(slave)
+        self.seen = ""
+
+    def expect(self, text: str) -> None:
+        import os
+        import select
+        import time
+
+        deadline = time.monotonic() + 30
+        while text not in self.seen:
+            ready, _, _ = select.select([self.master], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"no {text!r} on the terminal: {self.seen[-400:]!r}"
+            chunk = os.read(self.master, 65536)
+            assert chunk, f"the chat ended before {text!r}"
+            if b"\x1b[6n" in chunk:  # a cursor position request, as a terminal answers it (the toolbar needs it)
+                os.write(self.master, b"\x1b[1;1R")
+            self.seen += chunk.decode("utf-8", "replace")
+        self.seen = self.seen[self.seen.index(text) + len(text):]
+
+    def send(self, keys: str) -> None:
+        import os
+
+        os.write(self.master, keys.encode())
+
+    def close(self) -> int:
+        import os
+
+        try:
+            return self.proc.wait(timeout=30)
+        finally:
+            os.close(self.master)
+
+
+def test_chat_on_a_terminal_runs_on_prompt_toolkit(tmp_path: Path) -> None:
+    term = Terminal(tmp_path)
+    try:
+        term.expect("Ctrl-D quits")  # the greeting
+        term.expect("Tab completes · → takes a suggestion")  # the toolbar: the prompt is up (raw mode)
+        term.send("/list sold")
+        term.send(ENTER)
+        term.expect("Goldie")
+        term.expect("4 pets with status sold")  # the toolbar's last outcome: the next prompt is up
+        term.send("/orders" + CTRL_C)  # Ctrl-C at the prompt drops the line, the chat goes on
+        term.expect("sandbox>")
+        term.send(CTRL_D)
+    finally:
+        code = term.close()
+    assert code == 0
+    history = (tmp_path / "data" / "petstore" / "history").read_text()
+    assert "+/list sold" in history and "/orders" not in history
