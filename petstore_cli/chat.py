@@ -31,10 +31,9 @@ from bot_commands.session import CommandSession
 from bot_commands.views import BlankView, present
 from petstore_api.settings import Settings
 
-__all__ = ["HISTORY_FILE", "ChatLoop", "ask", "chat_main", "run_chat"]
+from .chat_start import HISTORY_FILE
 
-#: ``<data dir>/history``: prompt_toolkit's FileHistory format, shared with the TUI's prompt.
-HISTORY_FILE = "history"
+__all__ = ["HISTORY_FILE", "ChatLoop", "ask", "chat_main", "make_confirm", "run_chat"]
 
 
 def ask(prompt: str) -> str:
@@ -46,8 +45,9 @@ class ChatLoop:
     """Read a line, run it, show the result; repeat until /quit or end of input."""
 
     def __init__(self, session: CommandSession, *, console: Console, runner: asyncio.Runner,
-                 read: Callable[[str], str], interactive: bool) -> None:
+                 read: Callable[[str], str], interactive: bool, greet: bool = True) -> None:
         self.session = session
+        self.greet = greet
         self.console = console
         self.runner = runner
         self.read = read
@@ -58,7 +58,7 @@ class ChatLoop:
         return f"{self.session.env.env}> " if self.interactive else ""
 
     def run(self) -> int:
-        if self.interactive:
+        if self.interactive and self.greet:
             self._greet()
         while True:
             try:
@@ -149,7 +149,7 @@ def run_chat(
                 runner.run(aclose())
 
 
-def _make_confirm(console: Console) -> Confirm:
+def make_confirm(console: Console) -> Confirm:
     """Ask y/N at the terminal; Ctrl-C or end of input means no."""
 
     async def confirm(prompt: str) -> bool:
@@ -169,6 +169,9 @@ def _make_confirm(console: Console) -> Confirm:
     return confirm
 
 
+_make_confirm = make_confirm  # the name tests knew
+
+
 def chat_main(settings: Settings, *, sandbox_reset: bool = False) -> int:
     """Entry point of ``petstore chat`` (called by petstore_cli.faces)."""
     from petstore_api.settings import default_data_dir
@@ -178,7 +181,7 @@ def chat_main(settings: Settings, *, sandbox_reset: bool = False) -> int:
     interactive = sys.stdin.isatty()
     console = Console(highlight=False)
     composition = compose(settings, sandbox_reset=sandbox_reset)
-    session = composition.session(confirm=_make_confirm(console) if interactive else None)
+    session = composition.session(confirm=make_confirm(console) if interactive else None)
     history_path = default_data_dir() / HISTORY_FILE if interactive else None
     return run_chat(session, console=console, history_path=history_path,
                     interactive=interactive, aclose=composition.aclose)

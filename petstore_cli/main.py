@@ -186,6 +186,11 @@ def _main(argv: Sequence[str] | None) -> int:
 
         resume_gc()
         return serve_command(args)
+    if command == "chat":
+        from .chat_start import applies, start_chat
+
+        if applies():  # at a terminal: the prompt first, the session built behind it
+            return start_chat(args)
     if command == "completion":
         from .completion import completion_main
 

@@ -7,7 +7,9 @@ colours the command word, flags and strings and marks what cannot run (an unknow
 or flag, an unclosed quote) as you type. History is ``<data dir>/history`` in
 prompt_toolkit's ``FileHistory`` format (shared with the TUI's prompt); a line that looks
 like it holds a key is never written to it. Imported only by an interactive chat, so
-``petstore --version`` and piped runs never load prompt_toolkit.
+``petstore --version`` and piped runs never load prompt_toolkit; and it imports nothing
+heavy itself: the prompt can be up before the session exists (:meth:`PromptEditor.attach`
+gives it the session once built, see :mod:`petstore_cli.chat_start`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import asyncio
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
@@ -28,10 +31,11 @@ from prompt_toolkit.lexers import Lexer
 from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 
-from bot_commands.registry import Command, Registry
 from bot_commands.sanitize import clip, visible
-from bot_commands.session import CommandSession
-from bot_commands.views import present
+
+if TYPE_CHECKING:  # pragma: no cover - the prompt is up before these are imported
+    from bot_commands.registry import Command, Registry
+    from bot_commands.session import CommandSession
 
 __all__ = ["CommandCompleter", "CommandLexer", "PromptEditor", "SecretFreeFileHistory", "holds_secret"]
 
@@ -70,12 +74,14 @@ class SecretFreeFileHistory(FileHistory):
 
 
 class CommandCompleter(Completer):
-    """The session's completions, with a description from the registry for the menu."""
+    """The session's completions, with a description from the registry for the menu (none before it exists)."""
 
-    def __init__(self, session: CommandSession) -> None:
+    def __init__(self, session: CommandSession | None = None) -> None:
         self.session = session
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        if self.session is None:
+            return
         text = document.text_before_cursor
         current, words = self.session.complete_words(text)
         command = _command_of(self.session.registry, text)
@@ -104,7 +110,7 @@ def _describe(session: CommandSession, command: Command | None, word: str) -> st
 class CommandLexer(Lexer):
     """Colours a line as you type: the command, flags, strings; what cannot run in red."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Registry | None = None) -> None:
         self.registry = registry
 
     def lex_document(self, document: Document) -> Callable[[int], StyleAndTextTuples]:
@@ -116,6 +122,8 @@ class CommandLexer(Lexer):
         return line
 
     def tokens(self, text: str) -> StyleAndTextTuples:
+        if self.registry is None:
+            return [("", text)]
         out: StyleAndTextTuples = []
         command: Command | None = None
         first = True
@@ -140,33 +148,46 @@ class CommandLexer(Lexer):
 class PromptEditor:
     """The chat's ``read(prompt)`` on a prompt_toolkit session (``input``/``output`` for tests)."""
 
-    def __init__(self, session: CommandSession, *, history_path: Path | None, runner: asyncio.Runner | None = None,
-                 input: Input | None = None, output: Output | None = None) -> None:
-        self.session = session
+    def __init__(self, session: CommandSession | None, *, history_path: Path | None,
+                 runner: asyncio.Runner | None = None, input: Input | None = None,
+                 output: Output | None = None) -> None:
+        self.session: CommandSession | None = None
         self.runner = runner
         history: History = InMemoryHistory()
         if history_path is not None:
             history_path.parent.mkdir(parents=True, exist_ok=True)
             history = SecretFreeFileHistory(history_path)
+        self.completer = CommandCompleter()
+        self.lexer = CommandLexer()
         self.prompt_session: PromptSession[str] = PromptSession(
             history=history,
-            completer=CommandCompleter(session),
+            completer=self.completer,
             complete_while_typing=True,
             auto_suggest=AutoSuggestFromHistory(),
-            lexer=CommandLexer(session.registry),
+            lexer=self.lexer,
             bottom_toolbar=self.toolbar,
             style=STYLE,
             input=input,
             output=output,
         )
+        if session is not None:
+            self.attach(session)
 
-    def read(self, prompt: str) -> str:
+    def attach(self, session: CommandSession) -> None:
+        """From now on complete, colour and report for ``session`` (redraws a prompt that is up)."""
+        self.session = self.completer.session = session
+        self.lexer.registry = session.registry
+        self.prompt_session.app.invalidate()
+
+    def read(self, prompt: str | Callable[[], str]) -> str:
         """One line (KeyboardInterrupt on Ctrl-C, EOFError on Ctrl-D), in the chat's event loop if given."""
         if self.runner is None:
             return self.prompt_session.prompt(prompt)
         return self.runner.run(self.prompt_session.prompt_async(prompt))
 
     def toolbar(self) -> StyleAndTextTuples:
+        if self.session is None:
+            return [("class:bottom-toolbar.dim", " starting… (type away: the line runs when ready)")]
         env = self.session.env
         env_style = "class:bottom-toolbar.production" if env.env == "production" else ""
         parts: StyleAndTextTuples = [
@@ -179,6 +200,9 @@ class PromptEditor:
         return parts
 
     def _last(self) -> StyleAndTextTuples:
+        from bot_commands.views import present
+
+        assert self.session is not None
         outcome = self.session.last_outcome
         if outcome is None:
             return [("class:bottom-toolbar.dim", "  Tab completes · → takes a suggestion · Ctrl-R searches")]

@@ -18,7 +18,7 @@ import json
 import sys
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -35,7 +35,9 @@ from bot_commands.views import BlankView, Presentation, present
 from petstore_api.settings import Settings
 
 from .compose import compose
-from .progress import Spinner
+
+if TYPE_CHECKING:  # pragma: no cover - imported only when stderr is a terminal
+    from .progress import Spinner
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "RunOptions", "collect_lines", "run_main", "run_script"]
 
@@ -218,7 +220,11 @@ def run_main(settings: Settings, options: RunOptions) -> int:
     session = composition.session(confirm=_always_yes if options.yes else None)
     if composition.target.sandbox and sys.stderr.isatty():
         print("petstore: on the in-process sandbox (set --base-url or --env to use a server)", file=sys.stderr)
-    spinner = Spinner(sys.stderr) if sys.stderr.isatty() else None
+    spinner = None
+    if sys.stderr.isatty():
+        from .progress import Spinner
+
+        spinner = Spinner(sys.stderr)
 
     async def main() -> int:
         try:
