@@ -155,7 +155,7 @@ def test_lexer_marks_what_cannot_run() -> None:
 class Terminal:
     """``petstore chat`` on a pty with TERM=xterm: send keys, wait for text (bounded, no sleeps)."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, *args: str) -> None:
         import fcntl
         import os
         import struct
@@ -167,7 +167,7 @@ class Terminal:
         env.update(TERM="xterm", XDG_DATA_HOME=str(home / "data"), XDG_CONFIG_HOME=str(home / "config"))
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # 100 x 30
-        self.proc = subprocess.Popen([sys.executable, "-m", "petstore_cli", "chat"], cwd=Path(__file__).parents[2],
+        self.proc = subprocess.Popen([sys.executable, "-m", "petstore_cli", *args, "chat"], cwd=Path(__file__).parents[2],
                                      env=env, stdin=slave, stdout=slave, stderr=slave, close_fds=True)
         os.close(slave)
         self.seen = ""
@@ -219,3 +219,25 @@ def test_chat_on_a_terminal_runs_on_prompt_toolkit(tmp_path: Path) -> None:
     assert code == 0
     history = (tmp_path / "data" / "petstore" / "history").read_text()
     assert "+/list sold" in history and "/orders" not in history
+
+
+def test_a_line_typed_before_the_session_is_ready_runs_when_it_is(tmp_path: Path) -> None:
+    term = Terminal(tmp_path)
+    try:
+        term.expect("Ctrl-D quits")
+        term.send("/list pending" + ENTER)  # at once: the session may still be being built
+        term.expect("Tweety")
+        term.expect("3 pets with status pending")
+        term.send(CTRL_D)
+    finally:
+        code = term.close()
+    assert code == 0
+
+
+def test_a_bad_setting_ends_the_terminal_chat_with_one_line(tmp_path: Path) -> None:
+    term = Terminal(tmp_path, "--env", "production")
+    try:
+        term.expect("PETSTORE_PRODUCTION__BASE_URL")
+    finally:
+        code = term.close()
+    assert code == 2 and "Traceback" not in term.seen
