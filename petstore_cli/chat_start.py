@@ -103,10 +103,10 @@ def _compose(args: argparse.Namespace) -> _Built:
 
     from .chat import make_confirm
     from .compose import compose
-    from .faces import _configure_logging, _load
+    from .faces import configure_logging, load
 
-    loaded = _load(args)
-    _configure_logging(getattr(args, "verbose", None) or 0)
+    loaded = load(args)
+    configure_logging(getattr(args, "verbose", None) or 0)
     console = Console(highlight=False)
     composition = compose(loaded.settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
     session = composition.session(confirm=make_confirm(console))

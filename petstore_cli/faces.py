@@ -12,10 +12,10 @@ from petstore_api.settings import LoadedSettings, load_settings
 
 
 def run_face(command: str, args: argparse.Namespace) -> int:
-    loaded = _load(args)
+    loaded = load(args)
     for warning in loaded.warnings:
         print(f"petstore: warning: {warning}", file=sys.stderr)
-    _configure_logging(getattr(args, "verbose", None) or 0)
+    configure_logging(getattr(args, "verbose", None) or 0)
     if command == "tui":
         return _tui(loaded, args)
     if command == "chat":
@@ -35,11 +35,11 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
     return given
 
 
-def _load(args: argparse.Namespace) -> LoadedSettings:
+def load(args: argparse.Namespace) -> LoadedSettings:
     return load_settings(config_path=getattr(args, "config", None), overrides=overrides(args))
 
 
-def _configure_logging(verbosity: int) -> None:
+def configure_logging(verbosity: int) -> None:
     """Warnings as one ``petstore: warning:`` line; request logs only with -v."""
     warnings.showwarning = _show_warning
     logger = logging.getLogger("petstore_api")

@@ -40,7 +40,7 @@ PETSTORE_API_KEY, PETSTORE_CONFIG, PETSTORE_HTTP__TIMEOUT, ...) > config file
 `petstore config init` writes a commented config file."""
 
 
-def _global_options(*, suppress: bool) -> argparse.ArgumentParser:
+def global_options(*, suppress: bool) -> argparse.ArgumentParser:
     """Options accepted both before and after the subcommand."""
     default = argparse.SUPPRESS if suppress else None
     p = argparse.ArgumentParser(add_help=False)
@@ -63,11 +63,11 @@ def _global_options(*, suppress: bool) -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="petstore", description=DESCRIPTION, epilog=EPILOG,
-        parents=[_global_options(suppress=False)], formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[global_options(suppress=False)], formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"petstore {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    common = [_global_options(suppress=True)]
+    common = [global_options(suppress=True)]
 
     tui = sub.add_parser("tui", parents=common, help="the Textual TUI (the default command)",
                          description="Open the TUI: pets list, status tabs, add form, detail view, chat prompt.")
@@ -153,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def command_index(argv: Sequence[str]) -> int | None:
     """Where the command word is in ``argv`` (skipping global options and their values), if any."""
     takes_value = {
-        option for action in _global_options(suppress=True)._actions if action.nargs != 0
+        option for action in global_options(suppress=True)._actions if action.nargs != 0
         for option in action.option_strings
     }
     index = 0

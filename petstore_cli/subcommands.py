@@ -20,7 +20,7 @@ from bot_commands.parser import join_command
 from bot_commands.registry import Command, Registry
 from bot_commands.validation import suggest
 
-from .main import EXIT_USAGE, FACES, _global_options, output_options
+from .main import EXIT_USAGE, FACES, global_options, output_options
 
 __all__ = ["command_parser", "petstore_options", "split_words", "subcommand_args"]
 
@@ -30,7 +30,7 @@ _VERBOSE = re.compile(r"^-v+$")
 def petstore_options() -> dict[str, bool]:
     """petstore's own options a subcommand accepts: option string -> whether it takes a value."""
     options: dict[str, bool] = {"-h": False, "--help": False}
-    for parent in (_global_options(suppress=True), output_options()):
+    for parent in (global_options(suppress=True), output_options()):
         for action in parent._actions:
             options.update(dict.fromkeys(action.option_strings, action.nargs != 0))
     return options
@@ -65,7 +65,7 @@ def command_parser(cmd: Command) -> argparse.ArgumentParser:
     aliases = f" (also: {', '.join('petstore ' + a for a in cmd.aliases)})" if cmd.aliases else ""
     parser = argparse.ArgumentParser(
         prog=f"petstore {cmd.name}", usage=usage, description=cmd.summary + aliases, epilog=cmd.details or None,
-        parents=[_global_options(suppress=True), output_options()], add_help=True,
+        parents=[global_options(suppress=True), output_options()], add_help=True,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     group = parser.add_argument_group(f"arguments of /{cmd.name} (as in run -c and chat)")
