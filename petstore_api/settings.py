@@ -281,7 +281,7 @@ def _describe(
     dotted = ".".join(loc)
     what = err["msg"]
     if err["type"] == "extra_forbidden":
-        what = "unknown setting (see config.example.toml for the allowed ones)"
+        what = "unknown setting (petstore config show lists them all; petstore config init writes a commented file)"
     if _dig(flags, loc):
         source = f"--{loc[0].replace('_', '-')}"
     elif (var := ENV_PREFIX + "__".join(loc).upper()) in {k.upper() for k in environ}:
