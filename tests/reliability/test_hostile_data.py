@@ -180,3 +180,19 @@ def test_render_any_text_is_safe_and_bounded(name: str, extra: str, width: int) 
         assert "\n" not in classify(error).text
         lines = text.splitlines()
         assert all(cell_len(line) <= width for line in lines[:-1]), width  # the last: the one-line error
+
+
+def test_tsv_and_csv_keep_one_row_per_pet_and_no_raw_control_character(hostile_service, tmp_path: Path) -> None:
+    import csv
+    import io
+
+    url, ids = hostile_service
+    for fmt in ("csv", "tsv"):
+        ran = petstore(tmp_path, "run", "--base-url", url, "--format", fmt, "-c", "/list --all")
+        assert ran.code == 0, ran.err
+        assert_terminal_safe(ran.out.replace("\t", " ") + ran.err)  # tsv's own tabs are its separators
+        rows = list(csv.reader(io.StringIO(ran.out), delimiter="," if fmt == "csv" else "\t",
+                               quoting=csv.QUOTE_MINIMAL if fmt == "csv" else csv.QUOTE_NONE))
+        assert rows[0] == ["id", "name", "category", "status"] and len(rows) == len(ids) + 1
+        assert all(len(row) == 4 for row in rows)
+        assert "x" * 10_000 in ran.out  # whole cells: machine formats never clip
