@@ -103,7 +103,7 @@ async def list_pets(session: CommandSession, args: Values) -> PetList:
             pets += page.pets
             raw += page.raw
             next_url = page.next_url
-            session.report(f"{pages} pages, {len(pets)} pets")
+            session.report(f"{pages} page{'' if pages == 1 else 's'}, {len(pets)} pets so far")
             if pages >= MAX_PAGES:
                 break
     return PetList(pets=pets, status=args["status"], limit=args["limit"], next_url=next_url,

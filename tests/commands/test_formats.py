@@ -9,6 +9,7 @@ from bot_commands import results as r
 from bot_commands.formats import record, to_csv, to_tsv, truncation
 from bot_commands.outcome import Outcome
 from bot_commands.render_text import clip_cells, to_plain
+from bot_commands.session import CommandSession
 from bot_commands.views import present
 from petstore_api.models import Pet
 
@@ -45,3 +46,10 @@ def test_plain_tables_clip_by_terminal_cells() -> None:
     assert clip_cells("\U0001f436" * 40, 60) == "\U0001f436" * 29 + "…"
     line = to_plain(present(r.PetList(pets=PETS)).view).splitlines()[2]
     assert line.startswith(" 2  " + "\U0001f436" * 29 + "…")
+
+
+async def test_list_all_reports_its_progress(session: CommandSession) -> None:
+    told: list[str] = []
+    session.progress = told.append
+    await session.execute("/list --limit 5 --all")
+    assert told == ["1 page, 5 pets so far", "2 pages, 10 pets so far", "3 pages, 12 pets so far"]
