@@ -104,10 +104,11 @@ async def list_pets(session: CommandSession, args: Values) -> PetList:
             pets += page.pets
             raw += page.raw
             next_url = page.next_url
+            session.report(f"{pages} page{'' if pages == 1 else 's'}, {len(pets)} pets so far")
             if pages >= MAX_PAGES:
                 break
     return PetList(pets=pets, status=args["status"], limit=args["limit"], next_url=next_url,
-                   pages=pages, raw=raw)
+                   pages=pages, raw=raw, truncated=next_url is not None)
 
 
 @command("more", aliases=("next",), summary="Show the next page of the last /list", access=Access.READ,

@@ -27,7 +27,8 @@ __all__ = ["PromptHistory", "is_secret", "HISTORY_FILE"]
 HISTORY_FILE = "history"
 #: Commands whose arguments are secrets (none today; kept out should one come).
 SECRET_COMMANDS = frozenset({"key", "apikey", "api-key", "api_key", "token", "login", "password"})
-_SECRET_WORDS = re.compile(r"(api[_-]?key|token|password|secret)\s*[=:]|\bsk-[A-Za-z0-9_-]{6,}", re.IGNORECASE)
+_SECRET_WORDS = re.compile(
+    r"(api[_-]?key|token|password|secret)\s*[=:]|\bsk-[A-Za-z0-9_-]{6,}|\bbearer\s+\S+|PETSTORE_API_KEY", re.IGNORECASE)
 
 
 def is_secret(line: str) -> bool:

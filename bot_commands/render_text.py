@@ -12,7 +12,9 @@ import html
 import json
 import re
 
-from .sanitize import clip, visible
+from rich.cells import cell_len, get_character_cell_size
+
+from .sanitize import ELLIPSIS, clip, visible
 from .views import (
     BlankView,
     CardView,
@@ -50,16 +52,34 @@ def _error_lines(view: ErrorView) -> list[str]:
 # --------------------------------------------------------------------------- plain
 
 
+def clip_cells(text: str, width: int) -> str:
+    """At most ``width`` terminal cells (wide characters count two): longer text ends in an ellipsis."""
+    if cell_len(text) <= width:
+        return text
+    used, end = 0, 0
+    for index, char in enumerate(text):
+        size = get_character_cell_size(char)
+        if used + size > width - 1:
+            break
+        used, end = used + size, index + 1
+    return text[:end] + ELLIPSIS
+
+
+def _pad(text: str, width: int, *, right: bool) -> str:
+    space = " " * max(width - cell_len(text), 0)
+    return space + text if right else text + space
+
+
 def _plain_table(view: TableView) -> str:
     if not view.rows:
         return _one(view.empty)
-    cells = [[_one(cell.text, col.width) for cell, col in zip(row, view.columns, strict=True)] for row in view.rows]
+    cells = [[clip_cells(_one(cell.text, col.width), col.width) for cell, col in zip(row, view.columns, strict=True)]
+             for row in view.rows]
     heads = [_one(col.title) for col in view.columns]
-    widths = [max([len(h) if view.header else 0, *(len(r[i]) for r in cells)]) for i, h in enumerate(heads)]
+    widths = [max([cell_len(h) if view.header else 0, *(cell_len(r[i]) for r in cells)]) for i, h in enumerate(heads)]
 
     def line(values: list[str]) -> str:
-        parts = [v.rjust(w) if c.align == "right" else v.ljust(w)
-                 for v, w, c in zip(values, widths, view.columns, strict=True)]
+        parts = [_pad(v, w, right=c.align == "right") for v, w, c in zip(values, widths, view.columns, strict=True)]
         return "  ".join(parts).rstrip()
 
     out = ([line(heads)] if view.header else []) + [line(r) for r in cells]

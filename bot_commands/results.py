@@ -28,7 +28,10 @@ class Result:
 
 @dataclass(frozen=True, slots=True)
 class PetList(Result):
-    """``/list``: one page (or, with ``--all``, every page joined); ``/more``: the next page (``continued``)."""
+    """``/list``: one page (or, with ``--all``, every page joined); ``/more``: the next page (``continued``).
+
+    ``truncated``: ``--all`` stopped at its page guard with more pages to follow.
+    """
 
     pets: list[Pet]
     status: str | None = None
@@ -37,6 +40,7 @@ class PetList(Result):
     pages: int = 1
     raw: list[Any] = field(default_factory=list)
     continued: bool = False
+    truncated: bool = False
 
     def to_json(self) -> Any:
         return self.raw

@@ -109,6 +109,8 @@ class CommandSession:
         self._pending: dict[str, _Pending] = {}
         self._confirming: str = ""
         self._seq = 0
+        #: Told how long work is going (``--all``: pages and pets so far); faces show it as progress.
+        self.progress: Callable[[str], None] | None = None
 
     # -- state --------------------------------------------------------------
 
@@ -131,6 +133,11 @@ class CommandSession:
             if len(latest) >= _SEEN_MAX:
                 break
         return list(reversed(list(latest)[:_SEEN_MAX]))
+
+    def report(self, text: str) -> None:
+        """Progress of the running command, for a face that shows it (a spinner)."""
+        if self.progress is not None:
+            self.progress(text)
 
     def first_notice(self, key: str) -> bool:
         """True the first time ``key`` is noticed in this session."""

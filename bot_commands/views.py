@@ -169,8 +169,14 @@ def _presents(kind: type[R]) -> Callable[[Callable[[R, str], Presentation]], Cal
     return register
 
 
-def present(result: Result, *, prefix: str = "/") -> Presentation:
-    """The view of ``result``; ``prefix`` is how the face's commands start (``/``, ``!``)."""
+def present(result: Result, *, prefix: str = "/", one_shot: bool = False) -> Presentation:
+    """The view of ``result``; ``prefix`` is how the face's commands start (``/``, ``!``).
+
+    ``one_shot``: the face runs this one command and ends (``petstore list``, ``run -c``), so
+    nothing suggests a follow-up command such as ``/more``.
+    """
+    if one_shot and isinstance(result, PetList):
+        return _pet_list_view(result, prefix, one_shot=True)
     presenter = _PRESENTERS.get(type(result))
     if presenter is None:
         raise TypeError(f"no view for {type(result).__name__}: add one in bot_commands/views.py")
@@ -187,14 +193,31 @@ def present_failure(failure: Failure, *, prefix: str = "/") -> Presentation:
 
 @_presents(PetList)
 def _pet_list(result: PetList, prefix: str) -> Presentation:
+    return _pet_list_view(result, prefix)
+
+
+def _pet_list_view(result: PetList, prefix: str, *, one_shot: bool = False) -> Presentation:
     count = _plural(len(result.pets), "pet")
     where = f" with status {result.status}" if result.status else ""
     pages = f" from {result.pages} pages" if result.pages > 1 else ""
-    more = f"; more on the next page ({prefix}more, or {prefix}list --all for every page)" if result.next_url else ""
     rows = tuple(pet_cells(pet) for pet in result.pets)
-    view = TableView(PET_COLUMNS, rows, caption=count + pages + more, empty=f"no pets{where}")
-    summary = f"{count}{where}{pages}" + ("; more on the next page" if result.next_url else "")
-    return Presentation(view=view, summary=summary)
+    view = TableView(PET_COLUMNS, rows, caption=count + pages + _more(result, prefix, one_shot=one_shot),
+                     empty=f"no pets{where}")
+    follow = "; more on the next page" if result.next_url else ""
+    if result.truncated:
+        follow = f"; stopped at the {result.pages}-page limit of --all, more pets follow"
+    return Presentation(view=view, summary=f"{count}{where}{pages}{follow}")
+
+
+def _more(result: PetList, prefix: str, *, one_shot: bool) -> str:
+    """What the caption says about the pets after these."""
+    if result.truncated:
+        return f"; stopped at the {result.pages}-page limit of --all: more pets follow (narrow it with a status)"
+    if not result.next_url:
+        return ""
+    if one_shot:
+        return "; more on the next page (--all fetches every page)"
+    return f"; more on the next page ({prefix}more, or {prefix}list --all for every page)"
 
 
 def _pet_card(pet: Pet, title: str) -> CardView:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .bot_settings import BotSettings
@@ -40,6 +40,7 @@ __all__ = [
     "Target",
     "default_config_path",
     "default_data_dir",
+    "find_config_file",
     "load_settings",
     "resolve_target",
 ]
@@ -143,6 +144,12 @@ class Settings(BaseSettings):
     tui: TuiSettings = TuiSettings()
     audit: AuditSettings = AuditSettings()
     bot: BotSettings = BotSettings()
+    #: The config file these settings would read (set by load_settings; errors name it).
+    _config_path: Path | None = PrivateAttr(default=None)
+
+    @property
+    def config_path(self) -> Path | None:
+        return self._config_path
 
     @classmethod
     def settings_customise_sources(
@@ -222,7 +229,13 @@ def load_settings(
         settings = _build(toml_data, flags)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, flags=flags, environ=environ, path=path, toml=toml_data)) from None
+    settings._config_path = path
     return LoadedSettings(settings=settings, config_file=path if toml_data or explicit else None, warnings=warnings)
+
+
+def find_config_file(config_path: str | Path | None = None) -> Path | None:
+    """The config file that would be read: ``config_path``, else ``$PETSTORE_CONFIG``, else the default."""
+    return _config_file(config_path, os.environ)[0]
 
 
 def _config_file(config_path: str | Path | None, environ: Mapping[str, str]) -> tuple[Path | None, bool]:
@@ -282,7 +295,7 @@ def _describe(
     dotted = ".".join(loc)
     what = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
-        what = "unknown setting (see config.example.toml for the allowed ones)"
+        what = "unknown setting (petstore config show lists them all; petstore config init writes a commented file)"
     if _dig(flags, loc):
         source = f"--{loc[0].replace('_', '-')}"
     elif (var := ENV_PREFIX + "__".join(loc).upper()) in {k.upper() for k in environ}:
@@ -308,15 +321,17 @@ def resolve_target(settings: Settings) -> Target:
     env = settings.env or ("custom" if settings.base_url else "sandbox")
     if env == "sandbox":
         return Target(env="sandbox", base_url=None, api_key=None, sandbox=True)
+    where = f"in {settings.config_path}" if settings.config_path else "in the config file"
     if env == "custom":
         if not settings.base_url:
-            raise ConfigError("environment 'custom' needs a base URL: pass --base-url or set PETSTORE_BASE_URL")
+            raise ConfigError("environment 'custom' needs a base URL: pass --base-url, set PETSTORE_BASE_URL, "
+                              f"or base_url {where}")
         return Target(env="custom", base_url=settings.base_url, api_key=settings.api_key, sandbox=False)
     named: EnvironmentSettings = getattr(settings, env)
     base_url = settings.base_url or named.base_url
     if not base_url:
         raise ConfigError(
-            f"environment '{env}' has no base URL: set [{env}] base_url in the config file "
-            f"or PETSTORE_{env.upper()}__BASE_URL"
+            f"environment '{env}' has no base URL: set [{env}] base_url {where} "
+            f"(petstore config init writes a commented one) or PETSTORE_{env.upper()}__BASE_URL"
         )
     return Target(env=env, base_url=base_url, api_key=named.api_key or settings.api_key, sandbox=False)

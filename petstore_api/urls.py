@@ -46,8 +46,8 @@ def check_key_transport(url: httpx.URL, *, allow_insecure_http: bool) -> None:
     """Refuse a key over plain http to a host that is not loopback, unless allowed."""
     if url.scheme == "http" and not allow_insecure_http and not is_loopback(url.host):
         raise InsecureTransportError(
-            f"refusing to send the API key over plain http to {url.host}; use https:// "
-            "or allow insecure http explicitly"
+            f"refusing to send the API key over plain http to {url.host}; use https://, or allow it with "
+            "http.allow_insecure_http = true in the config file (or PETSTORE_HTTP__ALLOW_INSECURE_HTTP=1)"
         )
 
 

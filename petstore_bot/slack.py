@@ -31,7 +31,7 @@ from .core import BotCore
 from .slack_render import CANCEL_ACTION, CONFIRM_ACTION, Message, mattermost_payload, message_for, slack_payload
 from .slack_verify import MattermostToken, SlackSignature
 
-__all__ = ["Post", "SlackFace", "origin_of"]
+__all__ = ["Post", "SlackFace", "origin_of", "post_json"]
 
 log = logging.getLogger("petstore_bot.slack")
 Post = Callable[[str, dict[str, object]], Awaitable[None]]
@@ -278,3 +278,12 @@ def _slack_press(form: Mapping[str, str], *, prefix: str) -> tuple[Incoming, str
 
 def _peer(request: Request) -> str:
     return request.client.host if request.client else "?"
+
+
+async def post_json(url: str, payload: dict[str, object]) -> None:
+    """POST ``payload`` to a response_url with slack_sdk's webhook client (one try: a delayed reply is sent once)."""
+    from slack_sdk.webhook.async_client import AsyncWebhookClient
+
+    response = await AsyncWebhookClient(url, timeout=10).send_dict(payload)
+    if response.status_code >= 300:
+        log.warning("response_url answered %d", response.status_code)

@@ -130,7 +130,7 @@ def _configure_logging() -> None:
 def slack_main(settings: Settings, *, config_file: Path | None, host: str, port: int, mattermost: bool,
                sandbox_reset: bool = False) -> int:
     """Entry point of ``petstore bot slack [--mattermost]``: serve the endpoints until SIGTERM or Ctrl-C."""
-    from petstore_bot.slack import SLACK_ORIGIN, SlackFace
+    from petstore_bot.slack import SLACK_ORIGIN, SlackFace, post_json
     from petstore_bot.slack_verify import MattermostToken, SlackSignature
 
     bot, where = settings.bot, str(config_file or default_config_path())
@@ -151,7 +151,7 @@ def slack_main(settings: Settings, *, config_file: Path | None, host: str, port:
     composition = compose(settings, sandbox_reset=sandbox_reset, audit_path=audit_path(settings))
     core = build_core(composition, bot, platform=flavour, prefix=bot.slack.command + " ")
     face = SlackFace(
-        core=core, flavour=flavour, post=_post_json, signature=signature, token=token,
+        core=core, flavour=flavour, post=post_json, signature=signature, token=token,
         response_origin=(bot.mattermost.url or "") if mattermost else SLACK_ORIGIN,
     )
     log.info("petstore bot %s on http://%s:%d; service %s %s; audit %s", flavour, host, port, composition.env.env,
@@ -197,12 +197,3 @@ async def _serve_http(server: uvicorn.Server, composition: Composition) -> None:
     finally:
         await composition.aclose()
         log.info("petstore bot stopped")
-
-
-async def _post_json(url: str, payload: dict[str, object]) -> None:
-    """POST ``payload`` to a response_url with slack_sdk's webhook client (one try: a delayed reply is sent once)."""
-    from slack_sdk.webhook.async_client import AsyncWebhookClient
-
-    response = await AsyncWebhookClient(url, timeout=10).send_dict(payload)
-    if response.status_code >= 300:
-        log.warning("response_url answered %d", response.status_code)

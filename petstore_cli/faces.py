@@ -12,10 +12,10 @@ from petstore_api.settings import LoadedSettings, load_settings
 
 
 def run_face(command: str, args: argparse.Namespace) -> int:
-    loaded = _load(args)
+    loaded = load(args)
     for warning in loaded.warnings:
         print(f"petstore: warning: {warning}", file=sys.stderr)
-    _configure_logging(getattr(args, "verbose", None) or 0)
+    configure_logging(getattr(args, "verbose", None) or 0)
     if command == "tui":
         return _tui(loaded, args)
     if command == "chat":
@@ -35,18 +35,23 @@ def _bot(loaded: LoadedSettings, args: argparse.Namespace) -> int:
     return matrix_main(loaded.settings, config_file=loaded.config_file, sandbox_reset=reset)
 
 
-def _load(args: argparse.Namespace) -> LoadedSettings:
-    overrides: dict[str, Any] = {
+def overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings given as flags (None: not given)."""
+    given: dict[str, Any] = {
         "env": getattr(args, "env", None),
         "base_url": getattr(args, "base_url", None),
         "read_only": getattr(args, "read_only", None) or None,
     }
     if getattr(args, "audit_log", None):
-        overrides["audit"] = {"path": args.audit_log}
-    return load_settings(config_path=getattr(args, "config", None), overrides=overrides)
+        given["audit"] = {"path": args.audit_log}
+    return given
 
 
-def _configure_logging(verbosity: int) -> None:
+def load(args: argparse.Namespace) -> LoadedSettings:
+    return load_settings(config_path=getattr(args, "config", None), overrides=overrides(args))
+
+
+def configure_logging(verbosity: int) -> None:
     """Warnings as one ``petstore: warning:`` line; request logs only with -v."""
     warnings.showwarning = _show_warning
     logger = logging.getLogger("petstore_api")
@@ -107,8 +112,13 @@ def _chat(loaded: LoadedSettings, args: argparse.Namespace) -> int:
 
 
 def _run(loaded: LoadedSettings, args: argparse.Namespace) -> int:
-    from .runner import run_main
+    from .runner import RunOptions, run_main
 
-    return run_main(loaded.settings, script=args.script, commands=args.commands, json_mode=args.json,
-                    keep_going=args.keep_going, echo=args.echo, delay=args.delay or 0.0, yes=args.yes,
-                    sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
+    options = RunOptions(
+        script=getattr(args, "script", None), commands=tuple(getattr(args, "commands", ())),
+        lines=tuple(getattr(args, "lines", ())), fmt="jsonl" if args.json else args.format,
+        keep_going=bool(getattr(args, "keep_going", False)), echo=bool(getattr(args, "echo", False)),
+        delay=getattr(args, "delay", 0.0) or 0.0, yes=bool(args.yes),
+        sandbox_reset=bool(getattr(args, "sandbox_reset", False)),
+    )
+    return run_main(loaded.settings, options)

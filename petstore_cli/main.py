@@ -19,19 +19,31 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 NO_TERMINAL = ("petstore: the TUI needs a terminal; use `petstore run` (a script, stdin or -c) "
                "or `petstore chat` without one")
 
+#: The faces and tools: subcommands of their own. Every other command word is a registry command
+#: (``petstore list sold``), run as ``petstore run -c '/list sold'`` (see petstore_cli.subcommands).
+FACES = ("tui", "chat", "run", "serve", "bot", "completion", "config")
+#: Output formats of ``run`` and the registry subcommands (renderers: bot_commands.formats, render_text).
+FORMATS = ("table", "plain", "tsv", "csv", "json", "jsonl")
+
 DESCRIPTION = """\
 Work with a Pet Store API server: a TUI (default), a chat-like prompt, a script
 runner, and the service itself. With nothing configured every face runs on the
 embedded sandbox service, so there is real data at once."""
 
 EPILOG = """\
+Every slash command is a subcommand too, with the same arguments:
+  petstore list sold --limit 5     petstore add Rex --category 3     petstore get 7
+  petstore orders                  petstore env                      petstore help
+(petstore help lists them all; petstore COMMAND --help explains one.)
+
 settings, highest first: flags > environment (PETSTORE_ENV, PETSTORE_BASE_URL,
 PETSTORE_API_KEY, PETSTORE_CONFIG, PETSTORE_HTTP__TIMEOUT, ...) > config file
 (--config, $PETSTORE_CONFIG, or the platform config dir) > defaults.
-See config.example.toml for every setting."""
+`petstore config show` prints every setting and where it came from;
+`petstore config init` writes a commented config file."""
 
 
-def _global_options(*, suppress: bool) -> argparse.ArgumentParser:
+def global_options(*, suppress: bool) -> argparse.ArgumentParser:
     """Options accepted both before and after the subcommand."""
     default = argparse.SUPPRESS if suppress else None
     p = argparse.ArgumentParser(add_help=False)
@@ -54,19 +66,20 @@ def _global_options(*, suppress: bool) -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="petstore", description=DESCRIPTION, epilog=EPILOG,
-        parents=[_global_options(suppress=False)], formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[global_options(suppress=False)], formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"petstore {__version__}")
     _theme_option(parser, suppress=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    common = [_global_options(suppress=True)]
+    common = [global_options(suppress=True)]
 
     tui = sub.add_parser("tui", parents=common, help="the Textual TUI (the default command)",
                          description="Open the TUI: pets list, status tabs, add form, detail view, chat prompt.")
     _add_tui_options(tui)
     sub.add_parser("chat", parents=common, help="a chat-like prompt in the terminal",
                    description="A prompt for slash commands (/help lists them). Reads stdin when piped.")
-    run = sub.add_parser("run", parents=common, help="run slash commands from a script, stdin or -c",
+    run = sub.add_parser("run", parents=[*common, output_options()],
+                         help="run slash commands from a script, stdin or -c",
                          description="Run commands one a line; exit 0 ok, 1 failed at the service, 2 bad input.")
     _add_run_options(run)
     bot = sub.add_parser("bot", help="run the chat bot (matrix, slack)",
@@ -85,7 +98,26 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the Pet Store service (SQLite) with uvicorn",
                            description="Serve the Pet Store API under /v1 on HTTP.")
     _add_serve_options(serve)
+    completion = sub.add_parser("completion", help="print the shell completion script (bash, zsh, fish)",
+                                description="Print a completion script (the README has the install lines).")
+    completion.add_argument("shell", choices=["bash", "zsh", "fish"])
+    config = sub.add_parser("config", parents=common, help="where the config file is, what is in effect, a new one",
+                            description="path: the file that would be read; show: every effective setting and its "
+                                        "source; init: write a commented config file (mode 0600, never overwrites).")
+    config.add_argument("action", choices=["path", "show", "init"])
     return parser
+
+
+def output_options() -> argparse.ArgumentParser:
+    """How ``run`` and the registry subcommands print (a parent parser)."""
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("output")
+    g.add_argument("--format", choices=FORMATS, default="table",
+                   help="table (default; plain text off a terminal), plain, tsv, csv, json (one array), "
+                        "jsonl (one object a line)")
+    g.add_argument("--json", action="store_true", help="one JSON object per command on stdout (--format jsonl)")
+    g.add_argument("--yes", action="store_true", help="confirm writes on the production environment")
+    return p
 
 
 def _add_tui_options(p: argparse.ArgumentParser) -> None:
@@ -106,12 +138,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("script", nargs="?", metavar="SCRIPT|-", help="script file, or - for stdin")
     p.add_argument("-c", dest="commands", action="append", default=[], metavar="COMMAND",
                    help="a command to run (repeatable; runs after the script)")
-    p.add_argument("--json", action="store_true", help="one JSON object per command on stdout")
     p.add_argument("--keep-going", action="store_true", help="do not stop at the first failing command")
     p.add_argument("--echo", action="store_true", help="print each command before its result")
     p.add_argument("--delay", type=float, default=0.0, metavar="SECONDS",
                    help="with --echo, type each command out at this delay per character")
-    p.add_argument("--yes", action="store_true", help="confirm writes on the production environment")
 
 
 def _add_serve_options(p: argparse.ArgumentParser) -> None:
@@ -150,8 +180,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         resume_gc()
 
 
+def command_index(argv: Sequence[str]) -> int | None:
+    """Where the command word is in ``argv`` (skipping global options and their values), if any."""
+    takes_value = {
+        option for action in global_options(suppress=True)._actions if action.nargs != 0
+        for option in action.option_strings
+    } | {"--theme"}  # the root's own option (the TUI is its default face)
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            return index + 1 if index + 1 < len(argv) else None
+        if not word.startswith("-") or word == "-":
+            return index
+        index += 2 if word in takes_value else 1
+    return None
+
+
 def _main(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    index = command_index(words)
+    if index is not None and words[index] not in FACES:
+        from .subcommands import subcommand_args
+
+        parsed = subcommand_args(words, index, build_parser())
+        if isinstance(parsed, int):
+            return parsed
+        args = parsed
+    else:
+        args = build_parser().parse_args(words)
     command = args.command or "tui"
     if command == "tui" and not _has_terminal():
         print(NO_TERMINAL, file=sys.stderr)  # before textual loads: it would draw into a file and wait
@@ -162,10 +219,23 @@ def _main(argv: Sequence[str] | None) -> int:
 
         resume_gc()
         return serve_command(args)
+    if command == "chat":
+        from .chat_start import applies, start_chat
+
+        if applies():  # at a terminal: the prompt first, the session built behind it
+            return start_chat(args)
+    if command == "completion":
+        from .completion import completion_main
+
+        return completion_main(args.shell, parser=build_parser())
     from bot_commands.errors import CommandError
     from petstore_api.errors import PetStoreError
 
     try:
+        if command == "config":
+            from .config import config_main
+
+            return config_main(args)
         from .faces import run_face
 
         return run_face(command, args)

@@ -4,8 +4,11 @@ The script engine (:func:`bot_commands.script.play_script`) judges the lines
 and gives the exit code: 0 every command succeeded; 1 a command failed at the
 service, the service could not be reached, or an ``/expect`` did not hold; 2 a
 command could not be parsed or validated (or was refused before sending). This
-module only shows what came of each line: Rich on a terminal, plain text (no
-colour, never wrapped) in a pipe, one JSON object a line with ``--json``.
+module only shows what came of each line, in the ``--format`` asked for: ``table``
+(Rich on a terminal; plain text, never wrapped, in a pipe), ``plain``, ``tsv``,
+``csv``, ``json`` (one array at the end) or ``jsonl`` (``--json``: one object a
+line). On a terminal a command still running after a moment shows a spinner on
+stderr.
 """
 
 from __future__ import annotations
@@ -14,51 +17,72 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable, Iterable
-from typing import IO
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
 
+from bot_commands.formats import record, to_csv, to_tsv, truncation
 from bot_commands.outcome import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Outcome
 from bot_commands.render import echo as echo_text
 from bot_commands.render import render_failure, to_rich
+from bot_commands.render_text import to_plain
 from bot_commands.sanitize import visible
 from bot_commands.script import ScriptLine, parse_script, play_script, read_script, script_lines
 from bot_commands.session import CommandSession
-from bot_commands.views import BlankView, present
+from bot_commands.views import BlankView, Presentation, present
 from petstore_api.settings import Settings
 
 from .compose import compose
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "collect_lines", "run_main", "run_script"]
+if TYPE_CHECKING:  # pragma: no cover - imported only when stderr is a terminal
+    from .progress import Spinner
+
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "RunOptions", "collect_lines", "run_main", "run_script"]
 
 Where = int | str
 Sleep = Callable[[float], Awaitable[object]]
 
 
 class RunFace:
-    """Prints each line's outcome; the engine decides what counts."""
+    """Prints each line's outcome in the chosen format; the engine decides what counts."""
 
-    def __init__(self, *, out: IO[str], err: IO[str], json_mode: bool, echo: bool, delay: float,
-                 sleep: Sleep) -> None:
+    def __init__(self, *, out: IO[str], err: IO[str], fmt: str, echo: bool, delay: float, sleep: Sleep,
+                 one_shot: bool = False, spinner: Spinner | None = None) -> None:
         self.out_file = out
         self.out = Console(file=out, highlight=False, soft_wrap=False)
         self.err = Console(file=err, highlight=False, stderr=True, soft_wrap=True)
-        self.json_mode, self.echo, self.delay, self.sleep = json_mode, echo, delay, sleep
+        if fmt == "table" and not self.out.is_terminal:
+            fmt = "plain"  # off a terminal: no colour, no wrapping, long cells clipped
+        self.fmt, self.echo, self.delay, self.sleep = fmt, echo, delay, sleep
+        self.one_shot = one_shot
+        self.spinner = spinner
+        self.records: list[dict[str, object]] = []
+
+    @property
+    def machine(self) -> bool:
+        return self.fmt in ("json", "jsonl")
 
     async def before(self, item: ScriptLine, *, shown: str, name: str) -> bool:
         if self.echo:
             await self._echo(shown)
+        if self.spinner is not None:
+            self.spinner.start(shown)
         return True
 
     async def after(self, item: ScriptLine, outcome: Outcome) -> None:
-        if outcome.failure is not None:
-            self._failed(item, outcome)
+        if self.spinner is not None:
+            self.spinner.stop()
+        if self.machine:
+            self._record(record(outcome, label=item.label), outcome, item)
+        elif outcome.failure is not None:
+            self.err.print(self._failure_line(item, outcome))
         else:
-            self._succeeded(outcome)
+            self._show(outcome)
 
     async def _echo(self, line: str) -> None:
-        target = self.err if self.json_mode else self.out
+        target = self.err if self.machine or self.fmt in ("tsv", "csv") else self.out
         if not (self.delay > 0 and target.is_terminal):
             target.print(echo_text(line))
             return
@@ -68,36 +92,48 @@ class RunFace:
             await self.sleep(self.delay)
         target.print()
 
-    def _succeeded(self, outcome: Outcome) -> None:
-        assert outcome.result is not None
-        shown = present(outcome.result)
+    def _notes(self, shown: Presentation) -> None:
         for note in shown.notes:
             self.err.print(Text(visible(note), style="yellow"))
-        if self.json_mode:
-            self._json({"command": outcome.line, "ok": True, "result": outcome.result.to_json()})
-        elif not isinstance(shown.view, BlankView):
-            self.out.print(to_rich(shown.view))  # no colour off a terminal; --format plain is issue 17
 
-    def _failed(self, item: ScriptLine, outcome: Outcome) -> None:
-        failure = outcome.failure
-        assert failure is not None
-        line = Text(f"{item.label}: ", style="bold red") + render_failure(failure)
-        if self.json_mode:
-            error = failure.to_json()
-            if failure.kind == "expectation":
-                error["message"] = f"{item.label}: {error['message']}"
-                self.err.print(line)
-            self._json({"command": outcome.line, "ok": False, "error": error})
+    def _show(self, outcome: Outcome) -> None:
+        assert outcome.result is not None
+        shown = present(outcome.result, one_shot=self.one_shot)
+        self._notes(shown)
+        if isinstance(shown.view, BlankView):
+            return
+        if self.fmt == "table":
+            self.out.print(to_rich(shown.view))
+        elif self.fmt == "plain":
+            self._write(to_plain(shown.view) + "\n")
         else:
-            self.err.print(line)
+            self._write(to_tsv(shown.view) if self.fmt == "tsv" else to_csv(shown.view))
+            if truncation(outcome.result):  # the caption is not data: say it where a person sees it
+                self.err.print(Text(f"note: {visible(shown.summary)}", style="yellow"))
 
-    def stopped(self, remaining: int) -> None:
+    def _failure_line(self, item: ScriptLine, outcome: Outcome) -> Text:
+        assert outcome.failure is not None
+        return Text(f"{item.label}: ", style="bold red") + render_failure(outcome.failure)
+
+    def _record(self, obj: dict[str, object], outcome: Outcome, item: ScriptLine) -> None:
+        if outcome.failure is not None and outcome.failure.kind == "expectation":
+            self.err.print(self._failure_line(item, outcome))
+        if outcome.result is not None:
+            self._notes(present(outcome.result, one_shot=self.one_shot))
+        if self.fmt == "jsonl":
+            self._write(json.dumps(obj, ensure_ascii=True, default=str) + "\n")
+        else:
+            self.records.append(obj)
+
+    def finish(self, remaining: int) -> None:
+        if self.fmt == "json":
+            self._write(json.dumps(self.records, ensure_ascii=True, default=str, indent=2) + "\n")
         if remaining > 0:
             s = "" if remaining == 1 else "s"
             self.err.print(Text(f"stopped: {remaining} command{s} not run (--keep-going runs them)", style="dim"))
 
-    def _json(self, obj: dict[str, object]) -> None:
-        self.out_file.write(json.dumps(obj, ensure_ascii=True, default=str) + "\n")
+    def _write(self, text: str) -> None:
+        self.out_file.write(text)
         self.out_file.flush()
 
 
@@ -108,20 +144,26 @@ async def run_script(
     out: IO[str],
     err: IO[str],
     json_mode: bool = False,
+    fmt: str = "table",
     keep_going: bool = False,
     echo: bool = False,
     delay: float = 0.0,
     sleep: Sleep | None = None,
+    one_shot: bool = False,
+    spinner: Spinner | None = None,
 ) -> int:
     """Run ``(line number, command)`` pairs; returns the exit code (0, 1 or 2).
 
-    ``delay`` (seconds per character) types echoed commands out, on a terminal
-    only; ``sleep`` defaults to the session's (which /sleep uses too).
+    ``json_mode`` is ``fmt="jsonl"`` (``--json``). ``delay`` (seconds per character) types
+    echoed commands out, on a terminal only; ``sleep`` defaults to the session's (which
+    /sleep uses too). ``one_shot``: nothing suggests a follow-up command (``/more``).
     """
-    face = RunFace(out=out, err=err, json_mode=json_mode, echo=echo, delay=max(delay, 0.0),
-                   sleep=sleep or session.sleep)
+    face = RunFace(out=out, err=err, fmt="jsonl" if json_mode else fmt, echo=echo, delay=max(delay, 0.0),
+                   sleep=sleep or session.sleep, one_shot=one_shot, spinner=spinner)
+    if spinner is not None:
+        session.progress = spinner.update
     report = await play_script(session, script_lines(lines), face=face, keep_going=keep_going)
-    face.stopped(report.remaining)
+    face.finish(report.remaining)
     return report.exit_code
 
 
@@ -143,28 +185,55 @@ async def _always_yes(_question: str) -> bool:
     return True
 
 
-def run_main(settings: Settings, *, script: str | None, commands: list[str], json_mode: bool, keep_going: bool,
-             echo: bool, delay: float, yes: bool, sandbox_reset: bool) -> int:
-    """Entry point of ``petstore run`` (called by petstore_cli.faces)."""
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """What ``petstore run`` (and a subcommand, which is one ``run -c``) was asked for."""
+
+    script: str | None = None
+    commands: tuple[str, ...] = ()
+    lines: tuple[tuple[Where, str], ...] = ()
+    fmt: str = "table"
+    keep_going: bool = False
+    echo: bool = False
+    delay: float = 0.0
+    yes: bool = False
+    sandbox_reset: bool = False
+
+
+def run_main(settings: Settings, options: RunOptions) -> int:
+    """Entry point of ``petstore run`` and the subcommands (called by petstore_cli.faces).
+
+    ``options.lines`` are ready ``(where, line)`` pairs (a subcommand's line), run after the script
+    and the ``-c`` commands.
+    """
+    script = options.script
     try:
-        items = collect_lines(script, commands)
+        items = [*collect_lines(script, options.commands), *options.lines]
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         print(f"petstore run: cannot read {visible(script or '')}: {reason}", file=sys.stderr)
         return EXIT_USAGE
-    if not script and not commands:
+    if not script and not options.commands and not options.lines:
         print("petstore run: nothing to run; give a SCRIPT, - for stdin, or -c COMMAND", file=sys.stderr)
         return EXIT_USAGE
-    composition = compose(settings, sandbox_reset=sandbox_reset)
-    session = composition.session(confirm=_always_yes if yes else None)
+    composition = compose(settings, sandbox_reset=options.sandbox_reset)
+    session = composition.session(confirm=_always_yes if options.yes else None)
     if composition.target.sandbox and sys.stderr.isatty():
         print("petstore: on the in-process sandbox (set --base-url or --env to use a server)", file=sys.stderr)
+    spinner = None
+    if sys.stderr.isatty():
+        from .progress import Spinner
+
+        spinner = Spinner(sys.stderr)
 
     async def main() -> int:
         try:
-            return await run_script(session, items, out=sys.stdout, err=sys.stderr, json_mode=json_mode,
-                                    keep_going=keep_going, echo=echo, delay=delay)
+            return await run_script(session, items, out=sys.stdout, err=sys.stderr, fmt=options.fmt,
+                                    keep_going=options.keep_going, echo=options.echo, delay=options.delay,
+                                    one_shot=not script, spinner=spinner)
         finally:
+            if spinner is not None:
+                spinner.stop()
             await composition.aclose()
 
     return asyncio.run(main())

@@ -56,3 +56,15 @@ def test_named_environment_without_address_says_what_to_do() -> None:
     out = petstore("run", "--env", "production", "-c", "/list", env={"XDG_CONFIG_HOME": "/nonexistent"})
     assert out.returncode == 2
     assert "PETSTORE_PRODUCTION__BASE_URL" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_the_chat_prompt_comes_up_before_anything_heavy_is_imported() -> None:
+    """petstore_cli.chat_start and .prompt load prompt_toolkit only; the session is built behind the prompt."""
+    code = (
+        "import sys\n"
+        "import petstore_cli.chat_start, petstore_cli.prompt\n"
+        "heavy = {'textual', 'httpx', 'pydantic', 'pydantic_settings', 'rich', 'starlette', 'uvicorn'}\n"
+        "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -11,9 +11,8 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
-from petstore_bot.slack import SlackFace
+from petstore_bot.slack import SlackFace, post_json
 from petstore_bot.slack_verify import MattermostToken
-from petstore_cli.bot import _post_json
 
 from .conftest import Bot
 from .slack_support import TOKEN, Capture, serving
@@ -54,7 +53,7 @@ async def mm(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[..., Any]]:
         capture = Capture()
         hook_cm = serving(capture.app())
         hook = await hook_cm.__aenter__()
-        face = SlackFace(core=bot.core, flavour="mattermost", post=_post_json, token=MattermostToken(TOKEN),
+        face = SlackFace(core=bot.core, flavour="mattermost", post=post_json, token=MattermostToken(TOKEN),
                          response_origin=hook, ack_after=ack_after)
         app_cm = serving(face.app())
         base = await app_cm.__aenter__()

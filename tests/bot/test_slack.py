@@ -20,10 +20,10 @@ import pytest
 
 from bot_commands.policy import Actor
 from bot_commands.session import CommandSession
-from petstore_bot.slack import SlackFace
+from petstore_bot.slack import SlackFace, post_json
 from petstore_bot.slack_render import CANCEL_ACTION, CONFIRM_ACTION
 from petstore_bot.slack_verify import SlackSignature
-from petstore_cli.bot import _post_json, bot_policy
+from petstore_cli.bot import bot_policy
 
 from .conftest import Bot
 from .slack_support import SECRET, Capture, SlackClient, block_text, buttons, serving, sign
@@ -76,7 +76,7 @@ async def rig(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[..., Any]]
         capture = Capture()
         hook_cm = serving(capture.app())
         hook = await hook_cm.__aenter__()
-        face = SlackFace(core=bot.core, flavour="slack", post=_post_json, signature=SlackSignature(SECRET),
+        face = SlackFace(core=bot.core, flavour="slack", post=post_json, signature=SlackSignature(SECRET),
                          response_origin=origin or hook, ack_after=ack_after)
         app_cm = serving(face.app())
         base = await app_cm.__aenter__()

@@ -13,6 +13,7 @@ from rich.console import Console
 from bot_commands import results as r
 from bot_commands.audit import AuditLog
 from bot_commands.commands import default_registry
+from bot_commands.formats import to_csv, to_tsv
 from bot_commands.outcome import classify
 from bot_commands.policy import Actor, Policy, Role
 from bot_commands.render import to_rich
@@ -56,6 +57,7 @@ def _rich(view: object) -> str:
 
 RENDERERS: dict[str, Callable[[object], str]] = {
     "rich": _rich, "plain": to_plain, "markdown": to_markdown, "html": to_html,  # type: ignore[dict-item]
+    "tsv": to_tsv, "csv": to_csv,  # type: ignore[dict-item]
 }
 
 

@@ -1,4 +1,4 @@
-"""``petstore chat``, function-level: piped input, one-line errors, Ctrl-C, completion, history."""
+"""``petstore chat``, function-level: piped input, one-line errors, Ctrl-C (the prompt itself: test_prompt.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import io
 import os
 import signal
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +17,7 @@ from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
 from petstore_api.client import PetStoreClient
 from petstore_cli import chat
-from petstore_cli.chat import ChatLoop, LineEditor, run_chat
+from petstore_cli.chat import ChatLoop, run_chat
 
 REGISTRY = default_registry()
 
@@ -105,43 +104,6 @@ def test_interactive_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_exits(clien
         runner.run(client.aclose())
     text = out.getvalue()
     assert text.startswith("petstore chat on sandbox") and "environment" in text
-
-
-class FakeReadline:
-    def __init__(self, buffer: str) -> None:
-        self.buffer = buffer
-
-    def get_line_buffer(self) -> str:
-        return self.buffer
-
-    def get_endidx(self) -> int:
-        return len(self.buffer)
-
-
-def test_tab_completion_uses_the_session(client: PetStoreClient, tmp_path: Path) -> None:
-    session = CommandSession(client, registry=REGISTRY, env=ENV)
-    session._remember((42,))  # as if a result had shown pet 42
-    editor = LineEditor(session, tmp_path / "history")
-    editor.readline = FakeReadline("/list --status s")
-    assert [editor.complete("s", i) for i in range(2)] == ["sold ", None]
-    editor.readline = FakeReadline("/get ")
-    assert editor.complete("", 0) == "42 "
-    editor.readline = FakeReadline("/h")
-    assert [editor.complete("/h", i) for i in range(3)] == ["/help", "/history", None]
-
-
-def test_history_is_saved_to_the_given_path(client: PetStoreClient, tmp_path: Path) -> None:
-    readline = pytest.importorskip("readline")
-    path = tmp_path / "data" / "chat_history"
-    editor = LineEditor(CommandSession(client, registry=REGISTRY, env=ENV), path)
-    readline.clear_history()
-    readline.add_history("/list sold")
-    editor.save()
-    assert "/list sold" in path.read_text() and (path.stat().st_mode & 0o777) == 0o600
-    readline.clear_history()
-    LineEditor(CommandSession(client, registry=REGISTRY, env=ENV), path)
-    assert readline.get_history_item(readline.get_current_history_length()) == "/list sold"
-    readline.clear_history()
 
 
 @pytest.fixture

@@ -4,8 +4,11 @@ Pets are created through the real service (``python -m petstore_server``);
 names over the service's 200-character limit (10,000 characters) are written
 straight into its SQLite file, as another writer could. Every output must
 hold no raw control/C1/bidi character (so no escape sequence), show markup
-literally, keep every line within the terminal width (COLUMNS=100) and clip
-long names in tables; --json must give every name back exactly.
+literally, keep every table line within the terminal width (COLUMNS=100) and
+clip long names in tables; --json must give every name back exactly. Piped
+``run`` prints plain text and never wraps (a wrapped name breaks grep): its
+tables are clipped to 100 cells, a card's name line is one line of at most 500
+characters and the name's length.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from hypothesis import strategies as st
 from rich.cells import cell_len
 from server.support import running_server
 
+from bot_commands.views import CARD_WIDTH
 from petstore_api import PetStoreClient
 from petstore_server.store import PetStore
 
@@ -68,11 +72,17 @@ async def _create(url: str) -> dict[str, int]:
         return {name: (await client.create_pet(name=name, category_id=1)).id for name in HOSTILE}
 
 
-def _check(ran: Ran, width: int = 100) -> None:
+def _check(ran: Ran, width: int = 100, *, cards_unwrapped: bool = False) -> None:
+    """``cards_unwrapped``: plain output, where a card's name is one line (clipped, never wrapped)."""
     assert_no_traceback(ran.out, ran.err)
     assert_no_secret(ran.out, ran.err)
     assert_terminal_safe(ran.everything)
     layout = [line for line in ran.out.splitlines() if not line.startswith(("note: ", "error: "))]
+    if cards_unwrapped:
+        names = [line for line in layout if line.startswith("name ")]
+        assert names and all(len(line) <= len("name        ") + CARD_WIDTH + len(" (10000 characters)")
+                             for line in names)
+        layout = [line for line in layout if not line.startswith("name ")]
     wide = [line for line in layout if cell_len(line) > width]  # notes and errors: one line by design
     assert not wide, f"{len(wide)} lines wider than {width} cells, e.g. {wide[0][:120]!r}"
 
@@ -90,7 +100,7 @@ def test_run_human_shows_hostile_names_literally_and_bounded(hostile_service, tm
     url, ids = hostile_service
     ran = petstore(tmp_path, "run", "--base-url", url, "-c", "/list --all", *_gets(ids))
     assert ran.code == 0, ran.err
-    _check(ran)
+    _check(ran, cards_unwrapped=True)
     _literal_markup(ran.out)
     assert "\u241b[31mred\u241b[0m" in ran.out and "<U+202E>" in ran.out and "\\x9b31m" in ran.out
     assert "\U0001f436\u200d\U0001f9ba" in ran.out and "e\u0301\u0302\u0303" in ran.out and "漢字" in ran.out
@@ -170,3 +180,19 @@ def test_render_any_text_is_safe_and_bounded(name: str, extra: str, width: int) 
         assert "\n" not in classify(error).text
         lines = text.splitlines()
         assert all(cell_len(line) <= width for line in lines[:-1]), width  # the last: the one-line error
+
+
+def test_tsv_and_csv_keep_one_row_per_pet_and_no_raw_control_character(hostile_service, tmp_path: Path) -> None:
+    import csv
+    import io
+
+    url, ids = hostile_service
+    for fmt in ("csv", "tsv"):
+        ran = petstore(tmp_path, "run", "--base-url", url, "--format", fmt, "-c", "/list --all")
+        assert ran.code == 0, ran.err
+        assert_terminal_safe(ran.out.replace("\t", " ") + ran.err)  # tsv's own tabs are its separators
+        rows = list(csv.reader(io.StringIO(ran.out), delimiter="," if fmt == "csv" else "\t",
+                               quoting=csv.QUOTE_MINIMAL if fmt == "csv" else csv.QUOTE_NONE))
+        assert rows[0] == ["id", "name", "category", "status"] and len(rows) == len(ids) + 1
+        assert all(len(row) == 4 for row in rows)
+        assert "x" * 10_000 in ran.out  # whole cells: machine formats never clip

@@ -1,0 +1,165 @@
+"""``petstore config path|show|init``: where the config file is, what is in effect and why, a new file.
+
+``show`` lists every setting of :class:`petstore_api.settings.Settings` (walked from the model,
+so a new setting shows up by itself) with its effective value and where it came from: a flag,
+an environment variable (named), the config file (``file:line``) or the default. The API keys
+are masked. ``init`` writes ``config.example.toml`` (shipped in this package; a test keeps it
+byte-identical to the top-level file) with mode 0600 and never overwrites a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, SecretStr
+
+from petstore_api.masking import mask_secret
+from petstore_api.settings import ENV_PREFIX, Settings, find_config_file, load_settings
+
+from .faces import overrides
+
+__all__ = ["Setting", "config_main", "effective_settings", "example_text"]
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One effective setting: ``http.timeout``, its value as shown, and its source."""
+
+    name: str
+    value: str
+    source: str
+
+
+def example_text() -> str:
+    """The commented example config (package data)."""
+    return files("petstore_cli").joinpath("config.example.toml").read_text(encoding="utf-8")
+
+
+def _leaves(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    for name, field in model.model_fields.items():
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            yield from _leaves(kind, (*prefix, name))
+        else:
+            yield (*prefix, name)
+
+
+def _value(settings: Settings, path: tuple[str, ...]) -> str:
+    node: Any = settings
+    for part in path:
+        node = getattr(node, part)
+    if isinstance(node, SecretStr) or (path[-1] == "api_key" and node is not None):
+        return mask_secret(node)
+    if node is None:
+        return "(not set)"
+    if isinstance(node, bool):
+        return "true" if node else "false"
+    return str(node)
+
+
+def _dig(data: Mapping[str, Any], path: tuple[str, ...]) -> bool:
+    node: Any = data
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def toml_line(text: str, path: tuple[str, ...]) -> int | None:
+    """The line number of ``path``'s key in a TOML text (``[section]`` headers and dotted keys)."""
+    section: tuple[str, ...] = ()
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        header = re.match(r"^\[\s*([A-Za-z0-9_.\s\"-]+?)\s*\]$", line)
+        if header:
+            section = tuple(p.strip().strip('"') for p in header.group(1).split("."))
+            continue
+        key = re.match(r"^([A-Za-z0-9_.\s\"-]+?)\s*=", line)
+        if key and (*section, *(p.strip().strip('"') for p in key.group(1).split("."))) == path:
+            return number
+    return None
+
+
+def effective_settings(settings: Settings, *, flags: Mapping[str, Any], environ: Mapping[str, str],
+                       path: Path | None, toml: Mapping[str, Any], toml_text: str = "") -> list[Setting]:
+    """Every setting, its value (keys masked) and its source, highest source first."""
+    env_names = {k.upper(): k for k in environ}
+    out: list[Setting] = []
+    for leaf in _leaves(Settings):
+        var = ENV_PREFIX + "__".join(leaf).upper()
+        if _dig(flags, leaf):
+            source = f"flag --{'audit-log' if leaf == ('audit', 'path') else leaf[0].replace('_', '-')}"
+        elif var in env_names:
+            source = f"env {env_names[var]}"
+        elif path is not None and _dig(toml, leaf):
+            line = toml_line(toml_text, leaf)
+            source = f"{path}:{line}" if line else str(path)
+        else:
+            source = "default"
+        out.append(Setting(name=".".join(leaf), value=_value(settings, leaf), source=source))
+    return out
+
+
+def _show(args: argparse.Namespace) -> int:
+    import tomllib
+
+    flags = {k: v for k, v in overrides(args).items() if v is not None}
+    loaded = load_settings(config_path=getattr(args, "config", None), overrides=flags)
+    path = loaded.settings.config_path
+    text = path.read_text(encoding="utf-8") if loaded.config_file is not None and path is not None else ""
+    toml = tomllib.loads(text) if text else {}
+    rows = effective_settings(loaded.settings, flags=flags, environ=os.environ, path=path if text else None,
+                              toml=toml, toml_text=text)
+    state = "read" if text else "not found; petstore config init writes one"
+    print(f"# config file: {path} ({state})")
+    for warning in loaded.warnings:
+        print(f"# warning: {warning}")
+    width = max(len(r.name) for r in rows)
+    value_width = min(max(len(r.value) for r in rows), 40)
+    for row in rows:
+        print(f"{row.name.ljust(width)}  {row.value.ljust(value_width)}  {row.source}")
+    return EXIT_OK
+
+
+def _init(args: argparse.Namespace) -> int:
+    path = find_config_file(getattr(args, "config", None))
+    assert path is not None
+    if path.exists():
+        print(f"petstore config init: {path} exists; not overwritten (edit it, or remove it first)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(example_text())
+    except FileExistsError:
+        print(f"petstore config init: {path} exists; not overwritten", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"petstore config init: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    os.chmod(path, 0o600)  # whatever the umask
+    print(f"wrote {path} (mode 0600): every setting, commented out; uncomment what you need")
+    return EXIT_OK
+
+
+def config_main(args: argparse.Namespace) -> int:
+    """Entry point of ``petstore config`` (called by petstore_cli.main)."""
+    if args.action == "path":
+        print(find_config_file(getattr(args, "config", None)))
+        return EXIT_OK
+    if args.action == "init":
+        return _init(args)
+    return _show(args)
