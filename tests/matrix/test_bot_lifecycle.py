@@ -110,3 +110,17 @@ def test_bad_config_is_one_line_naming_the_key_and_exit_2(tmp_path: Path, sectio
     assert done.stdout == ""
     [line] = done.stderr.splitlines()
     assert line.startswith("petstore: ") and key in line and expected in line, line
+
+
+def test_a_refused_login_is_one_line_without_the_password_and_exit_1(homeserver: SynapseServer,
+                                                                    tmp_path: Path) -> None:
+    account = register(homeserver, "petbot")
+    wrong = "pw-wrong-" + account.password
+    config = BotConfig(homeserver=homeserver.url, user_id=account.user_id, root=tmp_path)
+    bot = BotProcess(config, password=wrong).start()
+    assert bot.process is not None
+    code = bot.process.wait(timeout=60)
+    lines = [line for line in bot.log().splitlines() if line.startswith("petstore:")]
+    assert code == 1, bot.log()
+    assert len(lines) == 1 and "M_FORBIDDEN" in lines[0], bot.log()
+    assert wrong not in bot.log() and "Traceback" not in bot.log()
