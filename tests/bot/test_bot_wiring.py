@@ -16,13 +16,14 @@ def _settings(tmp_path: Path, extra: str = ""):
     return load_settings(config_path=config).settings
 
 
-async def test_the_bot_audit_log_wins_over_the_terminal_one(tmp_path: Path) -> None:
+async def test_the_bot_audit_log_wins_over_the_terminal_one_and_the_flag_over_both(tmp_path: Path) -> None:
     settings = _settings(tmp_path, f'[audit]\npath = "{tmp_path / "terminal-audit.ndjson"}"\n')
-    composition = compose_bot(settings, sandbox_reset=True)
-    try:
-        assert composition.audit is not None and composition.audit.path == tmp_path / "bot-audit.ndjson"
-    finally:
-        await composition.aclose()
+    for flag, expected in ((None, tmp_path / "bot-audit.ndjson"), (tmp_path / "flag.ndjson", tmp_path / "flag.ndjson")):
+        composition = compose_bot(settings, sandbox_reset=True, audit_flag=flag)
+        try:
+            assert composition.audit is not None and composition.audit.path == expected
+        finally:
+            await composition.aclose()
 
 
 async def test_a_long_pause_in_chat_is_refused_and_a_short_one_runs(tmp_path: Path) -> None:
