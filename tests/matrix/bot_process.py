@@ -138,6 +138,13 @@ class BotProcess:
             process.wait(timeout=10)
             raise AssertionError(f"the bot did not stop within {deadline:.0f}s of SIGTERM") from None
 
+    def crash(self) -> None:
+        """SIGKILL by PID: the bot ends with no chance to save or say anything."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
     # -- what the bot did ----------------------------------------------------------------------------------
 
     def pet_count(self) -> int:

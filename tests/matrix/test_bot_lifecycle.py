@@ -5,6 +5,7 @@ Each test here runs its own bot process: one stops the homeserver, one ends the 
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import pytest
 from matrix.bot_process import ROOT, BotConfig, BotProcess, answered_once, ask, petstore_env, room_with
 from matrix.conftest import Account, register
 from matrix.cs_client import MatrixUser, from_sender, replies_to
+from matrix.fault_proxy import FaultProxy
 from matrix.synapse_server import SynapseServer
 from petstore_bot.core import SLOW_DOWN
 
@@ -86,6 +88,41 @@ async def test_the_homeserver_restarts_mid_session_and_nothing_is_answered_twice
         code = bot.stop()
         await alice.aclose()
     assert code == 0, bot.log()[-3000:]
+
+
+async def test_a_write_that_reached_the_service_is_not_repeated_after_a_crash(homeserver: SynapseServer,
+                                                                            tmp_path: Path) -> None:
+    """The bot crashes after the write but before its reply goes out (the homeserver refuses sends meanwhile);
+    started again, it handles that message again: same pet, one reply, nothing added twice (Idempotency-Key)."""
+    account, bot_account = register(homeserver, "alice"), register(homeserver, "petbot")
+    proxy = await FaultProxy(homeserver.url).start()
+    config = BotConfig(homeserver=proxy.url, user_id=bot_account.user_id, root=tmp_path,
+                       operators=[account.user_id], confirm_writes=False)
+    first = BotProcess(config, password=bot_account.password, args=["--sandbox-reset"]).start()
+    again = BotProcess(config, password=bot_account.password)  # the same state dir and sandbox, not reset
+    alice = await _login(homeserver, account)
+    try:
+        await asyncio.to_thread(first.ready)  # its login goes through the proxy, served by this loop
+        room = await room_with(alice, bot_account.user_id)
+        start = first.pet_count()
+        proxy.refuse_sends = True
+        asked = await alice.send_text(room, "!add Once --category 1")
+        await asyncio.wait_for(proxy.refused.wait(), timeout=60)  # the reply was refused: the write is done
+        assert first.pet_count() == start + 1
+        first.crash()
+        proxy.refuse_sends = False
+        await asyncio.to_thread(again.start().ready)
+        events = await alice.wait_for(room, lambda ev: replies_to(ev, asked, sender=bot_account.user_id))
+        [reply] = replies_to(events, asked, sender=bot_account.user_id)
+        assert reply["content"]["body"].startswith("Added pet 13\n"), reply["content"]["body"]
+        assert again.pet_count() == start + 1, "the second run replayed the first write, it did not add another"
+        answered_once(events, bot_account.user_id)
+    finally:
+        first.crash()
+        code = await asyncio.to_thread(again.stop)
+        await alice.aclose()
+        await proxy.aclose()
+    assert code == 0, again.log()[-3000:]
 
 
 @pytest.mark.parametrize(
