@@ -131,11 +131,12 @@ async def test_a_write_that_reached_the_service_is_not_repeated_after_a_crash(ho
         ("[bot]\nrate_limit = \"lots\"\n", "bot.rate_limit", "is not a rate"),
         ("[bot]\ndefault_role = \"admin\"\n", "bot.default_role", "'none', 'viewer' or 'operator'"),
         ("[bot.matrix]\nhomeserver = \"ftp://x\"\n", "bot.matrix.homeserver", "must start with https://"),
+        ("[bot.matrix]\nhomeserver = \"http://matrix.example.org\"\n", "bot.matrix.homeserver", "use https://"),
         ("[bot.matrix]\nuser_id = \"@petbot:localhost\"\n", "[bot.matrix] homeserver", "PETSTORE_BOT__MATRIX__"),
         ("[bot.matrix]\nhomeserver = \"http://127.0.0.1:9\"\nuser_id = \"@petbot:localhost\"\n",
          "password or access_token", "PETSTORE_BOT__MATRIX__PASSWORD"),
     ],
-    ids=["rate", "role", "scheme", "no-homeserver", "no-secret"],
+    ids=["rate", "role", "scheme", "clear-text", "no-homeserver", "no-secret"],
 )
 def test_bad_config_is_one_line_naming_the_key_and_exit_2(tmp_path: Path, section: str, key: str,
                                                           expected: str) -> None:
