@@ -92,15 +92,15 @@ async def test_an_example_played_in_a_room_matches_petstore_run(homeserver: Syna
                                                                  script: Path) -> None:
     lines = [line for _, line in read_script(script)]
     runnable = [line for line in lines if command_word(line) not in TERMINAL_ONLY]
-    ran = _run(runnable, tmp_path / "run")
-    assert len(ran) == len(runnable), "petstore run --keep-going answers every line"
-
     account, bot_account = register(homeserver, "alice"), register(homeserver, "petbot")
     config = BotConfig(homeserver=homeserver.url, user_id=bot_account.user_id, root=tmp_path / "bot",
                        operators=[account.user_id], confirm_writes=False)
-    bot = BotProcess(config, password=bot_account.password, args=["--sandbox-reset"]).start().ready()
+    bot = BotProcess(config, password=bot_account.password, args=["--sandbox-reset"]).start()
     alice = await MatrixUser.login(base_url=homeserver.url, user_id=account.user_id, password=account.password)
     try:
+        ran = _run(runnable, tmp_path / "run")  # while the bot starts
+        assert len(ran) == len(runnable), "petstore run --keep-going answers every line"
+        bot.ready()
         room = await room_with(alice, bot_account.user_id)
         outcomes, compared = iter(ran), 0
         for line in lines:
