@@ -25,6 +25,7 @@ from matrix.bot_process import BotConfig, BotProcess, answered_once, room_with
 from matrix.conftest import Account, register
 from matrix.cs_client import MatrixUser, replies_to
 from matrix.synapse_server import SynapseServer
+from petstore_bot.matrix import NOT_TEXT, TOO_LONG
 from petstore_server.sandbox import Sandbox
 
 pytestmark = pytest.mark.slow
@@ -246,3 +247,18 @@ async def test_env_shows_the_key_masked_and_no_reply_holds_a_secret(shared: Shar
     everything = str(await alice.messages(room))
     assert key not in everything and shared.bot.password not in everything
     assert shared.bot.password not in shared.bot.log() and key not in shared.bot.log()
+
+
+async def test_huge_binary_and_unknown_messages_get_one_line_and_the_bot_goes_on(shared: Shared,
+                                                                                people: People) -> None:
+    alice = await people("alice")
+    room = await room_with(alice, shared.bot_id)
+    huge = await say(shared, alice, room, "!add " + "x" * 5000 + " --category 1")
+    assert huge["body"] == TOO_LONG.format(limit=4096)
+    binary = await say(shared, alice, room, "!get \x00\x1b[31m1")
+    assert binary["body"] == NOT_TEXT
+    unknown = await say(shared, alice, room, "!lsit sold")
+    assert "\n" not in first_line(unknown) and "did you mean" in unknown["body"], unknown["body"]
+    after = await say(shared, alice, room, "!get 1")
+    assert re.search(r"^name\s+Rex$", after["body"], re.M)
+    answered_once(await alice.messages(room), shared.bot_id)
