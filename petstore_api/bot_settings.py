@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
@@ -81,6 +82,12 @@ class MatrixSettings(BaseModel):
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("https://", "http://")):
             raise ValueError("must start with https:// (or http:// for a homeserver on this machine)")
+        if value is not None and value.startswith("http://"):
+            from .urls import is_loopback  # the client's rule: no secret over plain http beyond this machine
+
+            if not is_loopback(urlsplit(value).hostname or ""):
+                raise ValueError("http:// is only for a homeserver on this machine (the password would travel in "
+                                 "clear text): use https://")
         return value
 
     @field_validator("user_id")

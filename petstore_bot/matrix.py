@@ -205,6 +205,7 @@ class MatrixTransport:
                 await self._retry(functools.partial(self._join, client, room), stop=stop, what=f"join {room}")
             if self._state.since is None and not await self._first_sync(client, stop=stop):
                 return
+            log.info("ready: answering new messages as %s", self._user_id)
             if ready is not None:
                 ready.set()
             while not stop.is_set():

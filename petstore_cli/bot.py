@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from bot_commands.errors import Forbidden
 from bot_commands.policy import Actor, Policy, Role
 from bot_commands.session import CommandSession
 from petstore_api.bot_settings import BotSettings, MatrixSettings
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("petstore_bot")
 EXIT_OK, EXIT_FAILED = 0, 1
+#: The longest ``!sleep`` in chat: the transport answers one message at a time, so a pause holds every room.
+CHAT_SLEEP_MAX = 2.0
 
 
 def bot_policy(base: Policy, bot: BotSettings) -> Policy:
@@ -40,9 +43,16 @@ def bot_policy(base: Policy, bot: BotSettings) -> Policy:
     return replace(base, deferred=True, terminal=False, confirm_writes=bot.confirm_writes)
 
 
-def audit_path(settings: Settings) -> Path:
-    """``[bot] audit_log``, else ``--audit-log``/``[audit] path``, else audit.ndjson in the platform data dir."""
-    return (settings.bot.audit_log or settings.audit.path or default_data_dir() / "audit.ndjson").expanduser()
+def audit_path(settings: Settings, *, flag: Path | None = None) -> Path:
+    """``--audit-log``, else ``[bot] audit_log``, else ``[audit] path``, else audit.ndjson in the platform data dir."""
+    chosen = flag or settings.bot.audit_log or settings.audit.path or default_data_dir() / "audit.ndjson"
+    return chosen.expanduser()
+
+
+def compose_bot(settings: Settings, *, sandbox_reset: bool = False, audit_flag: Path | None = None) -> Composition:
+    """The composition a bot runs on: the face's own, with the audit log at :func:`audit_path`."""
+    audit = settings.audit.model_copy(update={"path": audit_path(settings, flag=audit_flag)})
+    return compose(settings.model_copy(update={"audit": audit}), sandbox_reset=sandbox_reset)
 
 
 def role_book(bot: BotSettings) -> RoleBook:
@@ -54,10 +64,19 @@ def build_core(composition: Composition, bot: BotSettings, *, platform: str, pre
     policy = bot_policy(composition.policy, bot)
 
     def session(actor: Actor) -> CommandSession:
-        return composition.session(actor=actor, policy=policy, confirm_ttl=bot.confirm_ttl)
+        made = composition.session(actor=actor, policy=policy, confirm_ttl=bot.confirm_ttl)
+        made.sleep = _chat_sleep
+        return made
 
     return BotCore(sessions=session, roles=role_book(bot), limiter=RateLimiter(bot.rate), platform=platform,
                    prefix=bot.prefix if prefix is None else prefix)
+
+
+async def _chat_sleep(seconds: float) -> None:
+    """``!sleep`` for demos, refused beyond CHAT_SLEEP_MAX: anyone in a room (even role none) could stall the bot."""
+    if seconds > CHAT_SLEEP_MAX:
+        raise Forbidden(f"/sleep in chat is at most {CHAT_SLEEP_MAX:g} s: a pause holds the bot for everyone")
+    await asyncio.sleep(seconds)
 
 
 def _required(matrix: MatrixSettings, name: str, where: str) -> str:
@@ -67,8 +86,12 @@ def _required(matrix: MatrixSettings, name: str, where: str) -> str:
     return str(value)
 
 
-def matrix_main(settings: Settings, *, config_file: Path | None, sandbox_reset: bool = False) -> int:
-    """Entry point of ``petstore bot matrix``; returns the exit code (0 after SIGTERM or Ctrl-C)."""
+def matrix_main(settings: Settings, *, config_file: Path | None, sandbox_reset: bool = False,
+                audit_flag: Path | None = None) -> int:
+    """Entry point of ``petstore bot matrix``; returns the exit code (0 after SIGTERM or Ctrl-C).
+
+    ``audit_flag`` is ``--audit-log`` when given: a flag wins over ``[bot] audit_log`` as flags win everywhere.
+    """
     from petstore_bot.matrix import MatrixError, MatrixTransport
 
     matrix = settings.bot.matrix
@@ -78,7 +101,7 @@ def matrix_main(settings: Settings, *, config_file: Path | None, sandbox_reset: 
         raise ConfigError(f"[bot.matrix] needs one of password or access_token: set it in {where} or "
                           "PETSTORE_BOT__MATRIX__PASSWORD / PETSTORE_BOT__MATRIX__ACCESS_TOKEN")
     _configure_logging()
-    composition = compose(settings, sandbox_reset=sandbox_reset, audit_path=audit_path(settings))
+    composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     core = build_core(composition, settings.bot, platform="matrix")
     roles = role_book(settings.bot)
     transport = MatrixTransport(
@@ -128,7 +151,7 @@ def _configure_logging() -> None:
 
 
 def slack_main(settings: Settings, *, config_file: Path | None, host: str, port: int, mattermost: bool,
-               sandbox_reset: bool = False) -> int:
+               sandbox_reset: bool = False, audit_flag: Path | None = None) -> int:
     """Entry point of ``petstore bot slack [--mattermost]``: serve the endpoints until SIGTERM or Ctrl-C."""
     from petstore_bot.slack import SLACK_ORIGIN, SlackFace, post_json
     from petstore_bot.slack_verify import MattermostToken, SlackSignature
@@ -148,7 +171,7 @@ def slack_main(settings: Settings, *, config_file: Path | None, host: str, port:
     else:
         signature = SlackSignature(bot.slack.signing_secret.get_secret_value())
     _configure_logging()
-    composition = compose(settings, sandbox_reset=sandbox_reset, audit_path=audit_path(settings))
+    composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     core = build_core(composition, bot, platform=flavour, prefix=bot.slack.command + " ")
     face = SlackFace(
         core=core, flavour=flavour, post=post_json, signature=signature, token=token,

@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 from petstore_api.settings import LoadedSettings, load_settings
@@ -29,10 +30,11 @@ def _bot(loaded: LoadedSettings, args: argparse.Namespace) -> int:
     from .bot import matrix_main, slack_main
 
     reset = bool(getattr(args, "sandbox_reset", False))
+    audit_flag = Path(args.audit_log) if getattr(args, "audit_log", None) else None
     if args.platform == "slack":
         return slack_main(loaded.settings, config_file=loaded.config_file, host=args.host, port=args.port,
-                          mattermost=args.mattermost, sandbox_reset=reset)
-    return matrix_main(loaded.settings, config_file=loaded.config_file, sandbox_reset=reset)
+                          mattermost=args.mattermost, sandbox_reset=reset, audit_flag=audit_flag)
+    return matrix_main(loaded.settings, config_file=loaded.config_file, sandbox_reset=reset, audit_flag=audit_flag)
 
 
 def overrides(args: argparse.Namespace) -> dict[str, Any]:

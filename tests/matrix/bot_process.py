@@ -1,0 +1,188 @@
+"""The real ``petstore bot matrix`` as a subprocess, and what tests need around it.
+
+:class:`BotProcess` writes a config file in a temp dir (sandbox data dir, state dir and audit log there too), passes
+the bot user's password through ``PETSTORE_BOT__MATRIX__PASSWORD`` only (never in the file), starts
+``python -m petstore_cli bot matrix --config FILE`` with stderr in a file, and waits for the transport's
+``ready:`` log line (from then on every new message is answered). It is stopped by PID with SIGTERM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from matrix.cs_client import POLL, Event, MatrixUser, from_sender, replies_to
+
+ROOT = Path(__file__).resolve().parents[2]
+READY = "ready: answering new messages"
+
+
+def _toml(value: object) -> str:
+    """A TOML value for a string, bool, number or list of strings (JSON strings are TOML basic strings)."""
+    return json.dumps(value)
+
+
+@dataclass
+class BotConfig:
+    """What goes into the config file; everything on disk lives under ``root``."""
+
+    homeserver: str
+    user_id: str
+    root: Path
+    rooms: Sequence[str] = ()
+    operators: Sequence[str] = ()
+    viewers: Sequence[str] = ()
+    default_role: str = "none"
+    confirm_writes: bool = True
+    rate_limit: str = "off"
+    extra: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def data_dir(self) -> Path:
+        return self.root / "sandbox"
+
+    @property
+    def audit_log(self) -> Path:
+        return self.root / "audit.ndjson"
+
+    def text(self) -> str:
+        sections: dict[str, dict[str, Any]] = {
+            "sandbox": {"data_dir": str(self.data_dir)},
+            "bot": {"default_role": self.default_role, "confirm_writes": self.confirm_writes,
+                    "rate_limit": self.rate_limit, "audit_log": str(self.audit_log)},
+            "bot.roles": {"operators": list(self.operators), "viewers": list(self.viewers)},
+            "bot.matrix": {"homeserver": self.homeserver, "user_id": self.user_id, "rooms": list(self.rooms),
+                           "state_dir": str(self.root / "bot-state")},
+        }
+        for name, values in self.extra.items():
+            sections.setdefault(name, {}).update(values)
+        return "".join(
+            f"[{name}]\n" + "".join(f"{key} = {_toml(value)}\n" for key, value in values.items()) + "\n"
+            for name, values in sections.items()
+        )
+
+
+def petstore_env(root: Path, **extra: str) -> dict[str, str]:
+    """The environment of a petstore subprocess: no PETSTORE_* from outside, config and data dirs under ``root``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+    env["XDG_CONFIG_HOME"] = str(root / "xdg-config")
+    env["XDG_DATA_HOME"] = str(root / "xdg-data")
+    env.update(extra)
+    return env
+
+
+class BotProcess:
+    """One running ``petstore bot matrix``; ``stop()`` sends SIGTERM and returns the exit code."""
+
+    def __init__(self, config: BotConfig, *, password: str, args: Sequence[str] = ()) -> None:
+        self.config = config
+        self.password = password
+        self.args = list(args)
+        config.root.mkdir(parents=True, exist_ok=True)
+        self.config_path = config.root / "petstore.toml"
+        self.stderr_path = config.root / "bot.stderr"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> BotProcess:
+        self.config_path.write_text(self.config.text(), encoding="utf-8")
+        env = petstore_env(self.config.root, PETSTORE_BOT__MATRIX__PASSWORD=self.password)
+        command = [sys.executable, "-m", "petstore_cli", *self.args, "bot", "matrix", "--config",
+                   str(self.config_path)]
+        with self.stderr_path.open("ab") as err:
+            self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                                            stdout=err, stderr=err)
+        return self
+
+    def log(self) -> str:
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace") if self.stderr_path.exists() else ""
+
+    def wait_logged(self, text: str, *, deadline: float = 90.0, after: int = 0) -> None:
+        """Polls the bot's log until ``text`` shows up after offset ``after``; fails if the bot exits first."""
+        end = time.monotonic() + deadline
+        while text not in self.log()[after:]:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                raise AssertionError(f"the bot exited with {self.process.returncode}:\n{self.log()[-3000:]}")
+            if time.monotonic() > end:
+                raise AssertionError(f"{text!r} not logged within {deadline:.0f}s:\n{self.log()[-3000:]}")
+            time.sleep(POLL)  # polling interval of a log file, not a synchronisation
+
+    async def logged(self, text: str, *, deadline: float = 90.0, after: int = 0) -> None:
+        await asyncio.to_thread(self.wait_logged, text, deadline=deadline, after=after)
+
+    def ready(self) -> BotProcess:
+        self.wait_logged(READY)
+        return self
+
+    def stop(self, *, deadline: float = 30.0) -> int:
+        """SIGTERM by PID; the exit code (SIGKILL and a failure if it does not end within ``deadline``)."""
+        process, self.process = self.process, None
+        if process is None:
+            return 0
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGTERM)
+        try:
+            return process.wait(timeout=deadline)
+        except subprocess.TimeoutExpired:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+            raise AssertionError(f"the bot did not stop within {deadline:.0f}s of SIGTERM") from None
+
+    def crash(self) -> None:
+        """SIGKILL by PID: the bot ends with no chance to save or say anything."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+    # -- what the bot did ----------------------------------------------------------------------------------
+
+    def pet_count(self) -> int:
+        """Pets in the bot's sandbox, read from its SQLite file (read-only)."""
+        db = self.config.data_dir / "sandbox.db"
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            return int(conn.execute("SELECT count(*) FROM pets").fetchone()[0])
+
+    def sandbox_key(self) -> str:
+        return (self.config.data_dir / "api-key").read_text(encoding="ascii").strip()
+
+    def audit(self) -> list[dict[str, Any]]:
+        path = self.config.audit_log
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+async def room_with(owner: MatrixUser, bot_id: str, *members: MatrixUser) -> str:
+    """A new room of ``owner`` with the bot (joined, by accepting the invite) and ``members`` (joined)."""
+    room = await owner.create_room(invite=[bot_id, *(m.user_id for m in members)])
+    for member in members:
+        await member.join(room)
+    await owner.wait_membership(room, bot_id, "join")
+    return room
+
+
+async def ask(user: MatrixUser, room: str, text: str, *, bot_id: str) -> dict[str, Any]:
+    """Sends ``text`` as ``user`` and returns the content of the bot's reply to it (waits for it)."""
+    asked = await user.send_text(room, text)
+    events = await user.wait_for(room, lambda ev: replies_to(ev, asked, sender=bot_id))
+    return dict(replies_to(events, asked, sender=bot_id)[0]["content"])
+
+
+def answered_once(events: list[Event], bot_id: str) -> list[Event]:
+    """The bot's messages in ``events``; fails if two of them answer the same message."""
+    mine = from_sender(events, bot_id)
+    asked = [e["content"].get("m.relates_to", {}).get("m.in_reply_to", {}).get("event_id") for e in mine]
+    asked = [a for a in asked if a]
+    assert len(asked) == len(set(asked)), f"a message was answered twice: {asked}"
+    return mine

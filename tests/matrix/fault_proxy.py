@@ -1,0 +1,62 @@
+"""A pass-through HTTP proxy in front of Synapse that can refuse the bot's message sends: a fault on demand.
+
+Everything else (login, sync long-polls, joins) goes through unchanged. While ``refuse_sends`` is set, every
+``PUT .../send/...`` answers 503 ``M_UNKNOWN`` (what a homeserver going away looks like to a client) and sets
+``refused``; the test can then crash the bot between "the command reached the service" and "the reply went out",
+the one window a real Synapse does not open on demand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import aiohttp
+from aiohttp import web
+
+from matrix.synapse_server import free_port
+
+_SEND = re.compile(r"/_matrix/client/v3/rooms/[^/]+/send/")
+_HOP = {"host", "content-length", "transfer-encoding", "connection", "keep-alive"}
+
+
+class FaultProxy:
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.port = free_port()
+        self.refuse_sends = False
+        self.refused = asyncio.Event()
+        self._session: aiohttp.ClientSession | None = None
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> FaultProxy:
+        self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None), auto_decompress=False)
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._forward)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
+        return self
+
+    async def aclose(self) -> None:
+        """Closes the upstream session first: a long-poll in flight ends now, not when Synapse answers it."""
+        if self._session is not None:
+            await self._session.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _forward(self, request: web.Request) -> web.StreamResponse:
+        if self.refuse_sends and request.method == "PUT" and _SEND.match(request.path):
+            self.refused.set()
+            return web.json_response({"errcode": "M_UNKNOWN", "error": "proxy: homeserver unavailable"}, status=503)
+        assert self._session is not None
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
+        async with self._session.request(request.method, self.upstream + request.path_qs, headers=headers,
+                                         data=await request.read()) as upstream:
+            body = await upstream.read()
+            kept = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP}
+            return web.Response(status=upstream.status, body=body, headers=kept)
