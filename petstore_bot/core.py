@@ -89,7 +89,7 @@ class BotCore:
     async def run(self, message: Incoming) -> Outcome:
         """Run the command in ``message`` in its sender's session (after the sender's earlier commands)."""
         conversation = self._conversation(message)
-        line = message.text.removeprefix(self.prefix)
+        line = "/" + message.text.removeprefix(self.prefix).lstrip("/")  # as every face records it: /add ...
         request_id = f"{self.platform}:{message.room}:{message.event_id}"
         async with conversation.lock:
             return await conversation.session.run(line, request_id=request_id)

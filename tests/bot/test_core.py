@@ -69,7 +69,7 @@ async def test_a_write_runs_once_after_the_same_users_confirmation(bot: Bot) -> 
     lines = [json.loads(line) for line in bot.audit_lines()]
     assert [(e["actor"], e["outcome"]) for e in lines] == [
         (ALICE, "pending"), (OSCAR, "refused"), (ALICE, "ok"), (ALICE, "refused")]
-    assert lines[2]["line"] == f"confirm {code.lower()}: add Rex --category 3"
+    assert lines[2]["line"] == f"/confirm {code.lower()}: /add Rex --category 3"
     assert lines[2]["where"] == "matrix:!room:test" and isinstance(lines[2]["pet_id"], int)
 
 
@@ -213,4 +213,4 @@ async def test_a_waiting_write_can_be_cancelled_by_the_person_asked_only(bot: Bo
     assert await bot.pet_count() == before
     last = json.loads(bot.audit_lines()[-2])
     assert (last["line"], last["outcome"], last["applied"]) == (
-        f"cancel {code}: add Maybe --category 1", "cancelled", "no")
+        f"/cancel {code}: /add Maybe --category 1", "cancelled", "no")

@@ -136,7 +136,7 @@ async def test_a_viewer_is_refused_a_write_in_one_reply_and_nothing_is_sent(shar
     assert reply["body"] == "Not allowed: /add needs the operator role; you have viewer (ask an operator)"
     assert shared.bot.pet_count() == before
     [line] = [e for e in shared.bot.audit() if e["actor"] == bob.user_id and e["where"] == f"matrix:{room}"]
-    assert (line["outcome"], line["applied"], line["line"]) == ("refused", "no", 'add "Rex the Dog" --category 3')
+    assert (line["outcome"], line["applied"], line["line"]) == ("refused", "no", '/add "Rex the Dog" --category 3')
     answered_once(await bob.messages(room), shared.bot_id)
 
 
@@ -189,8 +189,8 @@ async def test_a_write_runs_once_on_the_askers_confirm_and_is_audited(shared: Sh
     audit = [e for e in shared.bot.audit() if e["where"] == f"matrix:{room}"]  # on disk when the reply is seen
     mine = [e for e in audit if e["actor"] == alice.user_id]
     assert [(e["outcome"], e["line"]) for e in mine] == [
-        ("pending", 'add "Rex the Dog" --category 3'),
-        ("ok", f'confirm {code[1]}: add "Rex the Dog" --category 3'),
+        ("pending", '/add "Rex the Dog" --category 3'),
+        ("ok", f'/confirm {code[1]}: /add "Rex the Dog" --category 3'),
     ]
     assert mine[-1]["pet_id"] == pet_id and mine[-1]["role"] == "operator" and mine[-1]["applied"] == "yes"
     assert [(e["actor"], e["outcome"]) for e in audit if e["actor"] == olivia.user_id] == [
