@@ -7,11 +7,10 @@ deferred confirmation (``!confirm CODE``), nothing that touches local files. The
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -181,37 +180,15 @@ def slack_main(settings: Settings, *, config_file: Path | None, host: str, port:
              composition.env.base_url, composition.audit.path if composition.audit else "-")
     import uvicorn
 
-    server = _quiet_exit_class()(uvicorn.Config(face.app(), host=host, port=port, log_level="warning", access_log=False,
+    from petstore_server.serve import QuietServer
+
+    server = QuietServer(uvicorn.Config(face.app(), host=host, port=port, log_level="warning", access_log=False,
                                        lifespan="on"))
     try:
         asyncio.run(_serve_http(server, composition))
     except (OSError, SystemExit):  # uvicorn exits when it cannot listen (it logged why)
         return EXIT_FAILED
     return EXIT_OK if server.started else EXIT_FAILED
-
-
-def _quiet_exit_class() -> type[uvicorn.Server]:
-    import uvicorn
-
-    class QuietExit(uvicorn.Server):
-        """uvicorn re-raises SIGTERM after its graceful shutdown (exit -15); the bot's contract is exit code 0."""
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            loop = asyncio.get_running_loop()
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(signum, self._stop)
-            try:
-                yield
-            finally:
-                for signum in (signal.SIGTERM, signal.SIGINT):
-                    loop.remove_signal_handler(signum)
-
-        def _stop(self) -> None:
-            self.force_exit = self.should_exit  # a second signal: stop waiting for open connections
-            self.should_exit = True
-
-    return QuietExit
 
 
 async def _serve_http(server: uvicorn.Server, composition: Composition) -> None:

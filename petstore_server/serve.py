@@ -84,6 +84,33 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+class QuietServer(uvicorn.Server):
+    """uvicorn whose SIGINT/SIGTERM end it gracefully and are then done with.
+
+    Plain uvicorn records the signal, shuts down, restores the handlers it found and raises the signal again, so
+    the process ends by it (exit -2/-15) or by whatever handler it restored (seen: a finished event loop's). A
+    second signal stops waiting for open connections.
+    """
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, self._stop)
+        try:
+            yield
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+
+    def _stop(self) -> None:
+        self.force_exit = self.should_exit
+        self.should_exit = True
+
+
 async def _prepare(target: StoreTarget, *, seed: bool) -> None:
     """Create or upgrade the schema (and seed) once, before any worker starts."""
     store = await open_store(target)
@@ -154,7 +181,7 @@ def _run(config: uvicorn.Config, sock: socket.socket, *, workers: int) -> int:
             if workers > 1:
                 Multiprocess(config, sockets=[sock]).run()
             else:
-                server = uvicorn.Server(config)
+                server = QuietServer(config)
                 server.run(sockets=[sock])
                 if not server.started:
                     return 1
