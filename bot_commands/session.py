@@ -109,6 +109,7 @@ class CommandSession:
         self._pending: dict[str, _Pending] = {}
         self._confirming: str = ""
         self._seq = 0
+        self._allowed: tuple[tuple[Policy, Actor], list[Command]] | None = None
         #: Told how long work is going (``--all``: pages and pets so far); faces show it as progress.
         self.progress: Callable[[str], None] | None = None
 
@@ -151,8 +152,14 @@ class CommandSession:
         return self.policy.allows(command.access, self.actor)
 
     def allowed_commands(self) -> list[Command]:
-        """The commands this session's actor may run here (help, completion and palettes list these)."""
-        return [c for c in self.registry.commands() if self.allows(c)]
+        """The commands this session's actor may run here (help, completion and palettes list these).
+
+        Worked out once per (policy, actor): completion asks on every key press, a chat bot on every /whoami.
+        """
+        key = (self.policy, self.actor)
+        if self._allowed is None or self._allowed[0] != key:
+            self._allowed = (key, [c for c in self.registry.commands() if self.allows(c)])
+        return list(self._allowed[1])
 
     def help(self, topic: str | None = None) -> Help:
         if topic is None:
