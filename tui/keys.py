@@ -43,6 +43,7 @@ DESCRIPTIONS = {
     "toggle_log": "Maximise the log, or give the list its place back",
     "quit": "Quit (exit code 0)",
     "load_more": "Next page, when the service offers one",
+    "find_added": "Go to a pet added after the loaded pages (loads its page)",
     "close": "Close",
     "cancel": "Cancel",
     "submit": "Send the form",

@@ -145,6 +145,21 @@ async def test_a_new_pet_beyond_the_loaded_pages_is_not_put_among_them(harness) 
         assert list(pane.pets) == list(range(1, 14)) and pane.selected_pet_id() == 13
 
 
+async def test_f_goes_to_a_new_pet_beyond_the_loaded_pages(harness) -> None:
+    app = harness.app(page_size=4)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        pane = app.main_screen.pane
+        await app.main_screen.run_line('/add "Far" --category 1')
+        await settle(pilot)
+        assert list(pane.pets) == [1, 2, 3, 4] and "(f goes there)" in str(pane.query_one("#pets-info").render())
+        await pilot.press("f")
+        for _ in range(5):  # each page arrives, then the next is asked for, until #13's
+            await settle(pilot)
+        assert list(pane.pets) == list(range(1, 14)) and pane.selected_pet_id() == 13 and pane.finding == 0
+        assert "added after" not in str(pane.query_one("#pets-info").render())
+
+
 async def test_a_new_pet_goes_to_its_place_when_that_is_loaded() -> None:
     from test_tui_pets_table import TableApp, rows
 

@@ -32,11 +32,16 @@ COLUMNS = (
 )
 
 
+#: Going to a new pet (f) loads at most this many pages (the same guard as /list --all).
+FIND_PAGES = 100
+
+
 class PetsPane(Vertical):
     """Shows one status's pets; asks (by message) for details, more, other sizes."""
 
     BINDINGS = [
         Binding("n", "load_more", "More"),
+        Binding("f", "find_added", "Go to new pet", show=False),
         Binding("+", "page_size(1)", "Page +", show=False),
         Binding("-", "page_size(-1)", "Page -", show=False),
     ]
@@ -62,6 +67,7 @@ class PetsPane(Vertical):
         self.pets: dict[int, Any] = {}
         self.more_pending = False
         self.beyond: Any = None  # a pet added after the loaded pages: selected when its page comes
+        self.finding = 0  # pages still to load while going to ``beyond`` (f); 0: not going there
         self.page_size_delay = PAGE_SIZE_DELAY
         self._size_timer: Timer | None = None
 
@@ -103,6 +109,7 @@ class PetsPane(Vertical):
             self.beyond = None if self.select_pet(self.beyond.id) else self.beyond
         had_more = self.next_url is not None
         self.status, self.next_url, self.more_pending = status, next_url, False
+        self._keep_finding()
         if (next_url is not None) != had_more:  # check_action("load_more") changed: the footer recomposes
             self.refresh_bindings()
         table.loading = False
@@ -153,7 +160,7 @@ class PetsPane(Vertical):
         parts = [f"{shown} pet{'s' if shown != 1 else ''} shown", f"page size {self.page_size} (+/-)"]
         parts.append("loading more…" if loading else "more: n" if self.next_url else "end of list")
         if self.beyond is not None:
-            parts.insert(0, f"#{self.beyond.id} added after the loaded pages")
+            parts.insert(0, f"#{self.beyond.id} added after the loaded pages (f goes there)")
         # one line, fixed height (main.tcss): a new text never changes its size
         self.query_one("#pets-info", Static).update(Text(" · ".join(parts)), layout=False)
 
@@ -181,6 +188,23 @@ class PetsPane(Vertical):
         if self.next_url and not self.more_pending:
             self.more_pending = True
             self.post_message(self.LoadMore())
+
+    def action_find_added(self) -> None:
+        """Go to the pet added after the loaded pages: load pages until its own comes (at most FIND_PAGES)."""
+        if self.beyond is None:
+            return
+        self.finding = FIND_PAGES
+        self._keep_finding()
+
+    def _keep_finding(self) -> None:
+        if not self.finding:
+            return
+        if self.beyond is None or self.next_url is None:  # found (and selected), or no more pages
+            self.finding = 0
+            return
+        self.finding -= 1
+        self.table.move_cursor(row=self.table.row_count - 1)  # where the next rows come
+        self.action_load_more()
 
     def action_page_size(self, direction: int) -> None:
         """Step the page size; presses in a row make one list, ``page_size_delay`` after the last."""
