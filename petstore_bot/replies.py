@@ -7,25 +7,30 @@ import html
 from bot_commands.outcome import Outcome
 from bot_commands.render_text import to_html, to_plain
 from bot_commands.sanitize import visible
-from bot_commands.views import BlankView, present, present_failure
+from bot_commands.views import BlankView, Presentation, present, present_failure
 
 from .chat import Reply
 
-__all__ = ["reply_for"]
+__all__ = ["plain_text", "presentation", "reply_for"]
+
+
+def presentation(outcome: Outcome, *, prefix: str) -> Presentation:
+    """The view of ``outcome`` (its result's, or its failure's), commands in it shown with ``prefix``."""
+    if outcome.failure is not None:
+        return present_failure(outcome.failure, prefix=prefix)
+    assert outcome.result is not None
+    return present(outcome.result, prefix=prefix)
+
+
+def plain_text(shown: Presentation) -> str:
+    """Notes, then the view as plain text (its summary when it has nothing to show); control characters visible."""
+    body = visible(shown.summary) if isinstance(shown.view, BlankView) else to_plain(shown.view)
+    return "\n".join([*(visible(note) for note in shown.notes), body])
 
 
 def reply_for(outcome: Outcome, *, prefix: str) -> Reply:
-    """What the bot answers to ``outcome``; commands in it are shown with the bot's ``prefix``."""
-    if outcome.failure is not None:
-        shown = present_failure(outcome.failure, prefix=prefix)
-    else:
-        assert outcome.result is not None
-        shown = present(outcome.result, prefix=prefix)
-    notes = [visible(note) for note in shown.notes]
-    if isinstance(shown.view, BlankView):
-        body, markup = visible(shown.summary), html.escape(visible(shown.summary))
-    else:
-        body, markup = to_plain(shown.view), to_html(shown.view)
-    text = "\n".join([*notes, body])
-    html_notes = "".join(f"<p><em>{html.escape(note)}</em></p>" for note in notes)
-    return Reply(text=text, html=html_notes + markup)
+    """What the bot answers to ``outcome``: a plain body and an HTML one."""
+    shown = presentation(outcome, prefix=prefix)
+    markup = html.escape(visible(shown.summary)) if isinstance(shown.view, BlankView) else to_html(shown.view)
+    html_notes = "".join(f"<p><em>{html.escape(visible(note))}</em></p>" for note in shown.notes)
+    return Reply(text=plain_text(shown), html=html_notes + markup)

@@ -14,10 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot_commands.outcome import Outcome
-from bot_commands.render_text import to_plain
 from bot_commands.results import ConfirmationNeeded, PetCreated
-from bot_commands.sanitize import visible
-from bot_commands.views import BlankView, present, present_failure
+
+from .replies import plain_text, presentation
 
 __all__ = ["CONFIRM_ACTION", "CANCEL_ACTION", "Message", "message_for", "mrkdwn_escape", "slack_payload",
            "mattermost_payload"]
@@ -39,13 +38,7 @@ class Message:
 
 
 def message_for(outcome: Outcome, *, prefix: str) -> Message:
-    if outcome.failure is not None:
-        shown = present_failure(outcome.failure, prefix=prefix)
-    else:
-        assert outcome.result is not None
-        shown = present(outcome.result, prefix=prefix)
-    body = visible(shown.summary) if isinstance(shown.view, BlankView) else to_plain(shown.view)
-    text = "\n".join([*(visible(note) for note in shown.notes), body])
+    text = plain_text(presentation(outcome, prefix=prefix))
     result = outcome.result
     return Message(text=text, in_channel=isinstance(result, PetCreated),
                    confirm=result if isinstance(result, ConfirmationNeeded) else None)
