@@ -17,6 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot_commands.policy import Actor
 from bot_commands.session import CommandSession
@@ -269,3 +271,22 @@ def test_every_payload_shape_is_valid_block_kit() -> None:
         for block in blocks:
             parsed = Block.parse(block)
             assert parsed is not None and parsed.to_dict() == block
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=12), st.text(max_size=30), max_size=12))
+def test_the_form_parser_reads_what_parse_qs_reads(fields: dict[str, str]) -> None:
+    from urllib.parse import parse_qs, urlencode
+
+    from petstore_bot.slack import parse_form
+
+    body = urlencode(fields)
+    expected = {k: v[0] for k, v in parse_qs(body, keep_blank_values=True, strict_parsing=bool(body)).items()}
+    assert parse_form(body) == expected
+
+
+@pytest.mark.parametrize("body", ["%%%not a form", "a=1&&b=2", "=x", "novalue"])
+def test_the_form_parser_refuses_what_is_not_a_form(body: str) -> None:
+    from petstore_bot.slack import parse_form
+
+    with pytest.raises(ValueError):
+        parse_form(body)
