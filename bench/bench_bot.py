@@ -32,8 +32,7 @@ from matrix.synapse_server import SynapseServer  # noqa: E402
 from petstore_api.settings import load_settings  # noqa: E402
 from petstore_bot.chat import Incoming, Reply  # noqa: E402
 from petstore_bot.matrix import MatrixTransport  # noqa: E402
-from petstore_cli.bot import build_core  # noqa: E402
-from petstore_cli.compose import compose  # noqa: E402
+from petstore_cli.bot import build_core, compose_bot  # noqa: E402
 
 BUDGET = 900.0
 LINES = {"bot list": "!list --limit 5", "bot get": "!get 1"}
@@ -58,7 +57,7 @@ async def run(server: SynapseServer, args: argparse.Namespace, tmp: Path) -> Non
     config.write_text(f'[sandbox]\ndata_dir = "{tmp / "sandbox"}"\n[bot]\nrate_limit = "off"\n'
                       f'default_role = "viewer"\naudit_log = "{tmp / "audit.ndjson"}"\n', encoding="utf-8")
     settings = load_settings(config_path=config).settings
-    composition = compose(settings, sandbox_reset=True, audit_path=settings.bot.audit_log)
+    composition = compose_bot(settings, sandbox_reset=True)
     core = build_core(composition, settings.bot, platform="matrix")
     handled: dict[str, list[float]] = {line: [] for line in LINES.values()}
 

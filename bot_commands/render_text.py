@@ -28,7 +28,7 @@ from .views import (
     View,
 )
 
-__all__ = ["to_html", "to_markdown", "to_plain"]
+__all__ = ["fence", "to_html", "to_markdown", "to_plain"]
 
 
 def _one(text: str, width: int | None = None) -> str:
@@ -113,6 +113,16 @@ def to_plain(view: View) -> str:
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
 
 
+_FENCE = "```"
+#: Three backticks in data, broken with zero-width spaces so they cannot end the block they sit in.
+_BROKEN_FENCE = "`\u200b`\u200b`"
+
+
+def fence(text: str) -> str:
+    """``text`` in a fenced code block (Markdown, Slack's mrkdwn) that nothing in ``text`` can close."""
+    return f"{_FENCE}\n{text.replace(_FENCE, _BROKEN_FENCE)}\n{_FENCE}"
+
+
 def md_escape(text: str, width: int | None = None) -> str:
     """Service text for Markdown: specials backslash-escaped, ``<``/``&`` as entities, one line."""
     shown = _one(text, width).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -137,7 +147,7 @@ def to_markdown(view: View) -> str:
     if isinstance(view, ErrorView):
         return "\n".join(md_escape(line) for line in _error_lines(view))
     if isinstance(view, JsonView):
-        return "```\n" + _pretty(view.data).replace("```", "`\u200b``") + "\n```"
+        return fence(_pretty(view.data))
     if isinstance(view, LinesView):
         return "\n".join(md_escape(c.text) for c in view.lines) if view.lines else f"_{md_escape(view.empty)}_"
     if isinstance(view, GroupView):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import stat
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +43,8 @@ __all__ = [
     "find_config_file",
     "load_settings",
     "resolve_target",
+    "setting_source",
+    "SettingSource",
 ]
 
 EnvName = Literal["sandbox", "staging", "production", "custom"]
@@ -296,20 +298,46 @@ def _describe(
     what = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         what = "unknown setting (petstore config show lists them all; petstore config init writes a commented file)"
-    if _dig(flags, loc):
-        source = f"--{loc[0].replace('_', '-')}"
-    elif (var := ENV_PREFIX + "__".join(loc).upper()) in {k.upper() for k in environ}:
-        source = var
-    elif path is not None and _dig(toml, loc):
-        source = f"{path}: {dotted}"
-    else:
-        source = dotted
+    found = setting_source(loc, flags=flags, environ=environ, config_path=path, toml=toml)
+    source = {"flag": found.name, "env": ENV_PREFIX + "__".join(loc).upper(), "file": f"{path}: {dotted}"}.get(
+        found.kind, dotted)
     return f"invalid setting {source}: {what}"
 
 
-def _dig(data: Mapping[str, Any], loc: list[str]) -> bool:
+@dataclass(frozen=True, slots=True)
+class SettingSource:
+    """Where a setting's value comes from: ``flag`` (``name``: the option), ``env`` (``name``: the variable as
+    set), ``file`` (the config file) or ``default``."""
+
+    kind: Literal["flag", "env", "file", "default"]
+    name: str = ""
+
+
+def setting_source(
+    key: Sequence[str],
+    *,
+    flags: Mapping[str, Any],
+    environ: Mapping[str, str],
+    config_path: Path | None,
+    toml: Mapping[str, Any],
+) -> SettingSource:
+    """The source of the setting at ``key`` (``("http", "timeout")``), highest first: the one rule that error
+    messages and ``petstore config show`` both state."""
+    if _dig(flags, key):
+        flag = "--audit-log" if tuple(key) == ("audit", "path") else f"--{key[0].replace('_', '-')}"
+        return SettingSource("flag", flag)
+    var = ENV_PREFIX + "__".join(key).upper()
+    for name in environ:
+        if name.upper() == var:
+            return SettingSource("env", name)
+    if config_path is not None and _dig(toml, key):
+        return SettingSource("file")
+    return SettingSource("default")
+
+
+def _dig(data: Mapping[str, Any], key: Sequence[str]) -> bool:
     node: Any = data
-    for part in loc:
+    for part in key:
         if not isinstance(node, Mapping) or part not in node:
             return False
         node = node[part]

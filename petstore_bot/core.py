@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot_commands.outcome import Outcome
-from bot_commands.policy import Actor
+from bot_commands.policy import Actor, Role
 from bot_commands.session import CommandSession
 
 from .chat import Incoming, Reply
@@ -60,8 +60,8 @@ class BotCore:
             return False
         return text[len(self.prefix):].removeprefix("/")[:1].isalpha()
 
-    def role_of(self, user: str) -> str:
-        return str(self._roles.role_for(user))
+    def role_of(self, user: str) -> Role:
+        return self._roles.role_for(user)
 
     async def handle(self, message: Incoming) -> Reply | None:
         """The reply to one message, or None when the message is not for the bot or the sender is silenced."""

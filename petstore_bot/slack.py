@@ -47,6 +47,10 @@ class BadRequest(Exception):
     """A verified request the app cannot use: 400 with this one line."""
 
 
+class Refused(Exception):
+    """A request that is not the platform's: 401, the reason (never a secret) to the log."""
+
+
 def origin_of(url: str) -> str:
     """``scheme://host[:port]`` of ``url``, lower-cased; "" when it is not an absolute http(s) URL."""
     parts = urlsplit(url)
@@ -101,13 +105,10 @@ class SlackFace:
     async def _commands(self, request: Request) -> Response:
         try:
             body = await self._body(request)
-            refused = self._verify(request, body)
-            if refused:
-                log.warning("refused a command from %s: %s", _peer(request), refused)
-                return JSONResponse({"error": "unauthorized"}, status_code=401)
+            self._verify(request, body)
             command = self._command(self._form(body))
-        except BadRequest as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
+        except (BadRequest, Refused) as exc:
+            return _refusal(request, exc, "a command")
         return await self._answer(command, request)
 
     async def _interactions(self, request: Request) -> Response:
@@ -115,13 +116,10 @@ class SlackFace:
             body = await self._body(request)
             if self.flavour == "mattermost":
                 return await self._mattermost_press(request, body)
-            refused = self._verify(request, body)
-            if refused:
-                log.warning("refused an interaction from %s: %s", _peer(request), refused)
-                return JSONResponse({"error": "unauthorized"}, status_code=401)
+            self._verify(request, body)
             press, response_url = _slack_press(self._form(body), prefix=self.core.prefix)
-        except BadRequest as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
+        except (BadRequest, Refused) as exc:
+            return _refusal(request, exc, "an interaction")
         self._later(self._run(press), response_url, replace=True)
         return Response(status_code=200)
 
@@ -190,12 +188,11 @@ class SlackFace:
         context = data.get("context") if isinstance(data, dict) else None
         if not isinstance(context, dict) or not all(isinstance(context.get(k), str)
                                                     for k in ("action", "code", "user", "sig")):
-            return JSONResponse({"error": "unauthorized"}, status_code=401)
+            raise Refused("a button press without a signed context")
         refused = self._token.check_signed(context["sig"], context["action"], context["code"], context["user"])
-        user, channel = data.get("user_id"), data.get("channel_id")
         if refused or context["action"] not in ("confirm", "cancel"):
-            log.warning("refused a button press from %s: %s", _peer(request), refused or "unknown action")
-            return JSONResponse({"error": "unauthorized"}, status_code=401)
+            raise Refused(refused or "unknown action")
+        user, channel = data.get("user_id"), data.get("channel_id")
         if not isinstance(user, str) or not isinstance(channel, str) or not user or not channel:
             raise BadRequest("user_id and channel_id are required")
         event = str(data.get("trigger_id") or data.get("post_id") or "")
@@ -224,16 +221,19 @@ class SlackFace:
         except (UnicodeDecodeError, ValueError):
             raise BadRequest("body is not a URL-encoded form") from None
 
-    def _verify(self, request: Request, body: bytes) -> str | None:
-        """Why the request is not the platform's, or None; before anything else looks at it."""
+    def _verify(self, request: Request, body: bytes) -> None:
+        """Raise Refused when the request is not the platform's; before anything else looks at it."""
         if self._signature is not None:
-            return self._signature.check(headers=request.headers, body=body)
-        assert self._token is not None
-        try:
-            form = self._form(body)
-        except BadRequest:
-            return "no token in the request (the body is not a form)"
-        return self._token.check(token=form.get("token"))
+            refused = self._signature.check(headers=request.headers, body=body)
+        else:
+            assert self._token is not None
+            try:
+                form = self._form(body)
+            except BadRequest:
+                raise Refused("no token in the request (the body is not a form)") from None
+            refused = self._token.check(token=form.get("token"))
+        if refused:
+            raise Refused(refused)
 
     def _command(self, form: Mapping[str, str]) -> _Command:
         missing = [name for name in _COMMAND_FIELDS if name not in form]
@@ -298,8 +298,11 @@ def _slack_press(form: Mapping[str, str], *, prefix: str) -> tuple[Incoming, str
     return incoming, response_url
 
 
-def _peer(request: Request) -> str:
-    return request.client.host if request.client else "?"
+def _refusal(request: Request, exc: BadRequest | Refused, what: str) -> Response:
+    if isinstance(exc, BadRequest):
+        return JSONResponse({"error": str(exc)}, status_code=400)
+    log.warning("refused %s from %s: %s", what, request.client.host if request.client else "?", exc)
+    return JSONResponse({"error": "unauthorized"}, status_code=401)
 
 
 async def post_json(url: str, payload: dict[str, object]) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot_commands.outcome import Outcome
+from bot_commands.render_text import fence
 from bot_commands.results import ConfirmationNeeded, PetCreated
 
 from .replies import plain_text, presentation
@@ -24,8 +25,6 @@ __all__ = ["CONFIRM_ACTION", "CANCEL_ACTION", "Message", "message_for", "mrkdwn_
 CONFIRM_ACTION, CANCEL_ACTION = "petstore_confirm", "petstore_cancel"
 #: Slack caps a section's text at 3000 characters and a message at 50 blocks.
 _SECTION_MAX, _BLOCKS_MAX = 2900, 45
-_FENCE = "```"
-_BROKEN_FENCE = "`\u200b`\u200b`"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +46,6 @@ def message_for(outcome: Outcome, *, prefix: str) -> Message:
 def mrkdwn_escape(text: str) -> str:
     """Slack's three control characters as entities: nothing in ``text`` becomes a mention or a link."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _fenced(text: str) -> str:
-    return f"{_FENCE}\n{text.replace(_FENCE, _BROKEN_FENCE)}\n{_FENCE}"
 
 
 def _chunks(text: str) -> list[str]:
@@ -84,7 +79,7 @@ def _button(label: str, action_id: str, code: str, style: str | None = None) -> 
 def slack_payload(message: Message) -> dict[str, object]:
     """A slash-command response (or response_url body) in Block Kit."""
     pieces = _chunks(mrkdwn_escape(message.text))
-    blocks = [_section(_fenced(p)) for p in pieces[:_BLOCKS_MAX]]
+    blocks = [_section(fence(p)) for p in pieces[:_BLOCKS_MAX]]
     if len(pieces) > _BLOCKS_MAX:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "… (reply truncated)"}]})
     if message.confirm is not None:
@@ -103,7 +98,7 @@ def mattermost_payload(message: Message, *, action_url: str, context: dict[str, 
     ``context`` maps each action (``confirm``, ``cancel``) to the context Mattermost sends back when pressed.
     """
     payload: dict[str, object] = {"response_type": "in_channel" if message.in_channel else "ephemeral",
-                                  "text": _fenced(message.text)}
+                                  "text": fence(message.text)}
     if message.confirm is not None and context is not None:
         actions = [{"id": action, "name": label, "integration": {"url": action_url, "context": context[action]}}
                    for action, label in (("confirm", "Confirm"), ("cancel", "Cancel"))]

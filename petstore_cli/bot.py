@@ -1,4 +1,4 @@
-"""``petstore bot matrix``: the command layer in a Matrix room. Wires settings -> composition -> BotCore -> transport.
+"""``petstore bot matrix|slack``: the command layer in team chat. Wires settings -> composition -> BotCore -> face.
 
 The bot's sessions share one client; its policy is the face's own (read-only, production) plus what chat needs:
 deferred confirmation (``!confirm CODE``), nothing that touches local files. The audit log is always on.
@@ -10,7 +10,6 @@ import asyncio
 import logging
 import signal
 import sys
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from bot_commands.errors import Forbidden
 from bot_commands.policy import Actor, Policy, Role
 from bot_commands.session import CommandSession
-from petstore_api.bot_settings import BotSettings, MatrixSettings
+from petstore_api.bot_settings import BotSettings
 from petstore_api.errors import ConfigError
 from petstore_api.settings import Settings, default_config_path, default_data_dir
 from petstore_bot.chat import Handler
@@ -30,6 +29,8 @@ from .compose import Composition, compose
 
 if TYPE_CHECKING:
     import uvicorn
+
+    from petstore_bot.matrix import MatrixTransport
 
 log = logging.getLogger("petstore_bot")
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -78,11 +79,9 @@ async def _chat_sleep(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
-def _required(matrix: MatrixSettings, name: str, where: str) -> str:
-    value = getattr(matrix, name)
-    if not value:
-        raise ConfigError(f"[bot.matrix] {name} is not set: set it in {where} or PETSTORE_BOT__MATRIX__{name.upper()}")
-    return str(value)
+def _not_set(table: str, name: str, where: str) -> ConfigError:
+    variable = f"PETSTORE_{table.upper().replace('.', '__')}__{name.upper()}"
+    return ConfigError(f"[{table}] {name} is not set: set it in {where} or {variable}")
 
 
 def matrix_main(settings: Settings, *, config_file: Path | None, sandbox_reset: bool = False,
@@ -95,45 +94,45 @@ def matrix_main(settings: Settings, *, config_file: Path | None, sandbox_reset: 
 
     matrix = settings.bot.matrix
     where = str(config_file or default_config_path())
-    homeserver, user_id = _required(matrix, "homeserver", where), _required(matrix, "user_id", where)
+    for name in ("homeserver", "user_id"):
+        if not getattr(matrix, name):
+            raise _not_set("bot.matrix", name, where)
     if (matrix.password is None) == (matrix.access_token is None):
         raise ConfigError(f"[bot.matrix] needs one of password or access_token: set it in {where} or "
                           "PETSTORE_BOT__MATRIX__PASSWORD / PETSTORE_BOT__MATRIX__ACCESS_TOKEN")
     _configure_logging()
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     core = build_core(composition, settings.bot, platform="matrix")
-    roles = role_book(settings.bot)
+    assert matrix.homeserver is not None and matrix.user_id is not None
     transport = MatrixTransport(
-        homeserver=homeserver,
-        user_id=user_id,
+        homeserver=matrix.homeserver,
+        user_id=matrix.user_id,
         password=matrix.password.get_secret_value() if matrix.password else None,
         access_token=matrix.access_token.get_secret_value() if matrix.access_token else None,
         rooms=matrix.rooms,
         state_dir=(matrix.state_dir or default_data_dir() / "bot").expanduser(),
-        accept_invite=lambda inviter: roles.role_for(inviter) is Role.OPERATOR,
+        accept_invite=lambda inviter: core.role_of(inviter) is Role.OPERATOR,
         addressed=core.addressed,
     )
-    log.info("petstore bot on %s as %s; service %s %s; audit %s", homeserver, user_id, composition.env.env,
+    log.info("petstore bot on %s as %s; service %s %s; audit %s", matrix.homeserver, matrix.user_id,
+             composition.env.env,
              composition.env.base_url, composition.audit.path if composition.audit else "-")
     try:
-        asyncio.run(_serve(transport.run, core.handle, composition))
+        asyncio.run(_serve(transport, core.handle, composition))
     except MatrixError as exc:
         print(f"petstore: matrix: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
 
 
-Serve = Callable[..., Awaitable[None]]
-
-
-async def _serve(serve: Serve, handler: Handler, composition: Composition) -> None:
-    """Run ``serve(handler, stop=...)`` until SIGTERM or SIGINT, then close the client and the audit log."""
+async def _serve(transport: MatrixTransport, handler: Handler, composition: Composition) -> None:
+    """Run the transport until SIGTERM or SIGINT, then close the client and the audit log."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     try:
-        await serve(handler, stop=stop)
+        await transport.run(handler, stop=stop)
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
@@ -152,21 +151,21 @@ def _configure_logging() -> None:
 def slack_main(settings: Settings, *, config_file: Path | None, host: str, port: int, mattermost: bool,
                sandbox_reset: bool = False, audit_flag: Path | None = None) -> int:
     """Entry point of ``petstore bot slack [--mattermost]``: serve the endpoints until SIGTERM or Ctrl-C."""
+    import uvicorn
+
     from petstore_bot.slack import SLACK_ORIGIN, SlackFace, post_json
     from petstore_bot.slack_verify import MattermostToken, SlackSignature
+    from petstore_server.serve import QuietServer
 
     bot, where = settings.bot, str(config_file or default_config_path())
     flavour: Literal["slack", "mattermost"] = "mattermost" if mattermost else "slack"
     signature, token = None, None
     if mattermost:
         if not bot.mattermost.url or bot.mattermost.token is None:
-            missing = "url" if not bot.mattermost.url else "token"
-            raise ConfigError(f"[bot.mattermost] {missing} is not set: set it in {where} or "
-                              f"PETSTORE_BOT__MATTERMOST__{missing.upper()}")
+            raise _not_set("bot.mattermost", "url" if not bot.mattermost.url else "token", where)
         token = MattermostToken(bot.mattermost.token.get_secret_value())
     elif bot.slack.signing_secret is None:
-        raise ConfigError(f"[bot.slack] signing_secret is not set: set it in {where} or "
-                          "PETSTORE_BOT__SLACK__SIGNING_SECRET")
+        raise _not_set("bot.slack", "signing_secret", where)
     else:
         signature = SlackSignature(bot.slack.signing_secret.get_secret_value())
     _configure_logging()
@@ -178,10 +177,6 @@ def slack_main(settings: Settings, *, config_file: Path | None, host: str, port:
     )
     log.info("petstore bot %s on http://%s:%d; service %s %s; audit %s", flavour, host, port, composition.env.env,
              composition.env.base_url, composition.audit.path if composition.audit else "-")
-    import uvicorn
-
-    from petstore_server.serve import QuietServer
-
     server = QuietServer(uvicorn.Config(face.app(), host=host, port=port, log_level="warning", access_log=False,
                                        lifespan="on"))
     try:

@@ -65,13 +65,9 @@ def sandbox_dir(settings: Settings) -> Path:
     return settings.sandbox.data_dir or default_data_dir() / "sandbox"
 
 
-def compose(settings: Settings, *, sandbox_reset: bool = False, audit_path: Path | None = None,
-            policy: Policy | None = None) -> Composition:
-    """Build the client faces share. Raises ConfigError on bad settings, CommandError on a bad audit path.
-
-    ``audit_path`` (a bot's default) applies when the settings name none.
-    """
-    path = settings.audit.path or audit_path
+def compose(settings: Settings, *, sandbox_reset: bool = False, policy: Policy | None = None) -> Composition:
+    """Build the client faces share. Raises ConfigError on bad settings, CommandError on a bad audit path."""
+    path = settings.audit.path
     audit = AuditLog(path.expanduser()).open() if path else None
     target = resolve_target(settings)
     closers: list[Callable[[], object]] = []

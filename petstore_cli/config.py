@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, SecretStr
 
 from petstore_api.masking import mask_secret
-from petstore_api.settings import ENV_PREFIX, Settings, find_config_file, load_settings
+from petstore_api.settings import Settings, find_config_file, load_settings, setting_source
 
 from .faces import overrides
 
@@ -67,15 +67,6 @@ def _value(settings: Settings, path: tuple[str, ...]) -> str:
     return str(node)
 
 
-def _dig(data: Mapping[str, Any], path: tuple[str, ...]) -> bool:
-    node: Any = data
-    for part in path:
-        if not isinstance(node, Mapping) or part not in node:
-            return False
-        node = node[part]
-    return True
-
-
 def toml_line(text: str, path: tuple[str, ...]) -> int | None:
     """The line number of ``path``'s key in a TOML text (``[section]`` headers and dotted keys)."""
     section: tuple[str, ...] = ()
@@ -94,19 +85,14 @@ def toml_line(text: str, path: tuple[str, ...]) -> int | None:
 def effective_settings(settings: Settings, *, flags: Mapping[str, Any], environ: Mapping[str, str],
                        path: Path | None, toml: Mapping[str, Any], toml_text: str = "") -> list[Setting]:
     """Every setting, its value (keys masked) and its source, highest source first."""
-    env_names = {k.upper(): k for k in environ}
     out: list[Setting] = []
     for leaf in _leaves(Settings):
-        var = ENV_PREFIX + "__".join(leaf).upper()
-        if _dig(flags, leaf):
-            source = f"flag --{'audit-log' if leaf == ('audit', 'path') else leaf[0].replace('_', '-')}"
-        elif var in env_names:
-            source = f"env {env_names[var]}"
-        elif path is not None and _dig(toml, leaf):
+        found = setting_source(leaf, flags=flags, environ=environ, config_path=path, toml=toml)
+        if found.kind == "file":
             line = toml_line(toml_text, leaf)
             source = f"{path}:{line}" if line else str(path)
         else:
-            source = "default"
+            source = {"flag": f"flag {found.name}", "env": f"env {found.name}"}.get(found.kind, "default")
         out.append(Setting(name=".".join(leaf), value=_value(settings, leaf), source=source))
     return out
 

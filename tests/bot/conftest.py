@@ -12,8 +12,8 @@ import pytest
 from petstore_api.settings import Settings, load_settings
 from petstore_bot.core import BotCore
 from petstore_bot.testing import ChatRoom
-from petstore_cli.bot import audit_path, build_core
-from petstore_cli.compose import Composition, compose
+from petstore_cli.bot import audit_path, build_core, compose_bot
+from petstore_cli.compose import Composition
 
 ALICE, OSCAR, BOB, CAROL = "@alice:test", "@oscar:test", "@bob:test", "@carol:test"
 
@@ -57,7 +57,7 @@ async def make_bot(tmp_path: Path) -> AsyncIterator[Callable[..., Bot]]:
              platform: str = "matrix", prefix: str | None = None) -> Bot:
         """A bot with ``extra`` lines in its [bot] table and ``top`` at the top of the config."""
         settings = load_settings(config_path=config(tmp_path, extra, top=top, roles=roles)).settings
-        composition = compose(settings, audit_path=audit_path(settings))
+        composition = compose_bot(settings)
         made.append(composition)
         core = build_core(composition, settings.bot, platform=platform, prefix=prefix)
         return Bot(core=core, room=ChatRoom(core.handle), composition=composition, settings=settings,
