@@ -37,8 +37,10 @@ _TABLE_KEEP_NEWLINES = {k: v for k, v in _TABLE.items() if k != 0x0A}
 
 def visible(text: object, *, keep_newlines: bool = False) -> str:
     """``text`` with every control/bidi character replaced by a visible stand-in."""
-    table = _TABLE_KEEP_NEWLINES if keep_newlines else _TABLE
-    return str(text).translate(table)
+    shown = str(text)
+    if shown.isprintable():  # every replaced character is in Cc, Cf, Zl or Zp, which isprintable() excludes
+        return shown
+    return shown.translate(_TABLE_KEEP_NEWLINES if keep_newlines else _TABLE)
 
 
 def clip(text: str, width: int) -> str:
