@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot_commands.outcome import Outcome
-from bot_commands.policy import Actor, Role
+from bot_commands.policy import Access, Actor, Role
 from bot_commands.session import CommandSession
 
 from .chat import Incoming, Reply
@@ -33,6 +33,7 @@ SessionFactory = Callable[[Actor], CommandSession]
 
 #: Conversations remembered at most; the least recently used are forgotten first (their state with them).
 MAX_SESSIONS = 10_000
+_QUIET = frozenset({Access.LOCAL, Access.READ})
 SLOW_DOWN = "Slow down: at most {count} commands in {seconds:g} s per person; yours are ignored until then."
 
 
@@ -82,8 +83,7 @@ class BotCore:
             rate = self._limiter.rate
             return SLOW_DOWN.format(count=rate.count, seconds=rate.seconds)
         outcome = await self.run(message)
-        kind = outcome.failure.kind if outcome.failure else type(outcome.result).__name__
-        log.info("%s in %s: %r -> %s", message.user, message.room, outcome.line, kind)
+        _log_outcome(message, outcome)
         return outcome
 
     async def run(self, message: Incoming) -> Outcome:
@@ -111,3 +111,16 @@ class BotCore:
         while len(self._conversations) > MAX_SESSIONS:
             self._conversations.popitem(last=False)
         return made
+
+
+def _log_outcome(message: Incoming, outcome: Outcome) -> None:
+    """One line per command: writes, confirmations and failures at INFO; successful reads only at DEBUG (``-v``).
+
+    Writes are also in the audit log; a line per read at INFO would cost a busy bot more than the read itself.
+    """
+    command = outcome.invocation.command if outcome.invocation else None
+    quiet = outcome.failure is None and command is not None and command.access in _QUIET
+    level = logging.DEBUG if quiet else logging.INFO
+    if log.isEnabledFor(level):
+        kind = outcome.failure.kind if outcome.failure else type(outcome.result).__name__
+        log.log(level, "%s in %s: %r -> %s", message.user, message.room, outcome.line, kind)

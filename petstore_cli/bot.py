@@ -85,7 +85,7 @@ def _not_set(table: str, name: str, where: str) -> ConfigError:
 
 
 def matrix_main(settings: Settings, *, config_file: Path | None, sandbox_reset: bool = False,
-                audit_flag: Path | None = None) -> int:
+                audit_flag: Path | None = None, verbose: int = 0) -> int:
     """Entry point of ``petstore bot matrix``; returns the exit code (0 after SIGTERM or Ctrl-C).
 
     ``audit_flag`` is ``--audit-log`` when given: a flag wins over ``[bot] audit_log`` as flags win everywhere.
@@ -100,7 +100,7 @@ def matrix_main(settings: Settings, *, config_file: Path | None, sandbox_reset: 
     if (matrix.password is None) == (matrix.access_token is None):
         raise ConfigError(f"[bot.matrix] needs one of password or access_token: set it in {where} or "
                           "PETSTORE_BOT__MATRIX__PASSWORD / PETSTORE_BOT__MATRIX__ACCESS_TOKEN")
-    _configure_logging()
+    _configure_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     core = build_core(composition, settings.bot, platform="matrix")
     assert matrix.homeserver is not None and matrix.user_id is not None
@@ -140,16 +140,17 @@ async def _serve(transport: MatrixTransport, handler: Handler, composition: Comp
         log.info("petstore bot stopped")
 
 
-def _configure_logging() -> None:
-    """What the bot does, one line each, on stderr (never a secret: the transport redacts them)."""
+def _configure_logging(*, verbose: int) -> None:
+    """What the bot does, one line each, on stderr (never a secret: the transport redacts them); every command,
+    reads too, with ``-v``."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     log.addHandler(handler)
-    log.setLevel(logging.INFO)
+    log.setLevel(logging.DEBUG if verbose else logging.INFO)
 
 
 def slack_main(settings: Settings, *, config_file: Path | None, host: str, port: int, mattermost: bool,
-               sandbox_reset: bool = False, audit_flag: Path | None = None) -> int:
+               sandbox_reset: bool = False, audit_flag: Path | None = None, verbose: int = 0) -> int:
     """Entry point of ``petstore bot slack [--mattermost]``: serve the endpoints until SIGTERM or Ctrl-C."""
     import uvicorn
 
@@ -168,7 +169,7 @@ def slack_main(settings: Settings, *, config_file: Path | None, host: str, port:
         raise _not_set("bot.slack", "signing_secret", where)
     else:
         signature = SlackSignature(bot.slack.signing_secret.get_secret_value())
-    _configure_logging()
+    _configure_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     core = build_core(composition, bot, platform=flavour, prefix=bot.slack.command + " ")
     face = SlackFace(

@@ -31,10 +31,12 @@ def _bot(loaded: LoadedSettings, args: argparse.Namespace) -> int:
 
     reset = bool(getattr(args, "sandbox_reset", False))
     audit_flag = Path(args.audit_log) if getattr(args, "audit_log", None) else None
+    verbose = getattr(args, "verbose", None) or 0
     if args.platform == "slack":
         return slack_main(loaded.settings, config_file=loaded.config_file, host=args.host, port=args.port,
-                          mattermost=args.mattermost, sandbox_reset=reset, audit_flag=audit_flag)
-    return matrix_main(loaded.settings, config_file=loaded.config_file, sandbox_reset=reset, audit_flag=audit_flag)
+                          mattermost=args.mattermost, sandbox_reset=reset, audit_flag=audit_flag, verbose=verbose)
+    return matrix_main(loaded.settings, config_file=loaded.config_file, sandbox_reset=reset, audit_flag=audit_flag,
+                       verbose=verbose)
 
 
 def overrides(args: argparse.Namespace) -> dict[str, Any]:

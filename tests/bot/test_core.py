@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable
+
+import pytest
 
 from bot_commands.commands import default_registry
 from bot_commands.policy import Access, Actor, Policy, Role
@@ -214,3 +217,20 @@ async def test_a_waiting_write_can_be_cancelled_by_the_person_asked_only(bot: Bo
     last = json.loads(bot.audit_lines()[-2])
     assert (last["line"], last["outcome"], last["applied"]) == (
         f"/cancel {code}: /add Maybe --category 1", "cancelled", "no")
+
+
+async def test_reads_are_logged_only_when_verbose_writes_and_refusals_always(
+        bot: Bot, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="petstore_bot"):
+        await bot.room.text(BOB, "!list --limit 1")
+        await bot.room.text(BOB, "!whoami")
+        await bot.room.text(BOB, "!add Rex --category 3")
+        await bot.room.text(ALICE, "!add Rex --category 3")
+    lines = [r.getMessage() for r in caplog.records if r.name == "petstore_bot"]
+    assert not any("'/list --limit 1'" in line or "'/whoami'" in line for line in lines), lines
+    assert any(BOB in line and "'/add Rex --category 3' -> forbidden" in line for line in lines), lines
+    assert any(ALICE in line and "-> ConfirmationNeeded" in line for line in lines), lines
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="petstore_bot"):
+        await bot.room.text(BOB, "!list --limit 1")
+    assert any("'/list --limit 1' -> " in r.getMessage() and r.levelno == logging.DEBUG for r in caplog.records)
