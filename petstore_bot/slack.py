@@ -23,6 +23,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from bot_commands.outcome import Outcome
 
@@ -78,11 +79,11 @@ class SlackFace:
         self._post, self._signature, self._token = post, signature, token
         self._origin = origin_of(response_origin)
         self._ack_after, self._max_body = ack_after, max_body
-        self._background: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[object]] = set()  # delayed responses on their way
 
     def app(self) -> Starlette:
         return Starlette(routes=[
-            Route("/slack/commands", self._commands, methods=["POST"]),
+            Route("/slack/commands", _Endpoint(self._commands), methods=["POST"]),
             Route("/slack/interactions", self._interactions, methods=["POST"]),
             Route("/healthz", self._health, methods=["GET"]),
         ], lifespan=self._lifespan)
@@ -94,7 +95,7 @@ class SlackFace:
 
     async def drain(self) -> None:
         """Wait for delayed responses still on their way (at shutdown)."""
-        if self._background:
+        while self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
 
     # -- endpoints ------------------------------------------------------------------------------------------
@@ -102,14 +103,17 @@ class SlackFace:
     async def _health(self, request: Request) -> Response:
         return JSONResponse({"ok": True})
 
-    async def _commands(self, request: Request) -> Response:
+    async def _commands(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A raw ASGI endpoint: the answer may be the response, or come later to response_url (see _answer)."""
+        request = Request(scope, receive)
         try:
             body = await self._body(request)
             self._verify(request, body)
             command = self._command(self._form(body))
         except (BadRequest, Refused) as exc:
-            return _refusal(request, exc, "a command")
-        return await self._answer(command, request)
+            await _refusal(request, exc, "a command")(scope, receive, send)
+            return
+        await self._answer(command, request, send)
 
     async def _interactions(self, request: Request) -> Response:
         try:
@@ -125,17 +129,39 @@ class SlackFace:
 
     # -- the work -------------------------------------------------------------------------------------------
 
-    async def _answer(self, command: _Command, request: Request) -> Response:
-        task = asyncio.ensure_future(self._run(command.incoming))
-        done, _ = await asyncio.wait({task}, timeout=self._ack_after)
-        if task in done:
-            message = task.result()
-            if message is None:
-                return Response(status_code=200)  # rate-limited: silence
-            return JSONResponse(self._payload(message, request, command.incoming.user))
-        self._later(task, command.response_url, replace=False, request=request, user=command.incoming.user)
-        line = command.incoming.text.removeprefix(self.core.prefix)
-        return JSONResponse(self._payload(Message(text=WORKING.format(line=line), in_channel=False), request, ""))
+    async def _answer(self, command: _Command, request: Request, send: Send) -> None:
+        """The result as the response when the command ends within ``ack_after``; else, at ``ack_after``, an
+        acknowledgement as the response and the result posted to response_url once it ends.
+
+        The command runs in this request's own task, with a timer for the acknowledgement: most commands end
+        at once, and a task of their own would cost them more than the rest of their work.
+        """
+        loop, this = asyncio.get_running_loop(), asyncio.current_task()
+        acked: list[asyncio.Task[None]] = []
+
+        def acknowledge() -> None:
+            line = command.incoming.text.removeprefix(self.core.prefix)
+            working = Message(text=WORKING.format(line=line), in_channel=False)
+            acked.append(loop.create_task(JSONResponse(self._payload(working, request, ""))(
+                request.scope, request.receive, send)))
+            if this is not None:  # drain() waits for the rest of this request: the delayed response
+                self._background.add(this)
+                this.add_done_callback(self._background.discard)
+
+        timer = loop.call_later(self._ack_after, acknowledge)
+        try:
+            message = await self._run(command.incoming)
+        finally:
+            timer.cancel()
+        if acked:
+            await acked[0]
+            if message is not None:
+                await self._deliver(message, command.response_url, replace=False, request=request,
+                                    user=command.incoming.user)
+            return
+        response = Response(status_code=200) if message is None else \
+            JSONResponse(self._payload(message, request, command.incoming.user))  # None: rate-limited, silence
+        await response(request.scope, request.receive, send)
 
     async def _run(self, incoming: Incoming) -> Message | None:
         if not self.core.addressed(incoming.text):
@@ -146,26 +172,30 @@ class SlackFace:
             return message_for(answer, prefix=self.core.prefix)
         return None if answer is None else Message(text=answer, in_channel=False)
 
-    def _later(self, work: Awaitable[Message | None], response_url: str, *, replace: bool,
-               request: Request | None = None, user: str = "") -> None:
+    def _later(self, work: Awaitable[Message | None], response_url: str, *, replace: bool) -> None:
+        """Post the result of ``work`` to response_url when it ends, in a task of its own (a button press)."""
         async def deliver() -> None:
             message = await work
-            if message is None:
-                return
-            if origin_of(response_url) != self._origin:
-                log.warning("not posting to response_url: it is not on %s", self._origin)
-                return
-            payload = self._payload(message, request, user) if request is not None else slack_payload(message)
-            if self.flavour == "slack" and replace and message.confirm is None:
-                payload["replace_original"] = not message.in_channel
-            try:
-                await self._post(response_url, payload)
-            except Exception as exc:  # noqa: BLE001 -- the app stays up; the audit log has the write
-                log.error("posting the delayed response failed: %s", type(exc).__name__)
+            if message is not None:
+                await self._deliver(message, response_url, replace=replace, request=None, user="")
 
         task = asyncio.ensure_future(deliver())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    async def _deliver(self, message: Message, response_url: str, *, replace: bool, request: Request | None,
+                       user: str) -> None:
+        """Post ``message`` once to response_url, when it is on the platform's origin; a failure is logged."""
+        if origin_of(response_url) != self._origin:
+            log.warning("not posting to response_url: it is not on %s", self._origin)
+            return
+        payload = self._payload(message, request, user) if request is not None else slack_payload(message)
+        if self.flavour == "slack" and replace and message.confirm is None:
+            payload["replace_original"] = not message.in_channel
+        try:
+            await self._post(response_url, payload)
+        except Exception as exc:  # noqa: BLE001 -- the app stays up; the audit log has the write
+            log.error("posting the delayed response failed: %s", type(exc).__name__)
 
     def _payload(self, message: Message, request: Request | None, user: str) -> dict[str, object]:
         if self.flavour == "slack":
@@ -296,6 +326,16 @@ def _slack_press(form: Mapping[str, str], *, prefix: str) -> tuple[Incoming, str
     incoming = Incoming(platform="slack", room=f"{team}/{channel}", user=f"slack:{team}/{user}", event_id=event,
                         text=f"{prefix}{verb} {code}")
     return incoming, response_url
+
+
+class _Endpoint:
+    """A raw ASGI endpoint for a Route (Starlette wraps plain functions and methods as request handlers)."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._app(scope, receive, send)
 
 
 def _refusal(request: Request, exc: BadRequest | Refused, what: str) -> Response:
