@@ -1,20 +1,19 @@
 """The SQLite backend behind the :class:`~.storage.Store` interface.
 
 Wraps the synchronous :class:`~.store.PetStore` (which the sandbox and tests also use
-directly) and runs every call on one dedicated thread: the event loop never waits on
-SQLite, and the one connection is only ever used from that thread. Several processes
+directly) and runs every call on one dedicated thread (:class:`~.sqlite_thread.SqliteThread`):
+the event loop never waits on SQLite, and the one connection is only ever used from that thread. Several processes
 (``--workers``) share the file through WAL; ``BEGIN IMMEDIATE`` serialises their writes.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
 from .records import Created, Idempotency, Page, PetRecord
+from .sqlite_thread import SqliteThread
 from .store import PetStore
 
 __all__ = ["SqliteStore"]
@@ -25,18 +24,22 @@ T = TypeVar("T")
 class SqliteStore:
     """:class:`~.storage.Store` over a :class:`PetStore`, off the event loop."""
 
-    def __init__(self, pets: PetStore) -> None:
+    def __init__(self, pets: PetStore, *, thread: SqliteThread | None = None) -> None:
         self.pets = pets
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="petstore-sqlite")
+        self._thread = thread or SqliteThread()
 
     @classmethod
     async def open(cls, path: str | Path) -> SqliteStore:
-        with ThreadPoolExecutor(max_workers=1) as opener:
-            pets = await asyncio.get_running_loop().run_in_executor(opener, PetStore, path)
-        return cls(pets)
+        thread = SqliteThread()
+        try:
+            pets = await thread.run(lambda: PetStore(path))
+        except BaseException:
+            thread.stop()
+            raise
+        return cls(pets, thread=thread)
 
     async def _run(self, call: Callable[[], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, call)
+        return await self._thread.run(call)
 
     async def list_page(self, *, limit: int, status: str | None, after_id: int | None) -> Page:
         return await self._run(lambda: self.pets.list_page(limit=limit, status=status, after_id=after_id))
@@ -68,4 +71,4 @@ class SqliteStore:
 
     async def close(self) -> None:
         await self._run(self.pets.close)
-        self._thread.shutdown(wait=True)
+        self._thread.stop()  # nothing is queued any more: the thread ends at once
