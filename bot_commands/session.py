@@ -87,6 +87,7 @@ class CommandSession:
         confirm_ttl: float = 60.0,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
+        max_history: int | None = None,
     ) -> None:
         self.client = client
         self.env = env
@@ -102,7 +103,8 @@ class CommandSession:
         #: The most recent page of /list or /more: /more continues from it.
         self.last_list: PetList | None = None
         self.last_outcome: Outcome | None = None
-        self.entries: list[HistoryEntry] = []
+        #: Commands run, oldest first; the oldest are dropped beyond ``max_history`` (a long-lived chat session).
+        self.entries: deque[HistoryEntry] = deque(maxlen=max_history)
         #: Ids of results as they came (batches, newest last); seen_ids orders them on demand.
         self._seen: deque[tuple[int, ...]] = deque(maxlen=_SEEN_BATCHES)
         self._notices: set[str] = set()

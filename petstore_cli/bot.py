@@ -36,6 +36,9 @@ log = logging.getLogger("petstore_bot")
 EXIT_OK, EXIT_FAILED = 0, 1
 #: The longest ``!sleep`` in chat: the transport answers one message at a time, so a pause holds every room.
 CHAT_SLEEP_MAX = 2.0
+#: Commands remembered per chat session (chat has no /history; enough to look into a conversation, bounded for a
+#: bot that runs for months with thousands of people).
+CHAT_HISTORY = 100
 
 
 def bot_policy(base: Policy, bot: BotSettings) -> Policy:
@@ -64,7 +67,7 @@ def build_core(composition: Composition, bot: BotSettings, *, platform: str, pre
     policy = bot_policy(composition.policy, bot)
 
     def session(actor: Actor) -> CommandSession:
-        made = composition.session(actor=actor, policy=policy, confirm_ttl=bot.confirm_ttl)
+        made = composition.session(actor=actor, policy=policy, confirm_ttl=bot.confirm_ttl, max_history=CHAT_HISTORY)
         made.sleep = _chat_sleep
         return made
 

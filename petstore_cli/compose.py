@@ -47,11 +47,12 @@ class Composition:
     _closers: list[Callable[[], object]] = field(default_factory=list)
 
     def session(self, *, actor: Actor | None = None, confirm: Confirm | None = None,
-                policy: Policy | None = None, confirm_ttl: float = 60.0) -> CommandSession:
+                policy: Policy | None = None, confirm_ttl: float = 60.0,
+                max_history: int | None = None) -> CommandSession:
         """A new session on the shared client (its own ``$last``, ``/more`` and history)."""
         return CommandSession(self.client, env=self.env, registry=self.registry, actor=actor,
                               policy=policy or self.policy, confirm=confirm, audit=self.audit,
-                              confirm_ttl=confirm_ttl)
+                              confirm_ttl=confirm_ttl, max_history=max_history)
 
     async def aclose(self) -> None:
         await self.client.aclose()

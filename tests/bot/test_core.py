@@ -17,7 +17,7 @@ from petstore_bot.core import BotCore
 from petstore_bot.ratelimit import RateLimiter, Verdict
 from petstore_bot.roles import RoleBook
 from petstore_bot.testing import ChatRoom
-from petstore_cli.bot import bot_policy
+from petstore_cli.bot import CHAT_HISTORY, bot_policy
 
 from .conftest import ALICE, BOB, CAROL, OSCAR, Bot
 
@@ -234,3 +234,13 @@ async def test_reads_are_logged_only_when_verbose_writes_and_refusals_always(
     with caplog.at_level(logging.DEBUG, logger="petstore_bot"):
         await bot.room.text(BOB, "!list --limit 1")
     assert any("'/list --limit 1' -> " in r.getMessage() and r.levelno == logging.DEBUG for r in caplog.records)
+
+
+async def test_a_long_conversation_keeps_only_its_latest_commands(bot: Bot) -> None:
+    for n in range(CHAT_HISTORY + 5):
+        await bot.room.text(BOB, f"!list --limit {n % 3 + 1}")
+    session = bot.core.session_of(room=bot.room.room, user=BOB)
+    assert session is not None and len(session.entries) == CHAT_HISTORY
+    last = CHAT_HISTORY + 4
+    assert session.entries[-1].line == f"/list --limit {last % 3 + 1}"
+    assert session.entries[0].line == f"/list --limit {5 % 3 + 1}"  # the first five are gone
