@@ -224,6 +224,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
         if applies():  # at a terminal: the prompt first, the session built behind it
             return start_chat(args)
+    if command == "tui":  # the first frame before the libraries: see petstore_cli.tui_start
+        from .tui_start import start_tui
+
+        return start_tui(args)
     if command == "completion":
         from .completion import completion_main
 
