@@ -68,3 +68,20 @@ def test_the_chat_prompt_comes_up_before_anything_heavy_is_imported() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("environ", "scanned"), [({}, False), ({"PYDANTIC_DISABLE_PLUGINS": ""}, True)])
+def test_the_program_builds_models_without_looking_for_pydantic_plugins(environ: dict[str, str], scanned: bool) -> None:
+    """petstore uses no pydantic plugins: the program skips pydantic's scan of every installed
+    package (and its import of importlib.metadata), unless PYDANTIC_DISABLE_PLUGINS is set."""
+    code = (
+        "import sys\n"
+        "from petstore_cli.startup import skip_pydantic_plugins\n"
+        "skip_pydantic_plugins()\n"
+        "from petstore_api.models import parse_pets\n"
+        "assert parse_pets([{'id': 1, 'name': 'Rex', 'categoryId': 2}])[0].name == 'Rex'\n"
+        "print('importlib.metadata' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"} | environ
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == str(scanned)
