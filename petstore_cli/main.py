@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from petstore_api import __version__
 
-from .startup import pause_gc, resume_gc, skip_pydantic_plugins
+from .startup import pause_gc, resume_gc, skip_http2, skip_pydantic_plugins
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 NO_TERMINAL = ("petstore: the TUI needs a terminal; use `petstore run` (a script, stdin or -c) "
@@ -175,6 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the program itself, not a caller in-process: see petstore_cli.startup
         pause_gc()
         skip_pydantic_plugins()
+        skip_http2(sys.argv[1:])
     try:
         return _main(argv)
     finally:
