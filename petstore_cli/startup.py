@@ -65,3 +65,11 @@ def skip_http2(words: Sequence[str]) -> None:
     """
     if "bot" not in words and "h2" not in sys.modules:
         sys.modules["h2"] = None  # type: ignore[assignment]
+
+
+def skip_attrs() -> None:
+    """For the TUI's first frame: Rich's pretty-printer (which Textual's RichLog imports) imports
+    attrs when installed (aiohttp and matrix-nio install it), ~7 ms, only to print attrs
+    classes; nothing the TUI shows is one. Rich falls back to not knowing attrs."""
+    if "attr" not in sys.modules:
+        sys.modules["attr"] = None  # type: ignore[assignment]

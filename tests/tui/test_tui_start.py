@@ -101,3 +101,17 @@ def test_the_first_frame_imports_no_settings_models_client_or_sandbox() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_first_frame_works_without_attrs() -> None:
+    """`petstore` (the TUI) imports Rich's pretty-printer without attrs (petstore_cli.startup.skip_attrs)."""
+    code = (
+        "import sys\n"
+        "from petstore_cli.startup import skip_attrs\n"
+        "skip_attrs()\n"
+        "import tui.app\n"
+        "from rich.pretty import pretty_repr\n"
+        "print(pretty_repr({'a': [1, 2]}), 'attr' in sys.modules and sys.modules['attr'] is not None)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "{'a': [1, 2]} False"
