@@ -70,6 +70,7 @@ def test_the_chat_prompt_comes_up_before_anything_heavy_is_imported() -> None:
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("environ", "scanned"), [({}, False), ({"PYDANTIC_DISABLE_PLUGINS": ""}, True)])
 def test_the_program_builds_models_without_looking_for_pydantic_plugins(environ: dict[str, str], scanned: bool) -> None:
     """petstore uses no pydantic plugins: the program skips pydantic's scan of every installed
@@ -87,6 +88,7 @@ def test_the_program_builds_models_without_looking_for_pydantic_plugins(environ:
     assert out.stdout.strip() == str(scanned)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("words", "loaded"), [(["run", "-c", "/list"], False), (["bot", "matrix"], True)])
 def test_the_program_leaves_out_http2_except_for_the_bots(words: list[str], loaded: bool) -> None:
     """petstore's client speaks HTTP/1.1 only: httpx is imported without h2 (which matrix-nio installs

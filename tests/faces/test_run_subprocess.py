@@ -142,7 +142,6 @@ def test_chat_reads_piped_stdin(tmp_path: Path, server: str) -> None:
     assert ">" not in out.stdout.splitlines()[0] and "Traceback" not in out.stdout + out.stderr
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("extra", "rich_loaded"), [({}, False), ({"FORCE_COLOR": "1"}, True)])
 def test_piped_plain_output_never_loads_rich_console(tmp_path: Path, extra: dict[str, str], rich_loaded: bool) -> None:
     """A one-shot list into a pipe writes plain text without importing Rich's console (start-up,

@@ -74,6 +74,7 @@ def test_an_unknown_theme_is_one_line_naming_the_allowed_ones(tmp_path: Path, wh
     assert err.startswith("petstore: unknown theme 'neon'; one of: ") and "textual-light" in err and "nord" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("config", "says"), [
     ('[http]\ntimeout = "soon"\n', "petstore: invalid setting "),
     ('env = "production"\n', "petstore: environment 'production' has no base URL"),

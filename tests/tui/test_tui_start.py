@@ -14,6 +14,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 from tui_support import Harness, wait_for_screen
 
 from tui.app import PetStoreApp
@@ -89,6 +90,7 @@ async def test_a_failed_start_ends_the_app_with_its_line_and_2() -> None:
     assert app.return_code == 2
 
 
+@pytest.mark.slow
 def test_the_first_frame_imports_no_settings_models_client_or_sandbox() -> None:
     """What `petstore` imports before the TUI's first frame: Textual and the first frame's widgets."""
     code = (
@@ -103,6 +105,7 @@ def test_the_first_frame_imports_no_settings_models_client_or_sandbox() -> None:
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_the_first_frame_works_without_attrs() -> None:
     """`petstore` (the TUI) imports Rich's pretty-printer without attrs (petstore_cli.startup.skip_attrs)."""
     code = (
