@@ -1,6 +1,6 @@
 """Command loop: 1,000 ``/add`` + 1,000 ``/list`` through ``petstore run --json`` (one process,
 a 2,000-line script) against ``petstore serve``, vs a raw ``httpx.AsyncClient`` loop making the
-same 2,000 requests sequentially (bench/raw_loop.py). Target: >= 0.9x the raw rate.
+same 2,000 requests sequentially (bench/raw_loop.py). Target: >= 0.95x the raw rate (issue 20; it was 0.9x).
 
     .venv/bin/python bench/bench_commands.py [--rounds 5] [--adds 1000] [--lists 1000]
 
@@ -117,17 +117,17 @@ def main() -> int:
     rows = [
         {"what": f"petstore run --json ({args.adds} /add + {args.lists} /list), whole process",
          "rate_req_s": round(p_wall), "floor": "raw httpx.AsyncClient loop, whole process",
-         "floor_req_s": round(r_wall), "ratio": round(p_wall / r_wall, 2), "target": ">= 0.9x",
-         "verdict": verdict(p_wall / r_wall >= 0.9)},
+         "floor_req_s": round(r_wall), "ratio": round(p_wall / r_wall, 2), "target": ">= 0.95x",
+         "verdict": verdict(p_wall / r_wall >= 0.95)},
         {"what": "same, steady state (full run minus a 2-request run)", "rate_req_s": round(p_steady),
          "floor": "raw loop, the same difference", "floor_req_s": round(r_steady),
-         "ratio": round(p_steady / r_steady, 2), "target": ">= 0.9x", "verdict": verdict(p_steady / r_steady >= 0.9)},
+         "ratio": round(p_steady / r_steady, 2), "target": ">= 0.95x", "verdict": verdict(p_steady / r_steady >= 0.95)},
     ]
     report("commands", rows)
     print(f"\nwhole process: petstore {p_wall:.0f} req/s vs raw {r_wall:.0f} req/s = {p_wall / r_wall:.2f}x   "
-          f"target >= 0.9x   {verdict(p_wall / r_wall >= 0.9)}")
+          f"target >= 0.95x   {verdict(p_wall / r_wall >= 0.95)}")
     print(f"steady state:  petstore {p_steady:.0f} req/s vs raw {r_steady:.0f} req/s = "
-          f"{p_steady / r_steady:.2f}x   target >= 0.9x   {verdict(p_steady / r_steady >= 0.9)}")
+          f"{p_steady / r_steady:.2f}x   target >= 0.95x   {verdict(p_steady / r_steady >= 0.95)}")
     return 0
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tomllib
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -249,6 +248,8 @@ def _config_file(config_path: str | Path | None, environ: Mapping[str, str]) -> 
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # only when there is a config file to read (~2 ms of every start-up otherwise)
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)

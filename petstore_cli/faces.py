@@ -17,8 +17,6 @@ def run_face(command: str, args: argparse.Namespace) -> int:
     for warning in loaded.warnings:
         print(f"petstore: warning: {warning}", file=sys.stderr)
     configure_logging(getattr(args, "verbose", None) or 0)
-    if command == "tui":
-        return _tui(loaded, args)
     if command == "chat":
         return _chat(loaded, args)
     if command == "bot":
@@ -71,42 +69,6 @@ def configure_logging(verbosity: int) -> None:
 
 def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
     print(f"petstore: warning: {message}", file=sys.stderr)
-
-
-#: The TUI's state file in the data dir: the theme chosen in it.
-TUI_STATE_FILE = "tui-state.json"
-
-
-def _tui(loaded: LoadedSettings, args: argparse.Namespace) -> int:
-    from bot_commands.history import HISTORY_FILE
-    from petstore_api.settings import default_data_dir
-    from tui.confirm import TuiConfirm
-    from tui.run import run_tui
-    from tui.themes import unknown_theme
-
-    from .compose import compose
-
-    settings = loaded.settings
-    theme = getattr(args, "theme", None) or settings.tui.theme or settings.ui.theme
-    problem = unknown_theme(theme) if theme else None
-    if problem is not None:
-        print(f"petstore: {problem}", file=sys.stderr)
-        return 2
-    data_dir = default_data_dir()
-    composition = compose(loaded.settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
-    confirm = TuiConfirm()  # writes that need confirming ask in a modal first
-    return run_tui(
-        composition.session(confirm=confirm),
-        aclose=composition.aclose,
-        confirm=confirm,
-        theme=theme,
-        page_size=settings.ui.page_size,
-        play=getattr(args, "play", None),
-        delay=getattr(args, "delay", None),
-        exit_after_play=bool(getattr(args, "exit", False)),
-        history_path=data_dir / HISTORY_FILE,
-        theme_memory_path=data_dir / TUI_STATE_FILE,
-    )
 
 
 def _chat(loaded: LoadedSettings, args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from petstore_api import __version__
 
-from .startup import pause_gc, resume_gc
+from .startup import pause_gc, resume_gc, skip_attrs, skip_http2, skip_pydantic_plugins
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 NO_TERMINAL = ("petstore: the TUI needs a terminal; use `petstore run` (a script, stdin or -c) "
@@ -174,6 +174,8 @@ def _has_terminal() -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the program itself, not a caller in-process: see petstore_cli.startup
         pause_gc()
+        skip_pydantic_plugins()
+        skip_http2(sys.argv[1:])
     try:
         return _main(argv)
     finally:
@@ -224,6 +226,12 @@ def _main(argv: Sequence[str] | None) -> int:
 
         if applies():  # at a terminal: the prompt first, the session built behind it
             return start_chat(args)
+    if command == "tui":  # the first frame before the libraries: see petstore_cli.tui_start
+        if argv is None:
+            skip_attrs()
+        from .tui_start import start_tui
+
+        return start_tui(args)
     if command == "completion":
         from .completion import completion_main
 

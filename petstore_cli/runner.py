@@ -8,25 +8,23 @@ module only shows what came of each line, in the ``--format`` asked for: ``table
 (Rich on a terminal; plain text, never wrapped, in a pipe), ``plain``, ``tsv``,
 ``csv``, ``json`` (one array at the end) or ``jsonl`` (``--json``: one object a
 line). On a terminal a command still running after a moment shows a spinner on
-stderr.
+stderr. Rich (its console, tables) is imported only when something goes through it: a
+table on a terminal, an echo, a note or an error; piped plain output writes text.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import IO, TYPE_CHECKING
-
-from rich.console import Console
-from rich.text import Text
 
 from bot_commands.formats import record, to_csv, to_tsv, truncation
 from bot_commands.outcome import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Outcome
-from bot_commands.render import echo as echo_text
-from bot_commands.render import render_failure, to_rich
 from bot_commands.render_text import to_plain
 from bot_commands.sanitize import visible
 from bot_commands.script import ScriptLine, parse_script, play_script, read_script, script_lines
@@ -36,7 +34,10 @@ from petstore_api.settings import Settings
 
 from .compose import compose
 
-if TYPE_CHECKING:  # pragma: no cover - imported only when stderr is a terminal
+if TYPE_CHECKING:  # pragma: no cover - imported only when needed
+    from rich.console import Console
+    from rich.text import Text
+
     from .progress import Spinner
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "RunOptions", "collect_lines", "run_main", "run_script"]
@@ -45,20 +46,50 @@ Where = int | str
 Sleep = Callable[[float], Awaitable[object]]
 
 
+#: Environment variables with which Rich may treat a pipe as a terminal (then Rich decides).
+RICH_TERMINAL_VARS = ("FORCE_COLOR", "TTY_INTERACTIVE", "TTY_COMPATIBLE")
+
+
+def may_be_terminal(file: IO[str]) -> bool:
+    """False when Rich would certainly not treat ``file`` as a terminal (a pipe, a file)."""
+    if any(name in os.environ for name in RICH_TERMINAL_VARS):
+        return True
+    try:
+        return file.isatty()
+    except (AttributeError, ValueError):  # no isatty, or closed
+        return False
+
+
+def styled(text: str, style: str) -> Text:
+    from rich.text import Text
+
+    return Text(text, style=style)
+
+
 class RunFace:
     """Prints each line's outcome in the chosen format; the engine decides what counts."""
 
     def __init__(self, *, out: IO[str], err: IO[str], fmt: str, echo: bool, delay: float, sleep: Sleep,
                  one_shot: bool = False, spinner: Spinner | None = None) -> None:
-        self.out_file = out
-        self.out = Console(file=out, highlight=False, soft_wrap=False)
-        self.err = Console(file=err, highlight=False, stderr=True, soft_wrap=True)
-        if fmt == "table" and not self.out.is_terminal:
+        self.out_file, self.err_file = out, err
+        if fmt == "table" and not (may_be_terminal(out) and self.out.is_terminal):
             fmt = "plain"  # off a terminal: no colour, no wrapping, long cells clipped
         self.fmt, self.echo, self.delay, self.sleep = fmt, echo, delay, sleep
         self.one_shot = one_shot
         self.spinner = spinner
         self.records: list[dict[str, object]] = []
+
+    @cached_property
+    def out(self) -> Console:
+        from rich.console import Console
+
+        return Console(file=self.out_file, highlight=False, soft_wrap=False)
+
+    @cached_property
+    def err(self) -> Console:
+        from rich.console import Console
+
+        return Console(file=self.err_file, highlight=False, stderr=True, soft_wrap=True)
 
     @property
     def machine(self) -> bool:
@@ -84,17 +115,19 @@ class RunFace:
     async def _echo(self, line: str) -> None:
         target = self.err if self.machine or self.fmt in ("tsv", "csv") else self.out
         if not (self.delay > 0 and target.is_terminal):
+            from bot_commands.render import echo as echo_text
+
             target.print(echo_text(line))
             return
-        target.print(Text("› ", style="dim"), end="")
+        target.print(styled("› ", "dim"), end="")
         for char in visible(line):
-            target.print(Text(char, style="bold"), end="")
+            target.print(styled(char, "bold"), end="")
             await self.sleep(self.delay)
         target.print()
 
     def _notes(self, shown: Presentation) -> None:
         for note in shown.notes:
-            self.err.print(Text(visible(note), style="yellow"))
+            self.err.print(styled(visible(note), "yellow"))
 
     def _show(self, outcome: Outcome) -> None:
         assert outcome.result is not None
@@ -103,17 +136,21 @@ class RunFace:
         if isinstance(shown.view, BlankView):
             return
         if self.fmt == "table":
+            from bot_commands.render import to_rich
+
             self.out.print(to_rich(shown.view))
         elif self.fmt == "plain":
             self._write(to_plain(shown.view) + "\n")
         else:
             self._write(to_tsv(shown.view) if self.fmt == "tsv" else to_csv(shown.view))
             if truncation(outcome.result):  # the caption is not data: say it where a person sees it
-                self.err.print(Text(f"note: {visible(shown.summary)}", style="yellow"))
+                self.err.print(styled(f"note: {visible(shown.summary)}", "yellow"))
 
     def _failure_line(self, item: ScriptLine, outcome: Outcome) -> Text:
         assert outcome.failure is not None
-        return Text(f"{item.label}: ", style="bold red") + render_failure(outcome.failure)
+        from bot_commands.render import render_failure
+
+        return styled(f"{item.label}: ", "bold red") + render_failure(outcome.failure)
 
     def _record(self, obj: dict[str, object], outcome: Outcome, item: ScriptLine) -> None:
         if outcome.failure is not None and outcome.failure.kind == "expectation":
@@ -130,7 +167,7 @@ class RunFace:
             self._write(json.dumps(self.records, ensure_ascii=True, default=str, indent=2) + "\n")
         if remaining > 0:
             s = "" if remaining == 1 else "s"
-            self.err.print(Text(f"stopped: {remaining} command{s} not run (--keep-going runs them)", style="dim"))
+            self.err.print(styled(f"stopped: {remaining} command{s} not run (--keep-going runs them)", "dim"))
 
     def _write(self, text: str) -> None:
         self.out_file.write(text)

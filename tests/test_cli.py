@@ -68,3 +68,39 @@ def test_the_chat_prompt_comes_up_before_anything_heavy_is_imported() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("environ", "scanned"), [({}, False), ({"PYDANTIC_DISABLE_PLUGINS": ""}, True)])
+def test_the_program_builds_models_without_looking_for_pydantic_plugins(environ: dict[str, str], scanned: bool) -> None:
+    """petstore uses no pydantic plugins: the program skips pydantic's scan of every installed
+    package (and its import of importlib.metadata), unless PYDANTIC_DISABLE_PLUGINS is set."""
+    code = (
+        "import sys\n"
+        "from petstore_cli.startup import skip_pydantic_plugins\n"
+        "skip_pydantic_plugins()\n"
+        "from petstore_api.models import parse_pets\n"
+        "assert parse_pets([{'id': 1, 'name': 'Rex', 'categoryId': 2}])[0].name == 'Rex'\n"
+        "print('importlib.metadata' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"} | environ
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == str(scanned)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("words", "loaded"), [(["run", "-c", "/list"], False), (["bot", "matrix"], True)])
+def test_the_program_leaves_out_http2_except_for_the_bots(words: list[str], loaded: bool) -> None:
+    """petstore's client speaks HTTP/1.1 only: httpx is imported without h2 (which matrix-nio installs
+    and needs: `petstore bot` keeps it)."""
+    code = (
+        "import sys\n"
+        "from petstore_cli.startup import skip_http2\n"
+        f"skip_http2({words!r})\n"
+        "import httpx\n"
+        "with httpx.Client() as client:\n"
+        "    pass\n"
+        "print('h2.connection' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(loaded)

@@ -1,29 +1,43 @@
-"""The Textual app: takes its command session in the constructor; screens do the rest."""
+"""The Textual app: a command session from the constructor, or built behind the first frame.
+
+``PetStoreApp(session)`` shows the main screen at once (tests, embedding). ``PetStoreApp(start=f)``
+first paints :class:`~tui.screens.start.StartScreen` (Textual and light widgets only), then runs
+``f`` in a thread worker (settings, client, pydantic models, httpx, the sandbox) and swaps in the
+main screen when it reports (:class:`PetStoreApp.SessionReady`); a :class:`~tui.startup.StartupError`
+ends the app with exit code 2 and its line in :attr:`PetStoreApp.start_error`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from textual import work
 from textual.app import App
 from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
 
 from bot_commands.history import PromptHistory
-from bot_commands.session import CommandSession
 
 from .confirm import TuiConfirm
-from .keys import help_rows
 from .palette import SlashCommands
-from .player import Player
 from .screens.help import HelpScreen
-from .screens.main import MainScreen
+from .screens.start import StartScreen
+from .startup import Start, Started, StartupError
 from .themes import ThemeMemory
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.session import CommandSession
+
+    from .player import Player
+    from .screens.main import MainScreen
 
 
 class PetStoreApp(App[int]):
-    """``PetStoreApp(session=CommandSession(...))``; see :func:`tui.run.run_tui`."""
+    """``PetStoreApp(session=CommandSession(...))`` or ``PetStoreApp(start=...)``; see :func:`tui.run.run_tui`."""
 
     TITLE = "petstore"
     CSS_PATH = ["styles/app.tcss", "styles/main.tcss", "styles/dialogs.tcss"]
@@ -37,10 +51,24 @@ class PetStoreApp(App[int]):
         Binding("s", "skip_play", "Skip to end"),
     ]
 
-    def __init__(self, session: CommandSession, *, page_size: int = 20, theme: str | None = None,
-                 confirm: TuiConfirm | None = None, today: Callable[[], date] = date.today,
-                 player: Player | None = None, history_path: Path | None = None,
-                 theme_memory: ThemeMemory | None = None, **kwargs: Any) -> None:
+    class SessionReady(Message):
+        """The start-up worker built the session."""
+
+        def __init__(self, started: Started) -> None:
+            super().__init__()
+            self.started = started
+
+    class StartFailed(Message):
+        """The start-up worker could not build the session: ``line`` says why."""
+
+        def __init__(self, line: str) -> None:
+            super().__init__()
+            self.line = line
+
+    def __init__(self, session: CommandSession | None = None, *, start: Start | None = None, page_size: int = 20,
+                 theme: str | None = None, confirm: TuiConfirm | None = None,
+                 today: Callable[[], date] = date.today, player: Player | None = None,
+                 history_path: Path | None = None, theme_memory: ThemeMemory | None = None, **kwargs: Any) -> None:
         """``confirm``: the session's confirmation dialog (the app shows it); see :func:`tui.run.run_tui`.
 
         ``history_path``: the prompt history shared with ``petstore chat``; ``theme_memory``: where
@@ -48,33 +76,96 @@ class PetStoreApp(App[int]):
         super().__init__(**kwargs)
         self.session = session
         self.player = player
+        self.start_error: str | None = None
+        #: Awaited when the app ends (set by a start-up worker's result).
+        self.aclose: Callable[[], Awaitable[object]] | None = None
+        self._start = start
         self._page_size = page_size
         self._today = today
-        self._history = PromptHistory(history_path) if history_path is not None else None
+        self._history_path = history_path
         self._theme_memory = theme_memory
-        confirm = confirm or (session.confirm if isinstance(session.confirm, TuiConfirm) else None)
+        if session is not None:
+            self._attach_confirm(confirm or (session.confirm if isinstance(session.confirm, TuiConfirm) else None))
+        self._use_theme(theme or (theme_memory.load() if theme_memory is not None else None))
+
+    def _attach_confirm(self, confirm: TuiConfirm | None) -> None:
         if confirm is not None:
             confirm.attach(self)
-        theme = theme or (theme_memory.load() if theme_memory is not None else None)
+
+    def _use_theme(self, theme: str | None) -> None:
         if theme and theme in self.available_themes:
             self.theme = theme
 
     def on_mount(self) -> None:
         self.theme_changed_signal.subscribe(self, self._remember_theme)
 
+    def on_ready(self) -> None:
+        """The first frame is composed (Textual's Ready): now the libraries, in a thread."""
+        if self.session is None and self._start is not None:
+            self.load_session()
+
     def _remember_theme(self, theme: Any) -> None:
         if self._theme_memory is not None:
             self._theme_memory.save(theme.name)
 
-    def get_default_screen(self) -> MainScreen:
-        return MainScreen(self.session, page_size=self._page_size, today=self._today, history=self._history)
+    def get_default_screen(self) -> Screen[Any]:
+        if self.session is None:
+            return StartScreen(history_path=self._history_path)
+        return self._new_main_screen()
+
+    def _new_main_screen(self) -> MainScreen:
+        from .screens.main import MainScreen
+
+        assert self.session is not None
+        history = PromptHistory(self._history_path) if self._history_path is not None else None
+        return MainScreen(self.session, page_size=self._page_size, today=self._today, history=history)
+
+    # ------------------------------------------------------------------ start-up behind the first frame
+
+    @work(thread=True, group="start", exit_on_error=True)
+    def load_session(self) -> None:
+        """Run the face's start-up function off the event loop; report by message."""
+        assert self._start is not None
+        try:
+            started = self._start()
+            from .screens import main  # noqa: F401 - its modules load here too, off the event loop
+        except StartupError as exc:
+            self.post_message(self.StartFailed(str(exc)))
+            return
+        self.post_message(self.SessionReady(started))
+
+    def on_pet_store_app_start_failed(self, message: StartFailed) -> None:
+        self.start_error = message.line
+        self.exit(return_code=2)
+
+    async def on_pet_store_app_session_ready(self, message: SessionReady) -> None:
+        started = message.started
+        self.session, self.player, self.aclose = started.session, started.player, started.aclose
+        self._page_size = started.page_size
+        self._attach_confirm(started.confirm)
+        self._use_theme(started.theme)
+        start = self.screen_stack[0]
+        typed = start.typed if isinstance(start, StartScreen) else ""
+        main = self._new_main_screen()
+        while len(self.screen_stack) > 1:  # help opened while loading: closed, the main screen comes
+            await self.pop_screen()
+        # Pushed over the first frame's screen (Textual's default one cannot be switched away;
+        # a mode of its own would re-parse every stylesheet for the new screen: ~70 ms).
+        await self.push_screen(main)
+        if typed:
+            main.chat.prompt.focus()
+            main.chat.type_into(typed)
+        for line in started.warnings:
+            self.notify(line, title="Warning", severity="warning", markup=False)
+
+    # ------------------------------------------------------------------ the rest
 
     @property
     def main_screen(self) -> MainScreen:
-        """The main screen (always at the bottom of the stack)."""
-        screen = self.screen_stack[0]
-        assert isinstance(screen, MainScreen)
-        return screen
+        """The main screen (at the bottom of the stack, or over the first frame's screen)."""
+        from .screens.main import MainScreen
+
+        return next(screen for screen in self.screen_stack if isinstance(screen, MainScreen))
 
     def slash_command(self, line: str, *, run: bool) -> None:
         """Run ``line`` on the main screen, or put it in the prompt to complete."""
@@ -86,6 +177,8 @@ class PetStoreApp(App[int]):
             main.chat.type_into(line + " ")
 
     def action_help(self) -> None:
+        from .keys import help_rows  # gathers every screen's keys: the main screen's modules
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(help_rows()))
 

@@ -19,20 +19,10 @@ from bot_commands.parser import join_command
 from bot_commands.results import PetDetail
 from bot_commands.validation import LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, SUNSET_DATE
 
-#: Tab id -> the ``status`` filter it lists (None: every status).
-TABS: dict[str, str | None] = {
-    "all": None,
-    "available": "available",
-    "pending": "pending",
-    "sold": "sold",
-}
+from .tabs import tab_for_status
+
 #: Page sizes the ``+``/``-`` keys step through.
 PAGE_STEPS = (1, 5, 10, 20, 50, 100)
-
-
-def tab_for_status(status: str | None) -> str:
-    """The tab showing ``status`` (unknown statuses show under All)."""
-    return status if status in TABS else "all"
 
 
 def clamp_page_size(size: int) -> int:

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from bot_commands.registry import Command
-
 if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.registry import Command
+
     from .app import PetStoreApp
 
 

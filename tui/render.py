@@ -8,23 +8,16 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from bot_commands.render import cell_text, safe
+from bot_commands.render import cell_text
 from bot_commands.results import Pet
-from bot_commands.sanitize import visible
 from bot_commands.views import pet_cells
+
+from .text import literal
+
+__all__ = ["NAME_CELL_WIDTH", "literal", "pet_row"]
 
 #: Longest name kept in a table cell (the table cuts it to its column with an ellipsis).
 NAME_CELL_WIDTH = 400
-
-
-def literal(value: object, *, width: int | None = None, style: str = "", keep_newlines: bool = False) -> Text:
-    """Server data as literal text (visible control chars, optional clipping)."""
-    if keep_newlines:
-        return Text(visible(str(value), keep_newlines=True), style=style)
-    text = safe(value if isinstance(value, str) else str(value), width, style)
-    if width is not None:
-        text.no_wrap, text.overflow = True, "ellipsis"
-    return text
 
 
 def pet_row(pet: Pet) -> tuple[Text, Text, Text, Text]:

@@ -140,3 +140,17 @@ def test_chat_reads_piped_stdin(tmp_path: Path, server: str) -> None:
     assert out.returncode == 0, out.stderr
     assert "Goldie" in out.stdout and "did you mean /list?" in out.stdout and "custom" in out.stdout
     assert ">" not in out.stdout.splitlines()[0] and "Traceback" not in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize(("extra", "rich_loaded"), [({}, False), ({"FORCE_COLOR": "1"}, True)])
+def test_piped_plain_output_never_loads_rich_console(tmp_path: Path, extra: dict[str, str], rich_loaded: bool) -> None:
+    """A one-shot list into a pipe writes plain text without importing Rich's console (start-up,
+    issue 20); when Rich may still call the pipe a terminal (FORCE_COLOR), Rich decides."""
+    code = ("import sys\nfrom petstore_cli.main import main\ncode = main(['run', '-c', '/list --limit 3'])\n"
+            "print(code, 'rich.console' in sys.modules, file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env=_env(tmp_path, **extra))
+    assert done.stderr.strip().splitlines()[-1] == f"0 {rich_loaded}"
+    assert "Rex" in done.stdout
+    if not rich_loaded:  # plain text: the header row as the plain format writes it
+        assert done.stdout.splitlines()[0].split() == ["id", "name", "category", "status"]

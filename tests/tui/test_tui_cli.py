@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -46,14 +47,48 @@ def on_a_terminal(args: list[str], tmp_path: Path) -> tuple[int, str]:
     return done.returncode, done.stderr
 
 
+#: A control sequence (the app draws on stderr, as Textual does).
+CSI = re.compile(r"\x1b(\[[0-9;?<>=$]*[ -/]*[@-~]|[()][0-9A-Za-z]|[=>78])")
+
+
+def after_the_app(err: str) -> str:
+    """What is written to stderr after the app's last control sequence (it gave the terminal back)."""
+    assert "Traceback" not in err
+    last = list(CSI.finditer(err))[-1]
+    tail = err[last.end():]
+    assert tail.endswith("\n") and tail.count("\n") == 1, tail  # one line
+    return tail
+
+
 @pytest.mark.parametrize("where", ["flag", "config"])
 def test_an_unknown_theme_is_one_line_naming_the_allowed_ones(tmp_path: Path, where: str) -> None:
     config = tmp_path / "c.toml"
     config.write_text('[tui]\ntheme = "neon"\n')
     args = ["--theme", "neon"] if where == "flag" else ["--config", str(config)]
     code, err = on_a_terminal(args, tmp_path)
-    assert code == 2 and err.count("\n") == 1
+    if where == "flag":  # known before the app starts: nothing drawn
+        assert err.count("\n") == 1
+    else:  # known once the settings are loaded, behind the first frame
+        err = after_the_app(err)
+    assert code == 2
     assert err.startswith("petstore: unknown theme 'neon'; one of: ") and "textual-light" in err and "nord" in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("config", "says"), [
+    ('[http]\ntimeout = "soon"\n', "petstore: invalid setting "),
+    ('env = "production"\n', "petstore: environment 'production' has no base URL"),
+    ("this is not toml\n", "petstore: "),
+])
+def test_a_bad_configuration_ends_the_tui_with_one_line_and_exit_2(tmp_path: Path, config: str, says: str) -> None:
+    """The settings load behind the first frame; a bad one still ends with its line and 2."""
+    path = tmp_path / "c.toml"
+    path.write_text(config)
+    code, err = on_a_terminal(["--config", str(path)], tmp_path)
+    line = after_the_app(err)
+    assert code == 2 and line.startswith(says), line
+    assert str(path) in line or "production" in line
+    assert not (tmp_path / "data" / "petstore" / "sandbox").exists()  # no sandbox was opened
 
 
 def test_tui_theme_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

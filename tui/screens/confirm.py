@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Label, Static
 
-from ..render import literal
+from ..text import literal
 
 
 class ConfirmScreen(ModalScreen[bool]):

@@ -19,8 +19,6 @@ from textual.widgets import Input, RichLog
 
 from bot_commands.history import PromptHistory, is_secret
 
-from ..summaries import echo_text
-
 
 def complete_line(value: str, candidates: Iterable[str]) -> str | None:
     """The first candidate that extends ``value``: whole lines, or a last word."""
@@ -134,6 +132,8 @@ class ChatPane(Vertical):
         self.scroll_log_end()
 
     def echo(self, line: str) -> None:
+        from ..summaries import echo_text  # the first frame shows this pane before the libraries
+
         self.write(echo_text(line))
 
     def write(self, renderable: RenderableType) -> None:

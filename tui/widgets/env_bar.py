@@ -1,4 +1,8 @@
-"""The top bar: environment, base URL and (masked) key; production stands out."""
+"""The top bar: environment, base URL and (masked) key; production stands out.
+
+Before the settings are loaded (the first frame) it has no env: it says "loading…" where the
+environment, the address and the key go, never a guess.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,14 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label
 
-from ..render import literal
+from ..text import literal
+
+#: What the bar shows for the environment and the key until they are known.
+LOADING = "loading…"
 
 
 class EnvBar(Horizontal):
-    """Shows where the session points. ``env`` is the session's EnvInfo."""
+    """Shows where the session points. ``env`` is the session's EnvInfo (None: not known yet)."""
 
     def __init__(self, env: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -22,6 +29,11 @@ class EnvBar(Horizontal):
     def compose(self) -> ComposeResult:
         env = self.env
         yield Label("petstore", id="app-name")
+        if env is None:
+            yield Label(LOADING, id="env-name")
+            yield Label("", id="base-url")
+            yield Label(f"key {LOADING}", id="masked-key")
+            return
         yield Label(literal(env.env.upper()), id="env-name")
         yield Label(literal(env.base_url), id="base-url")
         yield Label(literal(f"key {env.masked_key}"), id="masked-key")

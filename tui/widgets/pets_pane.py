@@ -1,8 +1,13 @@
-"""The pets list pane: a table of id, name, category, status, with paging state."""
+"""The pets list pane: a table of id, name, category, status, with paging state.
+
+The first frame shows this pane (loading) before the libraries are imported, so the
+pets' cells and the page-size steps (which need the command layer's models) are imported
+when first used.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -12,12 +17,12 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
 
-from bot_commands.outcome import Failure
-
 from ..columns import ColumnSpec
-from ..controller import step_page_size
-from ..render import literal, pet_row
+from ..text import literal
 from .pets_table import PetsTable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.outcome import Failure
 
 #: Seconds after the last +/- press before the list is asked for at the new size (one /list per burst).
 PAGE_SIZE_DELAY = 0.4
@@ -103,6 +108,8 @@ class PetsPane(Vertical):
             table.clear()
             self.pets.clear()
             self.beyond = None
+        from ..render import pet_row  # after the first frame (see the module's doc)
+
         table.put_rows([(str(pet.id), pet_row(pet)) for pet in pets])
         self.pets.update((pet.id, pet) for pet in pets)
         if self.beyond is not None and self.beyond.id in self.pets:
@@ -124,6 +131,8 @@ class PetsPane(Vertical):
             self.beyond = pet
             self._update_info()
             return False
+        from ..render import pet_row
+
         self.table.insert_row(str(pet.id), pet_row(pet), order=pet.id)
         self.pets[pet.id] = pet
         self._update_info()
@@ -208,6 +217,8 @@ class PetsPane(Vertical):
 
     def action_page_size(self, direction: int) -> None:
         """Step the page size; presses in a row make one list, ``page_size_delay`` after the last."""
+        from ..controller import step_page_size
+
         self.page_size = step_page_size(self.page_size, direction)
         self._update_info()
         if self._size_timer is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.message import Message
 from textual.widgets import Tab, Tabs
 
-from ..controller import TABS, tab_for_status
+from ..tabs import TABS, tab_for_status
 
 LABELS = {"all": "All", "available": "Available", "pending": "Pending", "sold": "Sold"}
 

@@ -1,0 +1,70 @@
+"""``petstore`` / ``petstore tui``: the first frame before the libraries, the session behind it.
+
+Imports Textual and the TUI's first frame only (``tests/test_cli.py`` checks); settings
+(pydantic, pydantic-settings), the client (httpx), the command layer's models and the
+sandbox load in :func:`build`, which the app runs in a thread worker after its first paint.
+A bad configuration raises :class:`tui.startup.StartupError`: the app ends and ``petstore``
+prints its one line and exits 2, as before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from functools import partial
+from pathlib import Path
+
+from bot_commands.history import HISTORY_FILE
+from tui.run import make_player, run_tui
+from tui.startup import Started, StartupError
+from tui.themes import unknown_theme
+
+#: The TUI's state file in the data dir: the theme chosen in it.
+TUI_STATE_FILE = "tui-state.json"
+
+
+def _data_dir() -> Path:
+    # petstore_api.settings.default_data_dir, without importing pydantic for it.
+    from platformdirs import user_data_path
+
+    return user_data_path("petstore", appauthor=False)
+
+
+def start_tui(args: argparse.Namespace) -> int:
+    """Run the TUI (see the module docstring); returns the exit code."""
+    flag_theme = getattr(args, "theme", None)
+    problem = unknown_theme(flag_theme) if flag_theme else None
+    if problem is not None:
+        print(f"petstore: {problem}", file=sys.stderr)
+        return 2
+    data_dir = _data_dir()
+    return run_tui(start=partial(build, args), theme=flag_theme, history_path=data_dir / HISTORY_FILE,
+                   theme_memory_path=data_dir / TUI_STATE_FILE)
+
+
+def build(args: argparse.Namespace) -> Started:
+    """Settings -> composition -> session (in the app's start-up worker). StartupError: the one line."""
+    from bot_commands.errors import CommandError
+    from petstore_api.errors import PetStoreError
+    from tui.confirm import TuiConfirm
+
+    from .compose import compose
+    from .faces import configure_logging, load
+
+    try:
+        loaded = load(args)
+        settings = loaded.settings
+        config_theme = None if getattr(args, "theme", None) else settings.tui.theme or settings.ui.theme
+        problem = unknown_theme(config_theme) if config_theme else None
+        if problem is not None:
+            raise StartupError(problem)
+        player = make_player(getattr(args, "play", None), getattr(args, "delay", None),
+                             bool(getattr(args, "exit", False)))
+        configure_logging(getattr(args, "verbose", None) or 0)
+        composition = compose(settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
+    except (PetStoreError, CommandError) as exc:
+        raise StartupError(str(exc)) from exc
+    confirm = TuiConfirm()  # writes that need confirming ask in a modal first
+    return Started(session=composition.session(confirm=confirm), aclose=composition.aclose, confirm=confirm,
+                   page_size=settings.ui.page_size, theme=config_theme, player=player,
+                   warnings=tuple(loaded.warnings))

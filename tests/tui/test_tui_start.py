@@ -1,0 +1,120 @@
+"""The first frame comes before the libraries (issue 20): the app's chrome while the session loads.
+
+``PetStoreApp(start=...)`` paints :class:`tui.screens.start.StartScreen`, then runs ``start`` in
+a thread worker. Here ``start`` is held on a :class:`threading.Event` (never a sleep) so the
+first frame can be inspected before the load completes.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from tui_support import Harness, wait_for_screen
+
+from tui.app import PetStoreApp
+from tui.screens.main import MainScreen
+from tui.screens.start import StartScreen
+from tui.startup import Started, StartupError
+from tui.widgets.env_bar import EnvBar
+from tui.widgets.pets_pane import PetsPane
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def screen_text(app: PetStoreApp) -> str:
+    """The whole frame as plain text (from the screenshot Textual would save)."""
+    svg = app.export_screenshot().split("</style>")[-1]
+    return html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")
+
+
+def held(started: Started | Exception) -> tuple[threading.Event, threading.Event, PetStoreApp]:
+    """An app whose start-up blocks until ``release`` is set; ``entered``: the worker is in it."""
+    entered, release = threading.Event(), threading.Event()
+
+    def start() -> Started:
+        entered.set()
+        release.wait(30)
+        if isinstance(started, Exception):
+            raise started
+        return started
+
+    return entered, release, PetStoreApp(start=start)
+
+
+async def test_the_first_frame_shows_loading_never_a_guess(harness: Harness) -> None:
+    session = harness.session(env="production")  # what the load will find: red bar, a real key
+    entered, release, app = held(Started(session=session))
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            assert entered.wait(30)  # the load has started and is held: this is the first frame
+            assert isinstance(app.screen, StartScreen) and app.session is None
+            bar = app.screen.query_one(EnvBar)
+            assert bar.has_class("-env-unknown") and not bar.has_class("-env-production")
+            text = screen_text(app)
+            assert "petstore" in text and "loading…" in text and "key loading…" in text
+            assert "PRODUCTION" not in text and "SANDBOX" not in text and "sk-" not in text
+            assert "1 All" in text and "4 Sold" in text and "● ●" in text  # tabs, the table loading
+            assert app.screen.query_one(PetsPane).table.loading and "/help · type a command" in text
+            await pilot.press("/", "g", "e", "t")  # typing while loading goes to the prompt...
+            release.set()
+            main = await wait_for_screen(pilot, MainScreen)
+            for _ in range(200):
+                if main.pane.pets:
+                    break
+                await pilot.pause()
+            assert main.chat.prompt.value == "/get"  # ...and stays there
+            assert main.query_one(EnvBar).has_class("-env-production")
+            text = screen_text(app)
+            assert "PRODUCTION" in text and "key sk-...test" in text and "loading…" not in text
+            assert main.pane.pets and app.main_screen is main
+    finally:
+        release.set()
+
+
+async def test_a_failed_start_ends_the_app_with_its_line_and_2() -> None:
+    entered, release, app = held(StartupError("invalid setting c.toml: http.timeout: not a number"))
+    release.set()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(200):
+            if app.start_error is not None:
+                break
+            await pilot.pause()
+    assert app.start_error == "invalid setting c.toml: http.timeout: not a number"
+    assert app.return_code == 2
+
+
+@pytest.mark.slow
+def test_the_first_frame_imports_no_settings_models_client_or_sandbox() -> None:
+    """What `petstore` imports before the TUI's first frame: Textual and the first frame's widgets."""
+    code = (
+        "import sys\n"
+        "import petstore_cli.main, petstore_cli.tui_start, tui.app, tui.run\n"
+        "heavy = {'httpx', 'pydantic', 'pydantic_settings', 'pydantic_core', 'starlette', 'uvicorn', 'sqlite3',\n"
+        "         'petstore_server', 'petstore_api.models', 'petstore_api.settings', 'bot_commands.session',\n"
+        "         'tui.screens.main'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_the_first_frame_works_without_attrs() -> None:
+    """`petstore` (the TUI) imports Rich's pretty-printer without attrs (petstore_cli.startup.skip_attrs)."""
+    code = (
+        "import sys\n"
+        "from petstore_cli.startup import skip_attrs\n"
+        "skip_attrs()\n"
+        "import tui.app\n"
+        "from rich.pretty import pretty_repr\n"
+        "print(pretty_repr({'a': [1, 2]}), 'attr' in sys.modules and sys.modules['attr'] is not None)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "{'a': [1, 2]} False"

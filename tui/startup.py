@@ -1,0 +1,40 @@
+"""What a start-up worker hands the TUI (light: the first frame imports it).
+
+The face (``petstore_cli``) gives :class:`tui.app.PetStoreApp` a ``start`` function; the app
+paints its first frame, then runs ``start`` in a thread worker. ``start`` loads the settings,
+the client and the session and returns :class:`Started`, or raises :class:`StartupError`
+with the one line to show (a bad configuration): the app then ends with exit code 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.session import CommandSession
+
+    from .confirm import TuiConfirm
+    from .player import Player
+
+
+class StartupError(Exception):
+    """The TUI cannot start: ``str(exc)`` is the one line for the user (exit code 2)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Started:
+    """The session and how to run it, as built behind the first frame."""
+
+    session: CommandSession
+    aclose: Callable[[], Awaitable[object]] | None = None
+    confirm: TuiConfirm | None = None
+    page_size: int = 20
+    theme: str | None = None
+    player: Player | None = None
+    warnings: tuple[str, ...] = ()
+
+
+#: The face's start-up function, run in a thread after the first frame.
+Start = Callable[[], Started]
