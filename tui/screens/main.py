@@ -23,7 +23,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer
 from textual.worker import Worker
 
 from bot_commands.errors import CommandError
@@ -34,6 +33,7 @@ from bot_commands.sanitize import visible
 from .. import controller as c
 from ..widgets.chat_pane import ChatPane
 from ..widgets.env_bar import EnvBar
+from ..widgets.footer import KeysFooter
 from ..widgets.pets_pane import PetsPane
 from ..widgets.status_tabs import StatusTabs
 
@@ -86,7 +86,7 @@ class MainScreen(Screen[None]):
         yield PetsPane(page_size=self.page_size, id="pets-pane")
         yield ChatPane(complete=session.complete if session is not None else _no_completion,
                        history=self.history, id="chat-pane")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         if self.session is None:
