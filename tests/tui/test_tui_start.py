@@ -85,16 +85,24 @@ async def test_a_line_submitted_while_loading_runs_once_the_session_comes(harnes
         async with app.run_test(size=(100, 30)) as pilot:
             assert entered.wait(30)
             main = app.main_screen
-            await pilot.press("a")  # needs the session: disabled while loading (no form opens)
+            await pilot.press("a")  # the form needs the session: a bell while loading, no form
             assert app.screen is main
+            await pilot.press("o")  # /orders waits for the session
             await pilot.press("/", *"env", "enter")
             assert main.session is None and main.chat.prompt.value == ""
             release.set()
             for _ in range(200):
+                if app.screen is not main:
+                    break
+                await pilot.pause()
+            assert "No orders." in screen_text(app)  # /orders ran: its screen
+            await pilot.press("escape")
+            for _ in range(200):
                 if "› /env" in screen_text(app):
                     break
                 await pilot.pause()
-            assert "› /env" in screen_text(app)  # echoed in the log: it ran
+            text = screen_text(app)
+            assert "› /orders" in text and "› /env" in text  # both echoed in the log: they ran
     finally:
         release.set()
 

@@ -62,9 +62,6 @@ class MainScreen(Screen[None]):
         Binding("4", "tab('sold')", "Sold", show=False),
     ]
 
-    #: Actions that run commands: shown, disabled, until the session is attached.
-    NEED_SESSION = frozenset({"add", "refresh", "orders", "tab"})
-
     def __init__(self, session: CommandSession | None, *, page_size: int = 20,
                  today: Callable[[], date] = date.today, history: PromptHistory | None = None) -> None:
         """``session`` None: the first frame, loading until :meth:`attach`."""
@@ -100,7 +97,6 @@ class MainScreen(Screen[None]):
         self.page_size = self.pane.page_size = c.clamp_page_size(page_size)
         self.chat.use_completion(session.complete)
         await self.query_one(EnvBar).load(session.env)
-        self.refresh_bindings()
         self._begin()
         queued, self._queued = self._queued, []
         for line in queued:
@@ -117,11 +113,6 @@ class MainScreen(Screen[None]):
         """The session (what needs it is disabled or queued until :meth:`attach`)."""
         assert self.session is not None, "the session is not attached yet"
         return self.session
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.session is None and action in self.NEED_SESSION:
-            return None  # shown, disabled: the keys are the same once the session comes
-        return True
 
     async def play(self, player: Player) -> None:
         """Play a script, then report (and exit, when asked)."""
@@ -332,10 +323,14 @@ class MainScreen(Screen[None]):
             self.load(self.pane.status)
 
     def on_chat_pane_submitted(self, event: ChatPane.Submitted) -> None:
+        self.submit_or_queue(event.line)
+
+    def submit_or_queue(self, line: str) -> None:
+        """Run ``line``, or before the session is attached, once it is."""
         if self.session is None:
-            self._queued.append(event.line)  # run once the session is attached
+            self._queued.append(line)
         else:
-            self.submit(event.line)
+            self.submit(line)
 
     def on_chat_pane_leave(self, event: ChatPane.Leave) -> None:
         self.pane.table.focus()
@@ -357,7 +352,14 @@ class MainScreen(Screen[None]):
         if not prompt.value:
             self.chat.type_into("/")
 
+    # While loading (no session yet) the keys stay as they will be (the footer does not change when the
+    # session comes): a tab is listed on attach, /orders waits for it, refresh has nothing to do (the
+    # first list is on its way), and the form, which needs the session's models, does not open (a bell).
+
     def action_add(self) -> None:
+        if self.session is None:
+            self.app.bell()
+            return
         from .add_pet import AddPetScreen
 
         self.app.push_screen(AddPetScreen(submit=self.submit_add))
@@ -368,10 +370,11 @@ class MainScreen(Screen[None]):
         return await self.run_line(line)
 
     def action_refresh(self) -> None:
-        self.load(self.pane.status)
+        if self.session is not None:
+            self.load(self.pane.status)
 
     def action_orders(self) -> None:
-        self.submit("/orders")
+        self.submit_or_queue("/orders")
 
     def action_tab(self, tab: str) -> None:
         self.tabs.active = tab
