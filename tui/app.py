@@ -1,10 +1,12 @@
 """The Textual app: a command session from the constructor, or built behind the first frame.
 
 ``PetStoreApp(session)`` shows the main screen at once (tests, embedding). ``PetStoreApp(start=f)``
-first paints :class:`~tui.screens.start.StartScreen` (Textual and light widgets only), then runs
-``f`` in a thread worker (settings, client, pydantic models, httpx, the sandbox) and swaps in the
-main screen when it reports (:class:`PetStoreApp.SessionReady`); a :class:`~tui.startup.StartupError`
-ends the app with exit code 2 and its line in :attr:`PetStoreApp.start_error`.
+first paints the main screen without a session (its loading state; Textual and light modules only),
+then runs ``f`` in a thread worker (settings, client, pydantic models, httpx, the sandbox) and gives
+the same screen the session when it reports (:class:`PetStoreApp.SessionReady`, then
+:meth:`~tui.screens.main.MainScreen.attach`): nothing is mounted twice. A
+:class:`~tui.startup.StartupError` ends the app with exit code 2 and its line in
+:attr:`PetStoreApp.start_error`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from bot_commands.history import PromptHistory
 from .confirm import TuiConfirm
 from .palette import SlashCommands
 from .screens.help import HelpScreen
-from .screens.start import StartScreen
+from .screens.main import MainScreen
 from .startup import Start, Started, StartupError
 from .themes import ThemeMemory
 
@@ -33,7 +35,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from bot_commands.session import CommandSession
 
     from .player import Player
-    from .screens.main import MainScreen
 
 
 class PetStoreApp(App[int]):
@@ -109,14 +110,6 @@ class PetStoreApp(App[int]):
             self._theme_memory.save(theme.name)
 
     def get_default_screen(self) -> Screen[Any]:
-        if self.session is None:
-            return StartScreen(history_path=self._history_path)
-        return self._new_main_screen()
-
-    def _new_main_screen(self) -> MainScreen:
-        from .screens.main import MainScreen
-
-        assert self.session is not None
         history = PromptHistory(self._history_path) if self._history_path is not None else None
         return MainScreen(self.session, page_size=self._page_size, today=self._today, history=history)
 
@@ -128,7 +121,9 @@ class PetStoreApp(App[int]):
         assert self._start is not None
         try:
             started = self._start()
-            from .screens import main  # noqa: F401 - its modules load here too, off the event loop
+            from .screens.main import preload
+
+            preload()  # what the main screen imports on first use, off the event loop
         except StartupError as exc:
             self.post_message(self.StartFailed(str(exc)))
             return
@@ -144,17 +139,7 @@ class PetStoreApp(App[int]):
         self._page_size = started.page_size
         self._attach_confirm(started.confirm)
         self._use_theme(started.theme)
-        start = self.screen_stack[0]
-        typed = start.typed if isinstance(start, StartScreen) else ""
-        main = self._new_main_screen()
-        while len(self.screen_stack) > 1:  # help opened while loading: closed, the main screen comes
-            await self.pop_screen()
-        # Pushed over the first frame's screen (Textual's default one cannot be switched away;
-        # a mode of its own would re-parse every stylesheet for the new screen: ~70 ms).
-        await self.push_screen(main)
-        if typed:
-            main.chat.prompt.focus()
-            main.chat.type_into(typed)
+        await self.main_screen.attach(started.session, page_size=started.page_size)
         for line in started.warnings:
             self.notify(line, title="Warning", severity="warning", markup=False)
 
@@ -162,9 +147,7 @@ class PetStoreApp(App[int]):
 
     @property
     def main_screen(self) -> MainScreen:
-        """The main screen (at the bottom of the stack, or over the first frame's screen)."""
-        from .screens.main import MainScreen
-
+        """The main screen (at the bottom of the stack)."""
         return next(screen for screen in self.screen_stack if isinstance(screen, MainScreen))
 
     def slash_command(self, line: str, *, run: bool) -> None:

@@ -12,33 +12,44 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot_commands.outcome import Failure, Outcome
 from bot_commands.parser import join_command
-from bot_commands.results import PetDetail
-from bot_commands.validation import LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, SUNSET_DATE
 
 from .tabs import tab_for_status
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.results import PetDetail
+
+# Light: the main screen imports this module before the libraries (the first frame); the
+# command layer's limits and dates (pydantic models) are imported where they are used.
 
 #: Page sizes the ``+``/``-`` keys step through.
 PAGE_STEPS = (1, 5, 10, 20, 50, 100)
 
 
 def clamp_page_size(size: int) -> int:
+    from bot_commands.validation import LIMIT_MAX, LIMIT_MIN
+
     return max(LIMIT_MIN, min(LIMIT_MAX, int(size)))
 
 
 def step_page_size(size: int, direction: int) -> int:
     """The next page size up (+1) or down (-1) from ``size``."""
+    from bot_commands.validation import LIMIT_MAX, LIMIT_MIN
+
     if direction > 0:
         return next((s for s in PAGE_STEPS if s > size), LIMIT_MAX)
     return next((s for s in reversed(PAGE_STEPS) if s < size), LIMIT_MIN)
 
 
-def list_line(status: str | None, limit: int = LIMIT_DEFAULT) -> str:
-    """The ``/list`` line for a tab and page size."""
-    return join_command("list", *([status] if status else []), "--limit", clamp_page_size(limit))
+def list_line(status: str | None, limit: int | None = None) -> str:
+    """The ``/list`` line for a tab and page size (None: the command layer's default)."""
+    from bot_commands.validation import LIMIT_DEFAULT
+
+    size = clamp_page_size(LIMIT_DEFAULT if limit is None else limit)
+    return join_command("list", *([status] if status else []), "--limit", size)
 
 
 def add_line(*, name: str, category_id: int, status: str | None) -> str:
@@ -80,6 +91,8 @@ class Freshness:
 
 def getpet_gone(today: date) -> bool:
     """True once getPet's sunset date has come."""
+    from bot_commands.validation import SUNSET_DATE
+
     return today >= SUNSET_DATE
 
 

@@ -53,7 +53,7 @@ class Player:
 
     async def play(self, screen: MainScreen) -> ScriptReport:
         face = _Typist(self, screen)
-        self.report = await play_script(screen.session, script_lines(self.lines), face=face, execute=screen.run_line)
+        self.report = await play_script(screen.live, script_lines(self.lines), face=face, execute=screen.run_line)
         return self.report
 
 

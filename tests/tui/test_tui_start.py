@@ -1,7 +1,7 @@
 """The first frame comes before the libraries (issue 20): the app's chrome while the session loads.
 
-``PetStoreApp(start=...)`` paints :class:`tui.screens.start.StartScreen`, then runs ``start`` in
-a thread worker. Here ``start`` is held on a :class:`threading.Event` (never a sleep) so the
+``PetStoreApp(start=...)`` paints :class:`tui.screens.main.MainScreen` without a session (its
+loading state), then runs ``start`` in a thread worker and attaches the session to the same screen. Here ``start`` is held on a :class:`threading.Event` (never a sleep) so the
 first frame can be inspected before the load completes.
 """
 
@@ -19,7 +19,6 @@ from tui_support import Harness, wait_for_screen
 
 from tui.app import PetStoreApp
 from tui.screens.main import MainScreen
-from tui.screens.start import StartScreen
 from tui.startup import Started, StartupError
 from tui.widgets.env_bar import EnvBar
 from tui.widgets.pets_pane import PetsPane
@@ -54,7 +53,8 @@ async def test_the_first_frame_shows_loading_never_a_guess(harness: Harness) -> 
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
             assert entered.wait(30)  # the load has started and is held: this is the first frame
-            assert isinstance(app.screen, StartScreen) and app.session is None
+            first = app.screen
+            assert isinstance(first, MainScreen) and first.session is None and app.session is None
             bar = app.screen.query_one(EnvBar)
             assert bar.has_class("-env-unknown") and not bar.has_class("-env-production")
             text = screen_text(app)
@@ -74,6 +74,35 @@ async def test_the_first_frame_shows_loading_never_a_guess(harness: Harness) -> 
             text = screen_text(app)
             assert "PRODUCTION" in text and "key sk-...test" in text and "loading…" not in text
             assert main.pane.pets and app.main_screen is main
+            assert main is first and len(app.screen_stack) == 1  # one screen, mounted once
+    finally:
+        release.set()
+
+
+async def test_a_line_submitted_while_loading_runs_once_the_session_comes(harness: Harness) -> None:
+    entered, release, app = held(Started(session=harness.session()))
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            assert entered.wait(30)
+            main = app.main_screen
+            await pilot.press("a")  # the form needs the session: a bell while loading, no form
+            assert app.screen is main
+            await pilot.press("o")  # /orders waits for the session
+            await pilot.press("/", *"env", "enter")
+            assert main.session is None and main.chat.prompt.value == ""
+            release.set()
+            for _ in range(200):
+                if app.screen is not main:
+                    break
+                await pilot.pause()
+            assert "No orders." in screen_text(app)  # /orders ran: its screen
+            await pilot.press("escape")
+            for _ in range(200):
+                if "› /env" in screen_text(app):
+                    break
+                await pilot.pause()
+            text = screen_text(app)
+            assert "› /orders" in text and "› /env" in text  # both echoed in the log: they ran
     finally:
         release.set()
 
@@ -98,11 +127,11 @@ def test_the_first_frame_imports_no_settings_models_client_or_sandbox() -> None:
         "import petstore_cli.main, petstore_cli.tui_start, tui.app, tui.run\n"
         "heavy = {'httpx', 'pydantic', 'pydantic_settings', 'pydantic_core', 'starlette', 'uvicorn', 'sqlite3',\n"
         "         'petstore_server', 'petstore_api.models', 'petstore_api.settings', 'bot_commands.session',\n"
-        "         'tui.screens.main'}\n"
-        "print(sorted(heavy & set(sys.modules)))\n"
+        "         'bot_commands.results', 'tui.summaries', 'tui.screens.detail'}\n"
+        "print(sorted(heavy & set(sys.modules)), 'tui.screens.main' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert out.stdout.strip() == "[] True"  # the main screen is the first frame, without the libraries
 
 
 @pytest.mark.slow

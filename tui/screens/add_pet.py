@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, Label, Select, Static
+from textual.widgets import Button, Input, Label, Select, Static
 
 from bot_commands.outcome import Outcome
 from bot_commands.results import PetCreated
@@ -19,6 +19,7 @@ from bot_commands.validation import NAME_MAX_LENGTH, STATUSES
 
 from ..render import literal
 from ..validation import Check, FormValues, category_error, form_errors, name_error, parse_form
+from ..widgets.footer import KeysFooter
 
 Submit = Callable[[FormValues], Awaitable[Outcome]]
 
@@ -54,7 +55,7 @@ class AddPetScreen(ModalScreen[Any]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel")
                 yield Button("Add", id="add", variant="primary")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#name", Input).focus()

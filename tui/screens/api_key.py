@@ -10,9 +10,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, Label, Static
+from textual.widgets import Button, Input, Label, Static
 
 from ..render import literal
+from ..widgets.footer import KeysFooter
 
 
 class ApiKeyScreen(ModalScreen[str | None]):
@@ -35,7 +36,7 @@ class ApiKeyScreen(ModalScreen[str | None]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel")
                 yield Button("Use key", id="use", variant="primary")
-        yield Footer()
+        yield KeysFooter()
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#use")

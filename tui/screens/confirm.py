@@ -9,9 +9,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Label, Static
+from textual.widgets import Button, Label, Static
 
 from ..text import literal
+from ..widgets.footer import KeysFooter
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -33,7 +34,7 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("No", id="no")
                 yield Button("Yes", id="yes", variant="error")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

@@ -10,12 +10,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Label, Static
+from textual.widgets import Label, Static
 
 from bot_commands.sanitize import clip
 
 from ..controller import DetailView
 from ..render import literal
+from ..widgets.footer import KeysFooter
 
 #: Longest field value shown in full; longer ones are cut (their length is said).
 VALUE_WIDTH = 400
@@ -54,7 +55,7 @@ class DetailScreen(ModalScreen[None]):
                 if view.fallback:
                     yield Static(Text(view.fallback), id="detail-fallback")
             yield Static(Text(f"⚠ {view.notice}"), id="detail-deprecation")
-        yield Footer()
+        yield KeysFooter()
 
     def _failure_text(self) -> Text:
         failure = self.view.failure

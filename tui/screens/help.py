@@ -10,7 +10,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Label, Static
+from textual.widgets import Label, Static
+
+from ..widgets.footer import KeysFooter
 
 
 def keys_table(rows: list[tuple[str, str, str]]) -> Table:
@@ -42,7 +44,7 @@ class HelpScreen(ModalScreen[None]):
                          "for the commands, or press ctrl+p for the command palette.", style="dim"),
                     id="help-footnote",
                 )
-        yield Footer()
+        yield KeysFooter()
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -1,5 +1,12 @@
 """The main screen: env bar, status tabs, pets pane, chat pane. Wiring only.
 
+It is also the first frame (issue 20): ``MainScreen(None)`` paints the chrome in its loading
+state (the env bar says "loading…", the table is loading, the prompt takes typing) before the
+libraries load; :meth:`MainScreen.attach` gives it the session when the app's start-up worker
+has built it. So this module imports Textual and light modules only: the command layer's
+models, the summaries and the screens it opens are imported where they are used (after the
+session exists; :func:`preload` imports them in the start-up worker, off the event loop).
+
 Every action becomes a slash-command line run through :meth:`MainScreen.run_line`
 (echoed in the log, recorded in the session's history); its outcome is applied
 by small handlers per result type. Decisions live in :mod:`tui.controller`.
@@ -9,35 +16,32 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date
-from functools import partial
-from typing import Any
+from functools import cache, partial
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer
 from textual.worker import Worker
 
-from bot_commands import results as r
 from bot_commands.errors import CommandError
 from bot_commands.history import PromptHistory
 from bot_commands.outcome import Outcome
 from bot_commands.sanitize import visible
-from bot_commands.session import CommandSession, Prepared
 
 from .. import controller as c
-from ..player import Player
-from ..summaries import failure_message, failure_text, summarize
-from ..validation import FormValues
 from ..widgets.chat_pane import ChatPane
 from ..widgets.env_bar import EnvBar
+from ..widgets.footer import KeysFooter
 from ..widgets.pets_pane import PetsPane
 from ..widgets.status_tabs import StatusTabs
-from .add_pet import AddPetScreen
-from .api_key import ApiKeyScreen
-from .detail import DetailScreen
-from .orders import OrdersScreen
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.session import CommandSession, Prepared
+
+    from ..player import Player
+    from ..validation import FormValues
 
 #: Failures shown in the log only: the user's own typing (the log is where they look).
 QUIET_KINDS = frozenset({"usage"})
@@ -58,30 +62,57 @@ class MainScreen(Screen[None]):
         Binding("4", "tab('sold')", "Sold", show=False),
     ]
 
-    def __init__(self, session: CommandSession, *, page_size: int = 20,
+    def __init__(self, session: CommandSession | None, *, page_size: int = 20,
                  today: Callable[[], date] = date.today, history: PromptHistory | None = None) -> None:
+        """``session`` None: the first frame, loading until :meth:`attach`."""
         super().__init__()
         self.session = session
         self.history = history
         self.fresh = c.Freshness()
-        self.page_size = c.clamp_page_size(page_size)
+        self.page_size = c.clamp_page_size(page_size) if session is not None else page_size
         self.today = today
         self.pending_select: Any = None
         self._error: tuple[str, str] | None = None
+        #: Lines submitted at the prompt before the session came: run when it does.
+        self._queued: list[str] = []
 
     def compose(self) -> ComposeResult:
         session = self.session
-        yield EnvBar(session.env, id="env-bar")
+        yield EnvBar(session.env if session is not None else None, id="env-bar")
         yield StatusTabs(id="status-tabs")
         yield PetsPane(page_size=self.page_size, id="pets-pane")
-        yield ChatPane(complete=session.complete, history=self.history, id="chat-pane")
-        yield Footer()
+        yield ChatPane(complete=session.complete if session is not None else _no_completion,
+                       history=self.history, id="chat-pane")
+        yield KeysFooter()
 
     def on_mount(self) -> None:
-        self.load(None)
+        if self.session is None:
+            self.pane.begin_loading(None)
+        else:
+            self._begin()
+
+    async def attach(self, session: CommandSession, *, page_size: int) -> None:
+        """The session, built behind the first frame: the env bar, completion, the first list."""
+        self.session = session
+        self.page_size = self.pane.page_size = c.clamp_page_size(page_size)
+        self.chat.use_completion(session.complete)
+        await self.query_one(EnvBar).load(session.env)
+        self._begin()
+        queued, self._queued = self._queued, []
+        for line in queued:
+            self.submit(line)
+
+    def _begin(self) -> None:
+        self.load(self.tabs.status)
         player = getattr(self.app, "player", None)
         if player is not None:
             self.run_worker(self.play(player), group="play", exit_on_error=False)
+
+    @property
+    def live(self) -> CommandSession:
+        """The session (what needs it is disabled or queued until :meth:`attach`)."""
+        assert self.session is not None, "the session is not attached yet"
+        return self.session
 
     async def play(self, player: Player) -> None:
         """Play a script, then report (and exit, when asked)."""
@@ -118,19 +149,19 @@ class MainScreen(Screen[None]):
 
     def submit(self, line: str) -> Worker[Outcome]:
         """Run a line in a worker (lists and details cancel their older selves)."""
-        prepared = self.session.prepare(line)
+        prepared = self.live.prepare(line)
         group, exclusive = c.worker_group(prepared.command.group if prepared.command else None)
         return self.run_worker(partial(self.run_line, prepared), group=group, exclusive=exclusive,
                                exit_on_error=False)
 
     async def run_line(self, line: str | Prepared) -> Outcome:
         """Echo, run and apply one line; never raises."""
-        prepared = line if isinstance(line, Prepared) else self.session.prepare(line)
+        prepared = self.live.prepare(line) if isinstance(line, str) else line
         self.chat.echo(prepared.line)
         command = prepared.command
         if command is not None and command.group == "listing":
             self.pane.begin_loading(self.pane.status, more=command.name == "more")
-        outcome = await self.session.run(prepared)
+        outcome = await self.live.run(prepared)
         try:
             self.apply(outcome)
         except Exception as exc:  # noqa: BLE001 - a display bug must not end the app
@@ -144,6 +175,8 @@ class MainScreen(Screen[None]):
     # ------------------------------------------------------------------ applying outcomes
 
     def apply(self, outcome: Outcome) -> None:
+        from ..summaries import failure_text, summarize
+
         if outcome.failure is not None:
             self.chat.write(failure_text(outcome.failure))
             self.apply_failure(outcome)
@@ -151,11 +184,13 @@ class MainScreen(Screen[None]):
         result = outcome.result
         assert result is not None
         self.chat.write(summarize(result))
-        handler = self._HANDLERS.get(type(result))
+        handler = _handlers().get(type(result))
         if handler is not None:
             handler(self, outcome)
 
     def _show_list(self, outcome: Outcome) -> None:
+        from bot_commands import results as r
+
         result = outcome.result
         assert isinstance(result, r.PetList)
         if not self.fresh.accept("list", outcome.seq):
@@ -170,6 +205,8 @@ class MainScreen(Screen[None]):
             self._select_new(pet)
 
     def _show_created(self, outcome: Outcome) -> None:
+        from bot_commands import results as r
+
         assert isinstance(outcome.result, r.PetCreated)
         pet = outcome.result.pet
         tab = c.tab_for_new_pet(pet.status_text, self.tabs.status)
@@ -184,26 +221,28 @@ class MainScreen(Screen[None]):
             self.pane.select_pet(pet.id)
 
     def _show_detail(self, outcome: Outcome) -> None:
+        from bot_commands import results as r
+
+        from .detail import DetailScreen
+
         assert isinstance(outcome.result, r.PetDetail)
         if self.fresh.accept("detail", outcome.seq):
             self.app.push_screen(DetailScreen(c.detail_from_result(outcome.result)))
 
     def _show_orders(self, outcome: Outcome) -> None:
+        from bot_commands import results as r
+
+        from .orders import OrdersScreen
+
         assert isinstance(outcome.result, r.OrdersListing)
         self.app.push_screen(OrdersScreen(outcome.result))
 
     def _quit(self, outcome: Outcome) -> None:
         self.app.exit(return_code=0)
 
-    _HANDLERS: dict[type, Callable[[MainScreen, Outcome], None]] = {
-        r.PetList: _show_list,
-        r.PetCreated: _show_created,
-        r.PetDetail: _show_detail,
-        r.OrdersListing: _show_orders,
-        r.Quit: _quit,
-    }
-
     def apply_failure(self, outcome: Outcome) -> None:
+        from ..summaries import failure_message
+
         failure = outcome.failure
         assert failure is not None
         state = c.list_failure_state(outcome)
@@ -232,6 +271,8 @@ class MainScreen(Screen[None]):
 
     def _show_failed_detail(self, outcome: Outcome) -> bool:
         """Show the detail a failed /get still allows; True when it fell back to the list."""
+        from .detail import DetailScreen
+
         failure = outcome.failure
         assert failure is not None
         pet_id = c.get_target(outcome)
@@ -242,40 +283,54 @@ class MainScreen(Screen[None]):
         return view is not None and bool(view.fallback)
 
     def ask_for_key(self, outcome: Outcome) -> None:
+        from ..summaries import failure_message
+        from .api_key import ApiKeyScreen
+
+        session = self.live
+
         def use_key(key: str | None) -> None:
             if not key:
                 return
             try:
-                self.session.set_api_key(key)
+                session.set_api_key(key)
             except CommandError as exc:
                 self.say(str(exc), title="Key not changed", severity="error")
                 return
-            self.query_one(EnvBar).show(self.session.env)
+            self.query_one(EnvBar).show(session.env)
             self.chat.write(Text("Using the new key for this session.", style="dim"))
             self.submit(outcome.line)
 
         if not any(isinstance(screen, ApiKeyScreen) for screen in self.app.screen_stack):
-            has_key = self.session.env.masked_key != "(none)"
+            has_key = session.env.masked_key != "(none)"
             message = failure_message(outcome.failure) if outcome.failure else ""
             self.app.push_screen(ApiKeyScreen(message, has_key=has_key), use_key)
 
     # ------------------------------------------------------------------ messages from the panes
 
     def on_status_tabs_changed(self, event: StatusTabs.Changed) -> None:
-        if event.status != self.pane.status:
+        if self.session is not None and event.status != self.pane.status:  # else: listed on attach
             self.load(event.status)
 
     def on_pets_pane_open_detail(self, event: PetsPane.OpenDetail) -> None:
         self.open_detail(event.pet_id)
 
     def on_pets_pane_load_more(self, event: PetsPane.LoadMore) -> None:
-        self.submit("/more")
+        if self.session is not None:
+            self.submit("/more")
 
     def on_pets_pane_page_size_changed(self, event: PetsPane.PageSizeChanged) -> None:
-        self.load(self.pane.status)
+        if self.session is not None:
+            self.load(self.pane.status)
 
     def on_chat_pane_submitted(self, event: ChatPane.Submitted) -> None:
-        self.submit(event.line)
+        self.submit_or_queue(event.line)
+
+    def submit_or_queue(self, line: str) -> None:
+        """Run ``line``, or before the session is attached, once it is."""
+        if self.session is None:
+            self._queued.append(line)
+        else:
+            self.submit(line)
 
     def on_chat_pane_leave(self, event: ChatPane.Leave) -> None:
         self.pane.table.focus()
@@ -283,6 +338,8 @@ class MainScreen(Screen[None]):
     # ------------------------------------------------------------------ actions
 
     def open_detail(self, pet_id: int) -> None:
+        from .detail import DetailScreen
+
         view = c.detail_without_request(self.pane.pets.get(pet_id), today=self.today())
         if view is not None:
             self.app.push_screen(DetailScreen(view))
@@ -295,7 +352,16 @@ class MainScreen(Screen[None]):
         if not prompt.value:
             self.chat.type_into("/")
 
+    # While loading (no session yet) the keys stay as they will be (the footer does not change when the
+    # session comes): a tab is listed on attach, /orders waits for it, refresh has nothing to do (the
+    # first list is on its way), and the form, which needs the session's models, does not open (a bell).
+
     def action_add(self) -> None:
+        if self.session is None:
+            self.app.bell()
+            return
+        from .add_pet import AddPetScreen
+
         self.app.push_screen(AddPetScreen(submit=self.submit_add))
 
     async def submit_add(self, values: FormValues) -> Outcome:
@@ -304,10 +370,11 @@ class MainScreen(Screen[None]):
         return await self.run_line(line)
 
     def action_refresh(self) -> None:
-        self.load(self.pane.status)
+        if self.session is not None:
+            self.load(self.pane.status)
 
     def action_orders(self) -> None:
-        self.submit("/orders")
+        self.submit_or_queue("/orders")
 
     def action_tab(self, tab: str) -> None:
         self.tabs.active = tab
@@ -322,3 +389,29 @@ class MainScreen(Screen[None]):
     def action_quit(self) -> None:
         """``q`` on the main screen (not in the prompt, not in a form) ends the app with 0."""
         self.app.exit(return_code=0)
+
+
+def _no_completion(line: str) -> tuple[str, ...]:
+    return ()
+
+
+@cache
+def _handlers() -> dict[type, Callable[[MainScreen, Outcome], None]]:
+    """What each result type does to the screen (the command layer's result types, imported on first use)."""
+    from bot_commands import results as r
+
+    return {
+        r.PetList: MainScreen._show_list,
+        r.PetCreated: MainScreen._show_created,
+        r.PetDetail: MainScreen._show_detail,
+        r.OrdersListing: MainScreen._show_orders,
+        r.Quit: MainScreen._quit,
+    }
+
+
+def preload() -> None:
+    """Import what the first list needs on first use (the start-up worker calls this, off the event
+    loop); the screens it opens (~5 ms together) are imported when first opened."""
+    from bot_commands import results  # noqa: F401
+
+    from .. import render, summaries  # noqa: F401

@@ -9,11 +9,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Label, Static
+from textual.widgets import DataTable, Label, Static
 
 from bot_commands.render import cell_text, to_rich
 from bot_commands.results import OrdersListing
 from bot_commands.views import Cell, NoticeView, TableView, present
+
+from ..widgets.footer import KeysFooter
 
 
 class OrdersScreen(Screen[None]):
@@ -35,7 +37,7 @@ class OrdersScreen(Screen[None]):
             else:
                 with VerticalScroll(id="orders-json"):
                     yield Static(to_rich(self.view))
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         if isinstance(self.view, TableView):

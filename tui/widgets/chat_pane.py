@@ -36,13 +36,14 @@ class SessionSuggester(Suggester):
 
     def __init__(self, complete: Callable[[str], Sequence[str]]) -> None:
         super().__init__(use_cache=False, case_sensitive=True)
-        self._complete = complete
+        #: The session's completion (replaced when the session comes after the first frame).
+        self.complete = complete
 
     async def get_suggestion(self, value: str) -> str | None:
         if not value.strip():
             return None
         try:
-            candidates = list(self._complete(value))
+            candidates = list(self.complete(value))
             if len(candidates) == 1:  # a finished word: a space after it, as the chat does
                 candidates = [candidates[0] + " "]
             return complete_line(value, candidates)
@@ -115,6 +116,13 @@ class ChatPane(Vertical):
             history=self._history,
             select_on_focus=False,
         )
+
+    def use_completion(self, complete: Callable[[str], Sequence[str]]) -> None:
+        """Complete from ``complete`` from now on (the session, once it is loaded)."""
+        self._complete = complete
+        suggester = self.prompt.suggester
+        if isinstance(suggester, SessionSuggester):
+            suggester.complete = complete
 
     @property
     def prompt(self) -> PromptInput:

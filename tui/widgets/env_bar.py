@@ -40,6 +40,13 @@ class EnvBar(Horizontal):
         if env.read_only:
             yield Label("READ-ONLY", id="read-only")
 
+    async def load(self, env: Any) -> None:
+        """Show the session's env in place of "loading…" (the first frame's bar, once it is known)."""
+        self.remove_class(f"-env-{self.env.env}" if self.env else "-env-unknown")
+        self.env = env
+        self.add_class(f"-env-{env.env}")
+        await self.recompose()
+
     def show(self, env: Any) -> None:
         """Show a changed env (a new key: its masked form)."""
         self.env = env

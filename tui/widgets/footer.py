@@ -1,0 +1,48 @@
+"""Textual's footer, recomposed only when the keys it shows change.
+
+Textual's :class:`~textual.widgets.Footer` removes and mounts all its keys (a dozen widgets,
+styles applied to each, a layout and a frame) on every bindings signal of its screen: focus
+moving, the app gaining focus, ``refresh_bindings``. At start-up that came several times in a
+row with the same keys: ~50-70 ms of the event loop's CPU right after the first frame, while the
+start-up worker (same GIL) loads the libraries. This one compares what it would show with what
+it shows and recomposes only on a difference.
+"""
+
+from __future__ import annotations
+
+from textual.screen import Screen
+from textual.widgets import Footer
+
+Shown = tuple[tuple[str, str, str, bool, str], ...]
+
+
+class KeysFooter(Footer):
+    """A :class:`~textual.widgets.Footer` that skips recomposing to the same keys."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._shown: Shown | None = None
+
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        self._bindings_ready = True
+        if not screen.app.app_focus:
+            return
+        if self.is_attached and screen is self.screen:
+            self.call_after_refresh(self._recompose_if_changed)
+
+    def shown_keys(self) -> Shown:
+        """What the footer shows: each shown binding's key, label, action, state and tooltip."""
+        palette = self.app.COMMAND_PALETTE_BINDING if self.show_command_palette else None
+        return tuple(
+            (binding.key, binding.description, binding.action, enabled, tooltip)
+            for key, (_, binding, enabled, tooltip) in self.screen.active_bindings.items()
+            if binding.show or key == palette
+        )
+
+    async def _recompose_if_changed(self) -> None:
+        if not self.is_attached:
+            return
+        shown = self.shown_keys()
+        if shown != self._shown:
+            self._shown = shown
+            await self.recompose()
