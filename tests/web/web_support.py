@@ -132,3 +132,32 @@ class Screen:
             elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
                 raise AssertionError(f"the session closed before {needles!r} showed")
         return self.text
+
+
+#: For the browser tests and bench_web: textual.js keeps its xterm.js Terminal to itself. Terminal's constructor
+#: sets ``this._core``; a setter on Object.prototype notes that object (the one with ``loadAddon``) as
+#: window.__xterm, so the page's own terminal buffer, what it paints, can be read.
+XTERM_HOOK = """
+Object.defineProperty(Object.prototype, "_core", {
+  configurable: true,
+  set(value) {
+    Object.defineProperty(this, "_core", {value, writable: true, configurable: true, enumerable: false});
+    if (typeof this.loadAddon === "function") window.__xterm = this;
+  },
+});
+"""
+
+#: The terminal's visible lines, as text.
+READ_SCREEN = """() => {
+  const term = window.__xterm;
+  if (!term) return "";
+  const buffer = term.buffer.active, lines = [];
+  for (let i = 0; i < term.rows; i++) {
+    const line = buffer.getLine(buffer.viewportY + i);
+    lines.push(line ? line.translateToString(true) : "");
+  }
+  return lines.join("\\n");
+}"""
+
+#: True once every needle (the argument, a list) is on the terminal's screen.
+SHOWS = "needles => { const text = (" + READ_SCREEN + ")(); return needles.every(n => text.includes(n)); }"
