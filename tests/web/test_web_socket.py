@@ -92,18 +92,22 @@ async def test_the_session_limit_holds(served: Served) -> None:
     assert served.token not in served.text().split("\n", 1)[1]  # printed once, never logged
 
 
-async def test_sigterm_ends_the_server_and_every_app(tmp_path: Path) -> None:
-    with web_server(tmp_path) as server:
+async def test_play_runs_in_each_session_and_sigterm_ends_the_server_and_every_app(tmp_path: Path) -> None:
+    script = tmp_path / "demo.pets"
+    script.write_text("/list sold --limit 2\n/get 4\n")
+    with web_server(tmp_path, "--play", str(script), "--delay", "0") as server:
         async with client() as http:
             await http.get(server.url)
-            socket = await http.ws_connect(server.ws)
-            await Screen(socket).until(*PETS)
+            sockets = [await http.ws_connect(server.ws) for _ in range(2)]
+            for socket in sockets:  # each session plays the script on its own
+                await Screen(socket).until("Script finished", "2 commands played")
             apps = children(server.proc.pid)
-            assert len(apps) == 1
+            assert len(apps) == 2
             server.proc.send_signal(signal.SIGTERM)
             assert server.proc.wait(timeout=10) == 0
             assert all(wait_gone(app, timeout=0.5) for app in apps)
-            await socket.close()
+            for socket in sockets:
+                await socket.close()
 
 
 @pytest.mark.parametrize(("args", "message"), [
