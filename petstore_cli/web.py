@@ -55,11 +55,26 @@ def web_main(loaded: LoadedSettings, args: argparse.Namespace) -> int:
     except (TokenError, ValueError) as exc:
         print(f"petstore: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    problem = _preflight(loaded, args)
+    if problem is not None:
+        print(f"petstore: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     if getattr(args, "sandbox_reset", False):
         _reset_sandbox(loaded)  # once, here: not in every session
     if not is_loopback(args.host):
         print(REMOTE_WARNING.format(host=args.host), file=sys.stderr)
     return _serve(args, token=token, argv=tui_argv(args, play=play))
+
+
+def _preflight(loaded: LoadedSettings, args: argparse.Namespace) -> str | None:
+    """What would stop every session's TUI, said once here: an unknown theme, an environment without an address."""
+    from petstore_api.settings import resolve_target
+    from tui.themes import unknown_theme
+
+    settings = loaded.settings
+    resolve_target(settings)  # ConfigError (one line, exit 2, from run_face) when the environment has no address
+    theme = getattr(args, "theme", None) or settings.tui.theme or settings.ui.theme
+    return unknown_theme(theme) if theme else None
 
 
 def _script(play: str | None) -> Path | None:

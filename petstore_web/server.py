@@ -85,8 +85,7 @@ class WebServer:
     async def websocket(self, request: web.Request) -> web.StreamResponse:
         if self.sessions.full:
             return web.Response(status=503, text=sessions_full(self.sessions.limit), content_type=HTML)
-        origin = request.headers.get("Origin")
-        if origin is not None and origin.split("://", 1)[-1] != request.host:
+        if not _same_origin(request):
             return web.Response(status=403, text="petstore web: a page of another site may not open a session")
         # autoclose off: the closing handshake is answered once the app has ended and its slot is free.
         socket = web.WebSocketResponse(heartbeat=HEARTBEAT, autoclose=False)
@@ -120,6 +119,18 @@ class WebServer:
         for socket in list(self.sockets):
             with contextlib.suppress(Exception):
                 await socket.close(code=1001, message=b"server stopping")
+
+
+def _same_origin(request: web.Request) -> bool:
+    """The websocket comes from our own page: its Origin names this host (or the one a proxy says it forwards).
+
+    The SameSite cookie already keeps other sites out; this also keeps out pages on other ports of this host,
+    which browsers count as the same site."""
+    origin = request.headers.get("Origin")
+    if origin is None:  # not a browser
+        return True
+    host = origin.split("://", 1)[-1]
+    return host in {request.host, request.headers.get("X-Forwarded-Host", "").split(",")[0].strip()}
 
 
 def _refusal() -> web.Response:

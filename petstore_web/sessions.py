@@ -51,6 +51,11 @@ class AppProcess(AppService):
         self._stdin = process.stdin
         return process
 
+    async def run(self) -> None:
+        """Relay the app's output until it ends; then its session ends too (quit, crashed or never started)."""
+        await super().run()
+        await self.remote_close()
+
     async def stop(self) -> None:
         """Ask the app to quit; after ``grace`` seconds kill its process group. Returns when it has ended."""
         process = self._process

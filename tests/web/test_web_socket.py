@@ -5,6 +5,8 @@ One real server (the CLI, on 127.0.0.1, limit 2) serves the module; SIGTERM is t
 
 from __future__ import annotations
 
+import asyncio
+import os
 import signal
 import subprocess
 import sys
@@ -49,6 +51,10 @@ async def test_the_token_becomes_a_cookie_and_leaves_the_address(served: Served)
             assert page.status == 200 and 'class="textual-terminal"' in await page.text()
         async with http.get(served.base + "/static/js/textual.js") as asset:
             assert asset.status == 200
+        for origin in ("http://127.0.0.1:1", "http://evil.example"):  # a page elsewhere, even on this host
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await http.ws_connect(served.ws, headers={"Origin": origin})
+            assert refused.value.status == 403
     assert children(served.proc.pid) == []  # a page starts no app: its websocket does
 
 
@@ -68,6 +74,26 @@ async def test_a_session_shows_the_pets_takes_keys_and_ends_with_its_socket(serv
         await socket.close()  # the server answers the close once the app has ended
         assert children(served.proc.pid) == []
     assert wait_gone(app, timeout=0)
+
+
+@pytest.mark.parametrize("end", ["ctrl+q", "crash"])
+async def test_an_app_that_ends_ends_its_session(served: Served, end: str) -> None:
+    async with client() as http:
+        await http.get(served.url)
+        socket = await http.ws_connect(served.ws)
+        await Screen(socket).until(*PETS)
+        [app] = children(served.proc.pid)
+        if end == "crash":
+            os.kill(app, signal.SIGKILL)
+        else:
+            await socket.send_json(["stdin", "\x11"])
+        message = await asyncio.wait_for(socket.receive(), 30)
+        while message.type == aiohttp.WSMsgType.BINARY:  # the last frames, then the server closes
+            message = await asyncio.wait_for(socket.receive(), 30)
+        assert message.type == aiohttp.WSMsgType.CLOSE
+        await socket.close()
+    assert wait_gone(app)
+    assert children(served.proc.pid) == []
 
 
 async def test_the_session_limit_holds(served: Served) -> None:
@@ -115,6 +141,8 @@ async def test_play_runs_in_each_session_and_sigterm_ends_the_server_and_every_a
     (["--token-file", "/nonexistent/token"], "petstore: cannot read token file /nonexistent/token"),
     (["--play", "/nonexistent/demo.pets"], "petstore: cannot read script /nonexistent/demo.pets"),
     (["--max-sessions", "0"], "must be a whole number from 1 to 100"),
+    (["--theme", "neon"], "petstore: unknown theme 'neon'; one of: "),
+    (["--env", "custom"], "petstore: environment 'custom' needs a base URL"),
 ])
 def test_bad_options_one_line_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
     done = subprocess.run([sys.executable, "-m", "petstore_cli", "web", *args], cwd=ROOT, capture_output=True,
