@@ -21,6 +21,10 @@ def run_face(command: str, args: argparse.Namespace) -> int:
         return _chat(loaded, args)
     if command == "bot":
         return _bot(loaded, args)
+    if command == "web":
+        from .web import web_main
+
+        return web_main(loaded, args)
     return _run(loaded, args)
 
 

@@ -21,7 +21,7 @@ NO_TERMINAL = ("petstore: the TUI needs a terminal; use `petstore run` (a script
 
 #: The faces and tools: subcommands of their own. Every other command word is a registry command
 #: (``petstore list sold``), run as ``petstore run -c '/list sold'`` (see petstore_cli.subcommands).
-FACES = ("tui", "chat", "run", "serve", "bot", "completion", "config")
+FACES = ("tui", "chat", "run", "serve", "web", "bot", "completion", "config")
 #: Output formats of ``run`` and the registry subcommands (renderers: bot_commands.formats, render_text).
 FORMATS = ("table", "plain", "tsv", "csv", "json", "jsonl")
 
@@ -98,6 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the Pet Store service (SQLite) with uvicorn",
                            description="Serve the Pet Store API under /v1 on HTTP.")
     _add_serve_options(serve)
+    web = sub.add_parser("web", parents=common, help="serve the TUI to browsers (token, loopback by default)",
+                         description="Serve the TUI to web browsers: each browser session runs `petstore tui` "
+                                     "with these settings. The URL to open (with its token) is printed once.")
+    from .web import add_web_options
+
+    add_web_options(web)
+    _theme_option(web, suppress=True)
     completion = sub.add_parser("completion", help="print the shell completion script (bash, zsh, fish)",
                                 description="Print a completion script (the README has the install lines).")
     completion.add_argument("shell", choices=["bash", "zsh", "fish"])

@@ -1,0 +1,82 @@
+"""``petstore web`` in a real browser: Debian's Chromium, headless, driven by Playwright for Python.
+
+Chromium missing or not starting: the tests fail when CI=true, and skip with the reason elsewhere.
+The terminal is read from xterm.js's own buffer (web_support.XTERM_HOOK), i.e. what the page paints.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from web_support import READ_SCREEN, SHOWS, XTERM_HOOK, Served, web_server
+
+pytestmark = pytest.mark.slow
+CHROMIUM = "/usr/bin/chromium"
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import Error, sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed (pip install -e '.[test]')")
+    if not Path(CHROMIUM).exists():
+        _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        try:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        except Error as exc:
+            _unavailable(f"Chromium does not start: {str(exc).splitlines()[0]}")
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with web_server(tmp_path_factory.mktemp("web")) as server:
+        yield server
+
+
+def wait_for(page: Any, *needles: str) -> None:
+    try:
+        page.wait_for_function(SHOWS, arg=list(needles), timeout=30_000)
+    except Exception as exc:
+        raise AssertionError(f"{needles!r} not on screen:\n{page.evaluate(READ_SCREEN)}") from exc
+
+
+def test_the_tui_in_the_browser(browser: Any, served: Served, tmp_path: Path) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 760})
+    page.add_init_script(XTERM_HOOK)
+    page.goto(served.url)
+    assert page.url == served.base + "/"  # the token left the address bar
+    wait_for(page, "Goldie", "Luna", "12 pets")
+    page.click("#terminal")  # the keyboard goes to the terminal
+    page.keyboard.press("3")
+    wait_for(page, "Tweety", "Cleo", "3 pets with status pending")
+    page.keyboard.press("/")
+    wait_for(page, "esc To list")
+    page.keyboard.type("add Web --category 2")
+    page.keyboard.press("Enter")
+    wait_for(page, "Created #13 Web", "13 pets shown")  # the new pet, in the table too
+    shot = tmp_path / "petstore-web.png"
+    page.screenshot(path=str(shot))
+    print(f"screenshot: {shot}")
+    page.close()
+
+
+def test_without_the_token_the_refusal_page(browser: Any, served: Served) -> None:
+    page = browser.new_page()
+    response = page.goto(served.base + "/")
+    assert response is not None and response.status == 401
+    assert "Not without the token" in page.inner_text("h1")
+    page.close()

@@ -1,0 +1,161 @@
+"""``petstore web`` through HTTP and its websocket, no browser: the token gate, the first frame, keys, the limit.
+
+One real server (the CLI, on 127.0.0.1, limit 2) serves the module; SIGTERM is tried on a server of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from web_support import ROOT, TOKEN, Screen, Served, children, client, environment, wait_gone, web_server
+
+pytestmark = pytest.mark.slow
+PETS = ("Goldie", "Luna")  # sample pets of a fresh sandbox
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with web_server(tmp_path_factory.mktemp("web"), "--max-sessions", "2") as server:
+        yield server
+
+
+async def test_without_the_token_401_everywhere_and_no_process(served: Served) -> None:
+    async with client() as http:
+        for path in ("/", "/?token=wrong-token-0123456789", "/static/js/textual.js", "/static/css/xterm.css",
+                     "/ws", f"/static/js/textual.js?token={TOKEN}", "/nothing"):
+            async with http.get(served.base + path, allow_redirects=False) as response:
+                assert response.status == 401, path
+                assert "Not without the token" in await response.text()
+        http.cookie_jar.update_cookies({f"petstore_web_{served.port}": TOKEN[:-1] + "x"})
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await http.ws_connect(served.ws)
+        assert refused.value.status == 401
+    assert children(served.proc.pid) == []
+
+
+async def test_the_token_becomes_a_cookie_and_leaves_the_address(served: Served) -> None:
+    async with client() as http:
+        async with http.get(served.url, allow_redirects=False) as response:
+            assert response.status == 303 and response.headers["Location"] == "/"
+            cookie = response.headers["Set-Cookie"]
+            assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        async with http.get(served.base + "/") as page:
+            assert page.status == 200 and 'class="textual-terminal"' in await page.text()
+        async with http.get(served.base + "/static/js/textual.js") as asset:
+            assert asset.status == 200
+        for origin in ("http://127.0.0.1:1", "http://evil.example"):  # a page elsewhere, even on this host
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await http.ws_connect(served.ws, headers={"Origin": origin})
+            assert refused.value.status == 403
+    assert children(served.proc.pid) == []  # a page starts no app: its websocket does
+
+
+async def test_a_session_shows_the_pets_takes_keys_and_ends_with_its_socket(served: Served) -> None:
+    async with client() as http:
+        await http.get(served.url)
+        socket = await http.ws_connect(served.ws)
+        screen = Screen(socket)
+        await screen.until(*PETS)
+        [app] = children(served.proc.pid)
+        await socket.send_json(["stdin", "3"])  # the Pending tab
+        await screen.until("Tweety", "Cleo", "3 pets with status pending")
+        await socket.send_json(["stdin", "/"])  # to the prompt, which starts the line with "/"
+        await screen.until("esc To list")  # the prompt's keys in the footer: it has the focus
+        await socket.send_json(["stdin", "list sold --limit 2\r"])
+        await screen.until("2 pets with status sold")
+        await socket.close()  # the server answers the close once the app has ended
+        assert children(served.proc.pid) == []
+    assert wait_gone(app, timeout=0)
+
+
+@pytest.mark.parametrize("end", ["ctrl+q", "crash"])
+async def test_an_app_that_ends_ends_its_session(served: Served, end: str) -> None:
+    async with client() as http:
+        await http.get(served.url)
+        socket = await http.ws_connect(served.ws)
+        await Screen(socket).until(*PETS)
+        [app] = children(served.proc.pid)
+        if end == "crash":
+            os.kill(app, signal.SIGKILL)
+        else:
+            await socket.send_json(["stdin", "\x11"])
+        message = await asyncio.wait_for(socket.receive(), 30)
+        while message.type == aiohttp.WSMsgType.BINARY:  # the last frames, then the server closes
+            message = await asyncio.wait_for(socket.receive(), 30)
+        assert message.type == aiohttp.WSMsgType.CLOSE
+        await socket.close()
+    assert wait_gone(app)
+    assert children(served.proc.pid) == []
+
+
+async def test_the_session_limit_holds(served: Served) -> None:
+    async with client() as http:
+        await http.get(served.url)
+        sockets = [await http.ws_connect(served.ws) for _ in range(2)]
+        for socket in sockets:
+            await Screen(socket).until(*PETS)
+        assert len(children(served.proc.pid)) == 2
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await http.ws_connect(served.ws)
+        assert refused.value.status == 503
+        async with http.get(served.base + "/") as page:
+            assert page.status == 503 and "at most 2 TUI sessions" in await page.text()
+        assert len(children(served.proc.pid)) == 2
+        await sockets[0].close()
+        assert len(children(served.proc.pid)) == 1
+        again = await http.ws_connect(served.ws)  # a slot is free again
+        await Screen(again).until(*PETS)
+        for socket in (again, sockets[1]):
+            await socket.close()
+    assert served.token not in served.text().split("\n", 1)[1]  # printed once, never logged
+
+
+async def test_play_runs_in_each_session_and_sigterm_ends_the_server_and_every_app(tmp_path: Path) -> None:
+    script = tmp_path / "demo.pets"
+    script.write_text("/list sold --limit 2\n/get 4\n")
+    with web_server(tmp_path, "--play", str(script), "--delay", "0") as server:
+        async with client() as http:
+            await http.get(server.url)
+            sockets = [await http.ws_connect(server.ws) for _ in range(2)]
+            for socket in sockets:  # each session plays the script on its own
+                await Screen(socket).until("Script finished", "2 commands played")
+            apps = children(server.proc.pid)
+            assert len(apps) == 2
+            server.proc.send_signal(signal.SIGTERM)
+            assert server.proc.wait(timeout=10) == 0
+            assert all(wait_gone(app, timeout=0.5) for app in apps)
+            for socket in sockets:
+                await socket.close()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--host", "0.0.0.0"], "petstore: 0.0.0.0 is beyond loopback; add --allow-remote"),
+    (["--token-file", "/nonexistent/token"], "petstore: cannot read token file /nonexistent/token"),
+    (["--play", "/nonexistent/demo.pets"], "petstore: cannot read script /nonexistent/demo.pets"),
+    (["--max-sessions", "0"], "must be a whole number from 1 to 100"),
+    (["--theme", "neon"], "petstore: unknown theme 'neon'; one of: "),
+    (["--env", "custom"], "petstore: environment 'custom' needs a base URL"),
+])
+def test_bad_options_one_line_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "petstore_cli", "web", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, env=environment(tmp_path), stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and done.stdout == ""
+    assert message in done.stderr and "Traceback" not in done.stderr
+    if "--max-sessions" not in args:  # argparse: its usage, then the line
+        assert done.stderr.count("\n") == 1
+
+
+def test_a_short_token_file_is_refused(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("short\n")
+    done = subprocess.run([sys.executable, "-m", "petstore_cli", "web", "--token-file", str(token)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, env=environment(tmp_path))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "at least 16" in done.stderr

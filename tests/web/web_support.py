@@ -1,0 +1,163 @@
+"""A real ``petstore web`` for the tests: started as the CLI runs it, on 127.0.0.1, stopped by its PID.
+
+``children(pid)`` lists the app processes a server has started; ``wait_gone(pid)`` waits (without sleeping:
+a pidfd becomes readable when the process ends) for one to end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parents[2]
+TOKEN = "test-token-0123456789abcdefXYZ"
+URL_LINE = re.compile(r"petstore web: open (http://127\.0\.0\.1:(\d+))/\?token=(\S+)")
+#: CSI, OSC, charset and keypad sequences: what is left is the text the terminal shows.
+ANSI = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78]")
+
+
+def environment(home: Path) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_") and k != "TEXTUAL_DRIVER"}
+    return {**base, "XDG_DATA_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config")}
+
+
+@dataclass
+class Served:
+    proc: subprocess.Popen[str]
+    base: str
+    port: int
+    token: str
+    output: list[str] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/?token={self.token}"
+
+    @property
+    def ws(self) -> str:
+        return self.base.replace("http://", "ws://") + "/ws?width=110&height=32"
+
+    def text(self) -> str:
+        return "".join(self.output)
+
+
+@contextlib.contextmanager
+def web_server(home: Path, *args: str) -> Iterator[Served]:
+    """``petstore web --port 0 --token-file ...`` with ``args``; SIGTERM (then SIGKILL) at the end."""
+    home.mkdir(parents=True, exist_ok=True)
+    token_file = home / "token"
+    token_file.write_text(TOKEN + "\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "petstore_cli", "web", "--port", "0", "--token-file", str(token_file), *args],
+        cwd=ROOT, env=environment(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        first = proc.stdout.readline() if ready else ""
+        match = URL_LINE.match(first)
+        assert match, f"petstore web did not start: {first!r}"
+        served = Served(proc, match.group(1), int(match.group(2)), match.group(3), [first])
+        threading.Thread(target=lambda: served.output.extend(iter(proc.stdout.readline, "")), daemon=True).start()
+        yield served
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def wait_gone(pid: int, timeout: float = 10.0) -> bool:
+    """True once process ``pid`` has ended (or is a zombie its parent has not reaped yet), within ``timeout``."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        readable, _, _ = select.select([fd], [], [], timeout)
+        return bool(readable)
+    finally:
+        os.close(fd)
+
+
+def client() -> aiohttp.ClientSession:
+    """A client that keeps cookies for an IP address (aiohttp's default jar refuses them; browsers do not)."""
+    return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+
+
+class Screen:
+    """The text a session's terminal stream carries (escape sequences taken out), frame after frame."""
+
+    def __init__(self, socket: aiohttp.ClientWebSocketResponse) -> None:
+        self.socket = socket
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.text = ""
+
+    async def until(self, *needles: str, timeout: float = 30.0) -> str:
+        """Read frames until the text read since the last call holds every needle; returns that text."""
+        self.text = ""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while not all(n in self.text for n in needles):
+            if loop.time() > end:
+                raise AssertionError(f"{needles!r} not shown within {timeout:g} s; text: {self.text[-600:]!r}")
+            try:
+                message = await asyncio.wait_for(self.socket.receive(), max(end - loop.time(), 0.001))
+            except TimeoutError:
+                raise AssertionError(f"{needles!r} not shown within {timeout:g} s; text: {self.text[-600:]!r}") from None
+            if message.type == aiohttp.WSMsgType.BINARY:
+                self.text += ANSI.sub("", self.decoder.decode(message.data))
+            elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
+                raise AssertionError(f"the session closed before {needles!r} showed")
+        return self.text
+
+
+#: For the browser tests and bench_web: textual.js keeps its xterm.js Terminal to itself. Terminal's constructor
+#: sets ``this._core``; a setter on Object.prototype notes that object (the one with ``loadAddon``) as
+#: window.__xterm, so the page's own terminal buffer, what it paints, can be read.
+XTERM_HOOK = """
+Object.defineProperty(Object.prototype, "_core", {
+  configurable: true,
+  set(value) {
+    Object.defineProperty(this, "_core", {value, writable: true, configurable: true, enumerable: false});
+    if (typeof this.loadAddon === "function") window.__xterm = this;
+  },
+});
+"""
+
+#: The terminal's visible lines, as text.
+READ_SCREEN = """() => {
+  const term = window.__xterm;
+  if (!term) return "";
+  const buffer = term.buffer.active, lines = [];
+  for (let i = 0; i < term.rows; i++) {
+    const line = buffer.getLine(buffer.viewportY + i);
+    lines.push(line ? line.translateToString(true) : "");
+  }
+  return lines.join("\\n");
+}"""
+
+#: True once every needle (the argument, a list) is on the terminal's screen.
+SHOWS = "needles => { const text = (" + READ_SCREEN + ")(); return needles.every(n => text.includes(n)); }"
