@@ -40,7 +40,7 @@ from .results import (
 
 __all__ = [
     "BlankView", "CardView", "Cell", "Column", "ErrorView", "GroupView", "JsonView", "LinesView", "NoticeView",
-    "Presentation", "TableView", "View", "is_flat_records", "pet_cells", "present", "present_failure",
+    "Presentation", "TableView", "View", "is_flat_records", "notes_of", "pet_cells", "present", "present_failure",
     "status_style",
 ]
 
@@ -119,7 +119,7 @@ View = TableView | CardView | NoticeView | ErrorView | JsonView | LinesView | Bl
 class Presentation:
     view: View
     summary: str
-    notes: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # always notes_of(result): faces that show no view (--json) ask notes_of alone
 
 
 def status_style(status: str) -> str:
@@ -234,10 +234,17 @@ def _created(result: PetCreated, prefix: str) -> Presentation:
     return Presentation(view=_pet_card(pet, f"Added pet {pet.id}"), summary=f"Created #{pet.id} {pet.name}")
 
 
+def notes_of(result: Result) -> tuple[str, ...]:
+    """What ``present(result)`` says once beside the view, without building the view (``--json`` shows only this)."""
+    if isinstance(result, PetDetail) and result.first_notice:
+        return (f"note: {result.notice.message}",)
+    return ()
+
+
 @_presents(PetDetail)
 def _detail(result: PetDetail, prefix: str) -> Presentation:
     pet = result.pet
-    notes = (f"note: {result.notice.message}",) if result.first_notice else ()
+    notes = notes_of(result)
     summary = f"#{pet.id} {pet.name} · category {pet.category_id} · {pet.status_text or 'no status'}"
     return Presentation(view=_pet_card(pet, f"Pet {pet.id}"), summary=summary, notes=notes)
 

@@ -29,7 +29,7 @@ from bot_commands.render_text import to_plain
 from bot_commands.sanitize import visible
 from bot_commands.script import ScriptLine, parse_script, play_script, read_script, script_lines
 from bot_commands.session import CommandSession
-from bot_commands.views import BlankView, Presentation, present
+from bot_commands.views import BlankView, notes_of, present
 from petstore_api.settings import Settings
 
 from .compose import compose
@@ -125,14 +125,14 @@ class RunFace:
             await self.sleep(self.delay)
         target.print()
 
-    def _notes(self, shown: Presentation) -> None:
-        for note in shown.notes:
+    def _notes(self, notes: tuple[str, ...]) -> None:
+        for note in notes:
             self.err.print(styled(visible(note), "yellow"))
 
     def _show(self, outcome: Outcome) -> None:
         assert outcome.result is not None
         shown = present(outcome.result, one_shot=self.one_shot)
-        self._notes(shown)
+        self._notes(shown.notes)
         if isinstance(shown.view, BlankView):
             return
         if self.fmt == "table":
@@ -156,7 +156,7 @@ class RunFace:
         if outcome.failure is not None and outcome.failure.kind == "expectation":
             self.err.print(self._failure_line(item, outcome))
         if outcome.result is not None:
-            self._notes(present(outcome.result, one_shot=self.one_shot))
+            self._notes(notes_of(outcome.result))  # the record is the data: no view to build
         if self.fmt == "jsonl":
             self._write(json.dumps(obj, ensure_ascii=True, default=str) + "\n")
         else:
