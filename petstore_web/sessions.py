@@ -27,8 +27,9 @@ class AppProcess(AppService):
     def __init__(self, argv: Sequence[str], *, write_bytes: Callable[[bytes], Awaitable[None]],
                  write_str: Callable[[str], Awaitable[None]], close: Callable[[], Awaitable[None]],
                  downloads: DownloadManager, env: dict[str, str], grace: float = GRACE) -> None:
-        super().__init__(" ".join(argv), write_bytes=write_bytes, write_str=write_str, close=close,
-                         download_manager=downloads)
+        super().__init__(" ".join(argv), write_bytes=write_bytes, write_str=write_str,
+                         close=self._close_when_ended, download_manager=downloads)
+        self._close_session = close
         self.argv = list(argv)
         self.env = env
         self.grace = grace
@@ -55,6 +56,18 @@ class AppProcess(AppService):
         """Relay the app's output until it ends; then its session ends too (quit, crashed or never started)."""
         await super().run()
         await self.remote_close()
+
+    async def _close_when_ended(self) -> None:
+        """Close the session once the app's process has ended and been reaped: textual-serve closes on the app's
+        exit message, a moment before the process is gone. One that lingers past ``grace`` is killed."""
+        process = self._process
+        if process is not None and process.returncode is None:
+            try:
+                await asyncio.wait_for(process.wait(), self.grace)
+            except TimeoutError:
+                self._kill_group(process.pid)
+                await process.wait()
+        await self._close_session()
 
     async def stop(self) -> None:
         """Ask the app to quit; after ``grace`` seconds kill its process group. Returns when it has ended."""
