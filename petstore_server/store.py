@@ -78,6 +78,24 @@ _GET = f"{_COLUMNS} WHERE id = ?"
 _INSERT = "INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)"
 
 
+def _enable_wal(conn: sqlite3.Connection, *, timeout: float = 5.0) -> None:
+    """Switch the file to WAL (it stays so), retrying while another process holds it.
+
+    Switching takes an exclusive lock, and SQLite answers "database is locked" at once, without its busy
+    handler, when another connection is opening the same new file: two faces started together on a fresh
+    sandbox (two `petstore web` sessions) met it.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
+
+
 class PetStore:
     """Pets and idempotency records in one SQLite file."""
 
@@ -87,7 +105,7 @@ class PetStore:
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._conn.execute("PRAGMA busy_timeout=5000")
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        _enable_wal(self._conn)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         try:
             self._migrate()
