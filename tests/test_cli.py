@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from python_support import python_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,7 +67,7 @@ def test_the_chat_prompt_comes_up_before_anything_heavy_is_imported() -> None:
         "heavy = {'textual', 'httpx', 'pydantic', 'pydantic_settings', 'rich', 'starlette', 'uvicorn'}\n"
         "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = python_run(code)
     assert out.stdout.strip() == "[]"
 
 
@@ -84,7 +85,7 @@ def test_the_program_builds_models_without_looking_for_pydantic_plugins(environ:
         "print('importlib.metadata' in sys.modules)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"} | environ
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env)
+    out = python_run(code, env=env)
     assert out.stdout.strip() == str(scanned)
 
 
@@ -102,5 +103,5 @@ def test_the_program_leaves_out_http2_except_for_the_bots(words: list[str], load
         "    pass\n"
         "print('h2.connection' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = python_run(code)
     assert out.stdout.strip() == str(loaded)

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from python_support import python_run
 
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCT = ["petstore_api", "petstore_server", "bot_commands", "tui", "petstore_cli", "petstore_bot", "petstore_web"]
@@ -106,7 +105,7 @@ def test_runtime_imports_respect_layers(package: str) -> None:
         "    importlib.import_module(name)\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = python_run(code)
     loaded = set(json.loads(out.stdout))
     assert loaded & FORBIDDEN[package] == set()
 
@@ -119,7 +118,7 @@ def test_version_and_help_do_not_import_heavy_libraries() -> None:
         "heavy = {'textual', 'httpx', 'pydantic', 'pydantic_settings', 'rich', 'starlette', 'uvicorn'}\n"
         "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = python_run(code)
     assert out.stdout.strip() == "[]"
 
 
@@ -130,7 +129,7 @@ def test_chat_types_import_no_sdk() -> None:
         "import petstore_bot.chat\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = python_run(code)
     assert set(json.loads(out.stdout)) & (CHAT_SDKS | {"httpx", "pydantic"}) == set()
 
 
@@ -144,5 +143,5 @@ def test_the_bot_core_is_platform_neutral() -> None:
         "    importlib.import_module(name)\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = python_run(code)
     assert set(json.loads(out.stdout)) & CHAT_SDKS == set()

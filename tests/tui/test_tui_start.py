@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import html
 import re
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
+from python_support import python_run
 from tui_support import Harness, wait_for_screen
 
 from tui.app import PetStoreApp
@@ -130,7 +129,7 @@ def test_the_first_frame_imports_no_settings_models_client_or_sandbox() -> None:
         "         'bot_commands.results', 'tui.summaries', 'tui.screens.detail'}\n"
         "print(sorted(heavy & set(sys.modules)), 'tui.screens.main' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = python_run(code)
     assert out.stdout.strip() == "[] True"  # the main screen is the first frame, without the libraries
 
 
@@ -145,5 +144,5 @@ def test_the_first_frame_works_without_attrs() -> None:
         "from rich.pretty import pretty_repr\n"
         "print(pretty_repr({'a': [1, 2]}), 'attr' in sys.modules and sys.modules['attr'] is not None)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = python_run(code)
     assert out.stdout.strip() == "{'a': [1, 2]} False"
