@@ -27,6 +27,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from .bot_settings import BotSettings
 from .errors import ConfigError
+from .paths import default_config_path, default_data_dir
 
 __all__ = [
     "EnvName",
@@ -198,18 +199,6 @@ class Target:
         from .masking import mask_secret
 
         return f"Target(env={self.env!r}, base_url={self.base_url!r}, api_key={mask_secret(self.api_key)!r})"
-
-
-def default_config_path() -> Path:
-    from platformdirs import user_config_path
-
-    return user_config_path("petstore", appauthor=False) / "config.toml"
-
-
-def default_data_dir() -> Path:
-    from platformdirs import user_data_path
-
-    return user_data_path("petstore", appauthor=False)
 
 
 def load_settings(

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot_commands.history import HISTORY_FILE
+from petstore_api.paths import default_data_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
@@ -113,13 +114,6 @@ def _compose(args: argparse.Namespace) -> _Built:
     return _Built(composition=composition, session=session, console=console, warnings=list(loaded.warnings))
 
 
-def _history_path() -> os.PathLike[str]:
-    # petstore_api.settings.default_data_dir, without importing pydantic for it.
-    from platformdirs import user_data_path
-
-    return user_data_path("petstore", appauthor=False) / HISTORY_FILE
-
-
 def applies() -> bool:
     """An interactive terminal that can draw the prompt (not piped, not TERM=dumb)."""
     return sys.stdin.isatty() and os.environ.get("TERM", "").lower() not in ("dumb", "unknown")
@@ -127,13 +121,11 @@ def applies() -> bool:
 
 def start_chat(args: argparse.Namespace) -> int:
     """``petstore chat`` at a terminal (see the module docstring); returns the exit code."""
-    from pathlib import Path
-
     from .prompt import PromptEditor
 
     print(GREETING)
     with asyncio.Runner() as runner:
-        editor = PromptEditor(None, history_path=Path(_history_path()), runner=runner)
+        editor = PromptEditor(None, history_path=default_data_dir() / HISTORY_FILE, runner=runner)
         builder = _Builder(args, editor)
         editor.prompt_session.app.after_render.add_handler(lambda _app: builder.start(runner.get_loop()))
         first = _first_line(editor)

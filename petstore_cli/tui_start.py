@@ -12,22 +12,15 @@ from __future__ import annotations
 import argparse
 import sys
 from functools import partial
-from pathlib import Path
 
 from bot_commands.history import HISTORY_FILE
+from petstore_api.paths import default_data_dir
 from tui.run import make_player, run_tui
 from tui.startup import Started, StartupError
 from tui.themes import unknown_theme
 
 #: The TUI's state file in the data dir: the theme chosen in it.
 TUI_STATE_FILE = "tui-state.json"
-
-
-def _data_dir() -> Path:
-    # petstore_api.settings.default_data_dir, without importing pydantic for it.
-    from platformdirs import user_data_path
-
-    return user_data_path("petstore", appauthor=False)
 
 
 def start_tui(args: argparse.Namespace) -> int:
@@ -37,7 +30,7 @@ def start_tui(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"petstore: {problem}", file=sys.stderr)
         return 2
-    data_dir = _data_dir()
+    data_dir = default_data_dir()
     return run_tui(start=partial(build, args), theme=flag_theme, history_path=data_dir / HISTORY_FILE,
                    theme_memory_path=data_dir / TUI_STATE_FILE)
 
