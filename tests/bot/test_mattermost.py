@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -45,30 +46,19 @@ class MM:
 
 @pytest.fixture
 async def mm(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[..., Any]]:
-    stack: list[Any] = []
+    async with contextlib.AsyncExitStack() as stack:
+        async def start(*, extra: str = "", ack_after: float = 2.5) -> MM:
+            bot = make_bot(extra, roles=([f"mattermost:{ALICE}", f"mattermost:{OSCAR}"], [f"mattermost:{BOB}"]),
+                           platform="mattermost", prefix="/pets ")
+            capture = Capture()
+            hook = await stack.enter_async_context(serving(capture.app()))
+            face = SlackFace(core=bot.core, flavour="mattermost", post=post_json, token=MattermostToken(TOKEN),
+                             response_origin=hook, ack_after=ack_after)
+            base = await stack.enter_async_context(serving(face.app()))
+            http = await stack.enter_async_context(httpx.AsyncClient(timeout=30))
+            return MM(bot=bot, http=http, base=base, hook=hook, capture=capture, face=face)
 
-    async def start(*, extra: str = "", ack_after: float = 2.5) -> MM:
-        bot = make_bot(extra, roles=([f"mattermost:{ALICE}", f"mattermost:{OSCAR}"], [f"mattermost:{BOB}"]),
-                       platform="mattermost", prefix="/pets ")
-        capture = Capture()
-        hook_cm = serving(capture.app())
-        hook = await hook_cm.__aenter__()
-        face = SlackFace(core=bot.core, flavour="mattermost", post=post_json, token=MattermostToken(TOKEN),
-                         response_origin=hook, ack_after=ack_after)
-        app_cm = serving(face.app())
-        base = await app_cm.__aenter__()
-        http = httpx.AsyncClient(timeout=30)
-        stack.extend([hook_cm, app_cm])
-        made = MM(bot=bot, http=http, base=base, hook=hook, capture=capture, face=face)
-        stack.append(http)
-        return made
-
-    yield start
-    for item in reversed(stack):
-        if isinstance(item, httpx.AsyncClient):
-            await item.aclose()
-        else:
-            await item.__aexit__(None, None, None)
+        yield start
 
 
 async def test_the_token_is_checked_before_anything_runs(mm: Callable[..., Any]) -> None:

@@ -8,6 +8,7 @@ slow-service path (a real service does not slow down on demand).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -62,36 +63,28 @@ class SlowClient:
 
 @pytest.fixture
 async def rig(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[..., Any]]:
-    stack: list[Any] = []
+    async with contextlib.AsyncExitStack() as stack:
+        async def start(*, extra: str = "", delay: float = 0.0, ack_after: float = 2.5,
+                        origin: str | None = None) -> Rig:
+            bot = make_bot(extra, roles=(OPERATORS, VIEWERS), platform="slack", prefix="/pets ")
+            if delay:
+                policy = bot_policy(bot.composition.policy, bot.settings.bot)
 
-    async def start(*, extra: str = "", delay: float = 0.0, ack_after: float = 2.5, origin: str | None = None) -> Rig:
-        bot = make_bot(extra, roles=(OPERATORS, VIEWERS), platform="slack", prefix="/pets ")
-        if delay:
-            policy = bot_policy(bot.composition.policy, bot.settings.bot)
+                def session(actor: Actor) -> CommandSession:
+                    c = bot.composition
+                    return CommandSession(SlowClient(c.client, delay), env=c.env, registry=c.registry, actor=actor,
+                                          policy=policy, audit=c.audit)
 
-            def session(actor: Actor) -> CommandSession:
-                c = bot.composition
-                return CommandSession(SlowClient(c.client, delay), env=c.env, registry=c.registry, actor=actor,
-                                      policy=policy, audit=c.audit)
+                bot.core._make_session = session
+            capture = Capture()
+            hook = await stack.enter_async_context(serving(capture.app()))
+            face = SlackFace(core=bot.core, flavour="slack", post=post_json, signature=SlackSignature(SECRET),
+                             response_origin=origin or hook, ack_after=ack_after)
+            base = await stack.enter_async_context(serving(face.app()))
+            http = await stack.enter_async_context(httpx.AsyncClient(timeout=30))
+            return Rig(bot=bot, slack=SlackClient(http=http, base=base, hook=hook), capture=capture, face=face)
 
-            bot.core._make_session = session
-        capture = Capture()
-        hook_cm = serving(capture.app())
-        hook = await hook_cm.__aenter__()
-        face = SlackFace(core=bot.core, flavour="slack", post=post_json, signature=SlackSignature(SECRET),
-                         response_origin=origin or hook, ack_after=ack_after)
-        app_cm = serving(face.app())
-        base = await app_cm.__aenter__()
-        http = httpx.AsyncClient(timeout=30)
-        stack.extend([hook_cm, app_cm, http])
-        return Rig(bot=bot, slack=SlackClient(http=http, base=base, hook=hook), capture=capture, face=face)
-
-    yield start
-    for item in reversed(stack):
-        if isinstance(item, httpx.AsyncClient):
-            await item.aclose()
-        else:
-            await item.__aexit__(None, None, None)
+        yield start
 
 
 async def test_health(rig: Callable[..., Any]) -> None:
