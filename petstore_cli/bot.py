@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from bot_commands.errors import Forbidden
+from bot_commands.outcome import EXIT_FAILED, EXIT_OK
 from bot_commands.policy import Actor, Policy, Role
 from bot_commands.session import CommandSession
 from petstore_api.bot_settings import BotSettings
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from petstore_bot.matrix import MatrixTransport
 
 log = logging.getLogger("petstore_bot")
-EXIT_OK, EXIT_FAILED = 0, 1
 #: The longest ``!sleep`` in chat: the transport answers one message at a time, so a pause holds every room.
 CHAT_SLEEP_MAX = 2.0
 #: Commands remembered per chat session (chat has no /history; enough to look into a conversation, bounded for a

@@ -21,14 +21,13 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
+from bot_commands.outcome import EXIT_OK, EXIT_USAGE
 from petstore_api.masking import mask_secret
 from petstore_api.settings import Settings, find_config_file, load_settings, setting_source
 
 from .faces import overrides
 
 __all__ = ["Setting", "config_main", "effective_settings", "example_text"]
-
-EXIT_OK, EXIT_USAGE = 0, 2
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,8 @@ from petstore_api import __version__
 
 from .startup import pause_gc, resume_gc, skip_attrs, skip_http2, skip_pydantic_plugins
 
+#: bot_commands.outcome's exit codes, restated so that --version and --help import nothing of the command layer
+#: (tests/test_cli.py keeps them equal).
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 NO_TERMINAL = ("petstore: the TUI needs a terminal; use `petstore run` (a script, stdin or -c) "
                "or `petstore chat` without one")

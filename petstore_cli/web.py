@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .main import EXIT_USAGE
+
 if TYPE_CHECKING:  # the parser imports this module: nothing heavy at import time
     from petstore_api.settings import LoadedSettings
 
-EXIT_USAGE = 2
 REMOTE_WARNING = ("petstore: warning: listening on {host}, beyond this machine: the traffic, the token included, "
                   "is not encrypted unless a TLS proxy is in front")
 

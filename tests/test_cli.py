@@ -105,3 +105,11 @@ def test_the_program_leaves_out_http2_except_for_the_bots(words: list[str], load
     )
     out = python_run(code)
     assert out.stdout.strip() == str(loaded)
+
+
+def test_the_cli_exit_codes_are_the_command_layers() -> None:
+    from bot_commands import outcome
+    from petstore_cli import main
+
+    assert (main.EXIT_OK, main.EXIT_FAILED, main.EXIT_USAGE) == (outcome.EXIT_OK, outcome.EXIT_FAILED,
+                                                                 outcome.EXIT_USAGE)
