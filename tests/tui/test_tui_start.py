@@ -78,6 +78,28 @@ async def test_the_first_frame_shows_loading_never_a_guess(harness: Harness) -> 
         release.set()
 
 
+async def test_the_bar_fills_in_place_when_the_session_comes(harness: Harness) -> None:
+    """The loaded env replaces "loading…" in the same labels; READ-ONLY appears only when it is."""
+    entered, release, app = held(Started(session=harness.session(read_only=True)))
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            assert entered.wait(30)
+            bar = app.main_screen.query_one(EnvBar)
+            labels = list(bar.children)
+            assert "READ-ONLY" not in screen_text(app)
+            release.set()
+            for _ in range(200):
+                if app.main_screen.pane.pets:
+                    break
+                await pilot.pause()
+            text = screen_text(app)
+            assert "SANDBOX" in text and "READ-ONLY" in text and "loading…" not in text
+            assert list(bar.children)[: len(labels)] == labels  # the same labels, updated
+            assert [label.id for label in bar.children][-1] == "read-only"
+    finally:
+        release.set()
+
+
 async def test_a_line_submitted_while_loading_runs_once_the_session_comes(harness: Harness) -> None:
     entered, release, app = held(Started(session=harness.session()))
     try:

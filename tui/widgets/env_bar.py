@@ -45,7 +45,12 @@ class EnvBar(Horizontal):
         self.remove_class(f"-env-{self.env.env}" if self.env else "-env-unknown")
         self.env = env
         self.add_class(f"-env-{env.env}")
-        await self.recompose()
+        # In place: recomposing removes and mounts every label again (a layout pass more).
+        self.query_one("#env-name", Label).update(literal(env.env.upper()))
+        self.query_one("#base-url", Label).update(literal(env.base_url))
+        self.query_one("#masked-key", Label).update(literal(f"key {env.masked_key}"))
+        if env.read_only and not self.query("#read-only"):
+            await self.mount(Label("READ-ONLY", id="read-only"))
 
     def show(self, env: Any) -> None:
         """Show a changed env (a new key: its masked form)."""
