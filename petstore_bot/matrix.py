@@ -3,9 +3,12 @@
 Message handling, in order of a sync batch: bodies over ``max_bytes`` get ``TOO_LONG`` and bodies that are not
 plain text (NUL or other control characters, lone surrogates) get ``NOT_TEXT``, when ``addressed`` says the message
 is for the bot; a body that is not a string at all is ignored. Notices, edits and the bot's own events are ignored.
+Messages are handled side by side (``petstore_bot.matrix_dispatch``): one person's slow command holds nobody
+else, and each person's messages in a room are answered in the order they were sent.
 Replies are ``m.notice`` (bots do not answer notices, so two bots never loop), threaded, with an empty
-``m.mentions``. The sync token and the ids answered in the current batch are written after every message
-(``state_dir``, mode 0600), so a stop or crash mid-batch answers nothing twice on restart; the transaction id of a
+``m.mentions``. The last safe sync token (every message before it answered) and the ids answered since it are
+written after every message (``state_dir``, mode 0600), so a stop or crash mid-batch answers nothing twice on
+restart and leaves nothing unanswered; the transaction id of a
 reply derives from the asking event id and the device id is kept, so a retried send is not posted twice either.
 """
 
@@ -41,6 +44,7 @@ from nio import (
 )
 
 from petstore_bot.chat import Handler, Incoming, Reply
+from petstore_bot.matrix_dispatch import Batch, Dispatcher
 
 log = logging.getLogger("petstore_bot.matrix")
 T = TypeVar("T")
@@ -208,17 +212,37 @@ class MatrixTransport:
             log.info("ready: answering new messages as %s", self._user_id)
             if ready is not None:
                 ready.set()
-            while not stop.is_set():
-                since = self._state.since
-                response = await self._retry(functools.partial(self._sync, client, since=since), stop=stop, what="sync")
-                if response is None:
-                    break
-                if await self._handle_batch(client, response, handler, stop=stop, since=since):
-                    self._state.since, self._state.done = response.next_batch, []
-                    self._save()
+            await self._serve(client, handler, stop=stop)
         finally:
             self._save()
             await client.close()
+
+    async def _serve(self, client: AsyncClient, handler: Handler, *, stop: asyncio.Event) -> None:
+        """Sync after sync until ``stop``; the messages in hand finish before it returns (see the dispatcher)."""
+        dispatcher = Dispatcher(on_safe=lambda next_batch: self._safe(dispatcher, next_batch))
+        since = self._state.since
+        try:
+            while not stop.is_set():
+                response = await self._retry(functools.partial(self._sync, client, since=since), stop=stop, what="sync")
+                if response is None:
+                    break
+                batch = dispatcher.begin(response.next_batch)
+                if not await self._handle_batch(client, response, handler, stop=stop, since=since,
+                                                dispatcher=dispatcher, batch=batch):
+                    break
+                dispatcher.close(batch)
+                since = response.next_batch
+            await dispatcher.drain()
+        except asyncio.CancelledError:
+            dispatcher.cancel()
+            raise
+
+    def _safe(self, dispatcher: Dispatcher, next_batch: str) -> None:
+        """Every message up to ``next_batch`` is answered: that token goes on disk, and of the ids answered
+        only those of later batches are kept (the ones before the token will not come again)."""
+        self._state.since = next_batch
+        self._state.done = [event_id for event_id in self._state.done if dispatcher.holds(event_id)]
+        self._save()
 
     async def _first_sync(self, client: AsyncClient, *, stop: asyncio.Event) -> bool:
         """First start: take the current token, answer nothing from before it; handle invites and encryption."""
@@ -234,9 +258,10 @@ class MatrixTransport:
         return True
 
     async def _handle_batch(
-        self, client: AsyncClient, response: SyncResponse, handler: Handler, *, stop: asyncio.Event, since: str | None
+        self, client: AsyncClient, response: SyncResponse, handler: Handler, *, stop: asyncio.Event,
+        since: str | None, dispatcher: Dispatcher, batch: Batch,
     ) -> bool:
-        """Handles one sync batch; False when ``stop`` interrupted it (the token is then not advanced)."""
+        """Hands one sync batch's events to the dispatcher; False when ``stop`` interrupted it (not all handed)."""
         await self._handle_invites(client, response, stop=stop)
         for room_id, info in response.rooms.join.items():
             events: list[Mapping[str, object]] = [e.source for e in info.timeline.events]
@@ -251,15 +276,22 @@ class MatrixTransport:
             for event in events:
                 if stop.is_set():
                     return False
-                await self._handle_event(client, room_id, event, handler, stop=stop)
+                event_id = event.get("event_id")
+                if not isinstance(event_id, str) or event_id in self._recent or event_id in self._state.done:
+                    continue
+                if dispatcher.in_hand(event_id):
+                    continue
+                work = functools.partial(self._handle_event, client, room_id, event_id, event, handler, stop=stop)
+                await dispatcher.submit(batch, key=(room_id, event.get("sender")), event_id=event_id, work=work)
         return not stop.is_set()
 
     async def _handle_event(
-        self, client: AsyncClient, room_id: str, event: Mapping[str, object], handler: Handler, *, stop: asyncio.Event
-    ) -> None:
-        event_id = event.get("event_id")
-        if not isinstance(event_id, str) or event_id in self._recent or event_id in self._state.done:
-            return
+        self, client: AsyncClient, room_id: str, event_id: str, event: Mapping[str, object], handler: Handler, *,
+        stop: asyncio.Event,
+    ) -> bool:
+        """Answers one event; False when ``stop`` came before its reply went out (answered after a restart)."""
+        if stop.is_set():
+            return False  # a message queued behind another of the same person: left for the restart
         reply = await self._answer(room_id, event_id, event, handler)
         if reply is not None:
             content = reply_content(event=event, event_id=event_id, reply=reply)
@@ -270,12 +302,13 @@ class MatrixTransport:
                 race_call=False,
             )
             if sent is None:
-                return  # stopped before the reply went out: not done, answered after restart
+                return False  # stopped before the reply went out: not done, answered after restart
         self._recent[event_id] = None
         if len(self._recent) > 2000:
             self._recent.popitem(last=False)
         self._state.done.append(event_id)
         self._save()
+        return True
 
     async def _answer(self, room_id: str, event_id: str, event: Mapping[str, object], handler: Handler) -> Reply | None:
         """What to reply to one timeline event, if anything; the handler's failures become INTERNAL_ERROR."""

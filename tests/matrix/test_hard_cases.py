@@ -188,3 +188,35 @@ async def test_stop_finishes_the_message_in_hand_and_a_restart_answers_the_rest_
     events = await alice.messages(room)
     assert [e["content"]["body"] for e in from_sender(events, bot.account.user_id)] == ["!SLOW", "QUEUED"]
     assert len(replies_to(events, slow_id, sender=bot.account.user_id)) == 1
+
+
+async def test_one_persons_slow_command_holds_nobody_else_and_each_is_answered_once(bot: BotRunner, users) -> None:
+    alice, bob = await users("alice"), await users("bob")
+    room = await alice.create_room(invite=[bot.account.user_id, bob.user_id])
+    await bob.join(room)
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(message: Incoming) -> Reply | None:
+        if message.text == "!slow":
+            started.set()
+            await release.wait()
+        return Reply(text=message.text.upper())
+
+    async with bot.running(slow, rooms=[room]):
+        slow_id = await alice.send_text(room, "!slow")
+        await started.wait()
+        after_id = await alice.send_text(room, "!after")  # alice's next one waits for her first
+        quick_id = await bob.send_text(room, "!quick")
+        await _answered(bob, room, quick_id, bot)  # bob is answered while alice's command is in hand
+        events = await bob.messages(room)
+        assert [e["content"]["body"] for e in from_sender(events, bot.account.user_id)] == ["!QUICK"]
+        release.set()
+        await _answered(alice, room, after_id, bot)
+    events = await alice.messages(room)
+    assert [e["content"]["body"] for e in from_sender(events, bot.account.user_id)] == ["!QUICK", "!SLOW", "!AFTER"]
+    async with bot.running(slow, rooms=[room]):  # a restart: the token on disk is past all three
+        probe = await alice.send_text(room, "!probe")
+        await _answered(alice, room, probe, bot)
+    events = await alice.messages(room)
+    for asked in (slow_id, after_id, quick_id, probe):
+        assert len(replies_to(events, asked, sender=bot.account.user_id)) == 1
