@@ -32,6 +32,14 @@ body.-closed .closed { display: flex; }
 <script>
 document.getElementById("terminal").dataset.sessionWebsocketUrl =
   (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
+// The keyboard goes to the terminal from the start (and when the tab comes back), as in a terminal window:
+// xterm.js takes keys through its helper textarea, which textual.js creates once it has opened the terminal.
+function focusTerminal(tries) {
+  const keys = document.querySelector("#terminal .xterm-helper-textarea");
+  if (keys) { keys.focus({preventScroll: true}); } else if (tries > 0) { setTimeout(focusTerminal, 50, tries - 1); }
+}
+window.addEventListener("load", () => focusTerminal(200));
+window.addEventListener("focus", () => focusTerminal(0));
 </script>
 </body>
 </html>

@@ -60,7 +60,8 @@ def test_the_tui_in_the_browser(browser: Any, served: Served, tmp_path: Path) ->
     page.goto(served.url)
     assert page.url == served.base + "/"  # the token left the address bar
     wait_for(page, "Goldie", "Luna", "12 pets")
-    page.click("#terminal")  # the keyboard goes to the terminal
+    focused = "document.activeElement && document.activeElement.classList.contains('xterm-helper-textarea')"
+    page.wait_for_function(focused, timeout=30_000)  # the keyboard goes to the terminal without a click
     page.keyboard.press("3")
     wait_for(page, "Tweety", "Cleo", "3 pets with status pending")
     page.keyboard.press("/")
