@@ -42,6 +42,7 @@ class WebOptions:
     env: dict[str, str] = field(default_factory=dict)
     max_sessions: int = 4
     grace: float = GRACE
+    heartbeat: float = HEARTBEAT
 
 
 class WebServer:
@@ -88,7 +89,7 @@ class WebServer:
         if not _same_origin(request):
             return web.Response(status=403, text="petstore web: a page of another site may not open a session")
         # autoclose off: the closing handshake is answered once the app has ended and its slot is free.
-        socket = web.WebSocketResponse(heartbeat=HEARTBEAT, autoclose=False)
+        socket = web.WebSocketResponse(heartbeat=self.options.heartbeat, autoclose=False)
 
         ending = False
 
