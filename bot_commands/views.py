@@ -13,7 +13,8 @@ every result type in every renderer catches it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -183,12 +184,30 @@ def present(result: Result, *, prefix: str = "/", one_shot: bool = False) -> Pre
     return presenter(result, prefix)
 
 
-def present_failure(failure: Failure, *, prefix: str = "/") -> Presentation:
+def present_failure(failure: Failure, *, prefix: str = "/", commands: Collection[str] = ()) -> Presentation:
+    """The view of ``failure``; the commands it names (``/help``, ``/add``: any of ``commands``) are shown
+    with the face's ``prefix`` (``!help`` in Matrix, ``/pets help`` in Slack), as the user has to type them."""
     usage = failure.usage
     if usage and prefix != "/" and usage.startswith("/"):
         usage = prefix + usage[1:]
-    view = ErrorView(title=failure.title, message=failure.problem or failure.message, usage=usage, hint=failure.hint)
-    return Presentation(view=view, summary=failure.text)
+
+    def shown(text: str) -> str:
+        return with_prefix(text, prefix=prefix, commands=commands)
+
+    view = ErrorView(title=failure.title, message=shown(failure.problem or failure.message), usage=usage,
+                     hint=shown(failure.hint) if failure.hint else failure.hint)
+    return Presentation(view=view, summary=shown(failure.text))
+
+
+#: ``/name`` at the start of a word (not inside a path such as ``/v1/pets`` or an address).
+_COMMAND_REF = re.compile(r"(?<![^\s(])/([a-z][a-z0-9_-]*)(?![\w/])")
+
+
+def with_prefix(text: str, *, prefix: str, commands: Collection[str]) -> str:
+    """``text`` with each ``/name`` of a command in ``commands`` written as ``prefix`` + name."""
+    if prefix == "/" or not commands or "/" not in text:
+        return text
+    return _COMMAND_REF.sub(lambda found: prefix + found[1] if found[1] in commands else found[0], text)
 
 
 @_presents(PetList)

@@ -50,6 +50,8 @@ class BotCore:
                  prefix: str = "!") -> None:
         self.prefix = prefix
         self.platform = platform
+        #: The command names (aliases too) of the sessions' registry, for replies that name a command.
+        self.commands: frozenset[str] = frozenset()
         self._make_session = sessions
         self._roles = roles
         self._limiter = limiter
@@ -68,7 +70,7 @@ class BotCore:
         """The reply to one message, or None when the message is not for the bot or the sender is silenced."""
         answer = await self.answer(message)
         if isinstance(answer, Outcome):
-            return reply_for(answer, prefix=self.prefix)
+            return reply_for(answer, prefix=self.prefix, commands=self.commands)
         return None if answer is None else Reply(text=answer)
 
     async def answer(self, message: Incoming) -> Outcome | str | None:
@@ -108,6 +110,8 @@ class BotCore:
         actor = Actor(id=message.user, role=self._roles.role_for(message.user),
                       where=f"{self.platform}:{message.room}")
         made = self._conversations[key] = _Conversation(session=self._make_session(actor), lock=asyncio.Lock())
+        if not self.commands:
+            self.commands = frozenset(made.session.registry.names())
         while len(self._conversations) > MAX_SESSIONS:
             self._conversations.popitem(last=False)
         return made

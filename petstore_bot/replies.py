@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Collection
 
 from bot_commands.outcome import Outcome
 from bot_commands.render_text import to_html, to_plain
@@ -14,10 +15,12 @@ from .chat import Reply
 __all__ = ["plain_text", "presentation", "reply_for"]
 
 
-def presentation(outcome: Outcome, *, prefix: str) -> Presentation:
-    """The view of ``outcome`` (its result's, or its failure's), commands in it shown with ``prefix``."""
+def presentation(outcome: Outcome, *, prefix: str, commands: Collection[str] = ()) -> Presentation:
+    """The view of ``outcome`` (its result's, or its failure's), commands in it (``commands``: their names)
+    shown with ``prefix``."""
     if outcome.failure is not None:
-        return present_failure(outcome.failure, prefix=prefix)
+        typed = outcome.line.removeprefix("/").split(maxsplit=1)[:1]  # an unknown name, as the user typed it
+        return present_failure(outcome.failure, prefix=prefix, commands={*commands, *typed} if commands else ())
     assert outcome.result is not None
     return present(outcome.result, prefix=prefix)
 
@@ -28,9 +31,9 @@ def plain_text(shown: Presentation) -> str:
     return "\n".join([*(visible(note) for note in shown.notes), body])
 
 
-def reply_for(outcome: Outcome, *, prefix: str) -> Reply:
+def reply_for(outcome: Outcome, *, prefix: str, commands: Collection[str] = ()) -> Reply:
     """What the bot answers to ``outcome``: a plain body and an HTML one."""
-    shown = presentation(outcome, prefix=prefix)
+    shown = presentation(outcome, prefix=prefix, commands=commands)
     markup = html.escape(visible(shown.summary)) if isinstance(shown.view, BlankView) else to_html(shown.view)
     html_notes = "".join(f"<p><em>{html.escape(visible(note))}</em></p>" for note in shown.notes)
     return Reply(text=plain_text(shown), html=html_notes + markup)

@@ -169,7 +169,7 @@ class SlackFace:
                                 event_id=incoming.event_id, text=f"{self.core.prefix}help")
         answer = await self.core.answer(incoming)
         if isinstance(answer, Outcome):
-            return message_for(answer, prefix=self.core.prefix)
+            return message_for(answer, prefix=self.core.prefix, commands=self.core.commands)
         return None if answer is None else Message(text=answer, in_channel=False)
 
     def _later(self, work: Awaitable[Message | None], response_url: str, *, replace: bool) -> None:

@@ -11,6 +11,7 @@ notify nobody. A run of three backticks in the data is broken with a zero-width 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from bot_commands.outcome import Outcome
@@ -36,8 +37,8 @@ class Message:
     confirm: ConfirmationNeeded | None = None
 
 
-def message_for(outcome: Outcome, *, prefix: str) -> Message:
-    text = plain_text(presentation(outcome, prefix=prefix))
+def message_for(outcome: Outcome, *, prefix: str, commands: Collection[str] = ()) -> Message:
+    text = plain_text(presentation(outcome, prefix=prefix, commands=commands))
     result = outcome.result
     return Message(text=text, in_channel=isinstance(result, PetCreated),
                    confirm=result if isinstance(result, ConfirmationNeeded) else None)

@@ -78,7 +78,7 @@ def build_core(composition: Composition, bot: BotSettings, *, platform: str, pre
 async def _chat_sleep(seconds: float) -> None:
     """``!sleep`` for demos, refused beyond CHAT_SLEEP_MAX: anyone in a room (even role none) could stall the bot."""
     if seconds > CHAT_SLEEP_MAX:
-        raise Forbidden(f"/sleep in chat is at most {CHAT_SLEEP_MAX:g} s: a pause holds the bot for everyone")
+        raise Forbidden(f"/sleep in chat is at most {CHAT_SLEEP_MAX:g} s: a pause holds your next commands")
     await asyncio.sleep(seconds)
 
 

@@ -32,7 +32,7 @@ async def test_a_long_pause_in_chat_is_refused_and_a_short_one_runs(tmp_path: Pa
     room = ChatRoom(build_core(composition, settings.bot, platform="test").handle)
     try:
         assert await room.text("@anyone:test", "!sleep 60") == (
-            f"Not allowed: /sleep in chat is at most {CHAT_SLEEP_MAX:g} s: a pause holds the bot for everyone")
+            f"Not allowed: !sleep in chat is at most {CHAT_SLEEP_MAX:g} s: a pause holds your next commands")
         assert await room.text("@anyone:test", "!sleep 0") == "(paused 0 s)"
     finally:
         await composition.aclose()

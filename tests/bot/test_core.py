@@ -34,7 +34,7 @@ async def test_a_viewer_reads_but_a_write_is_refused_in_one_line_and_nothing_is_
     before = await bot.pet_count()
     assert "Whiskers" in await bot.room.text(BOB, "!list --limit 5")
     refused = await bot.room.text(BOB, '!add "Rex the Dog" --category 3')
-    assert refused == "Not allowed: /add needs the operator role; you have viewer (ask an operator)"
+    assert refused == "Not allowed: !add needs the operator role; you have viewer (ask an operator)"
     assert await bot.pet_count() == before
     entry = json.loads(bot.audit_lines()[-1])
     assert (entry["actor"], entry["outcome"], entry["applied"]) == (BOB, "refused", "no")
@@ -52,7 +52,7 @@ async def test_default_role_none_may_ask_who_they_are_and_nothing_from_the_servi
         make_bot: Callable[..., Bot]) -> None:
     bot = make_bot('default_role = "none"')
     assert await bot.room.text(CAROL, "!list") == \
-        "Not allowed: /list needs the viewer role; you have none (ask an operator)"
+        "Not allowed: !list needs the viewer role; you have none (ask an operator)"
     whoami = await bot.room.text(CAROL, "!whoami")
     assert "role     none" in whoami and "matrix:!room:test" in whoami
 
@@ -126,8 +126,8 @@ async def test_state_is_per_room_and_user(bot: Bot) -> None:
     other_room = ChatRoom(bot.core.handle, room="!other:test")
     await bot.room.text(ALICE, "!list --limit 2")
     assert "Tweety" in await bot.room.text(ALICE, "!more")
-    assert "run /list first" in await bot.room.text(BOB, "!more")  # another person: their own /more
-    assert "run /list first" in await other_room.text(ALICE, "!more")  # the same person in another room
+    assert "run !list first" in await bot.room.text(BOB, "!more")  # another person: their own /more
+    assert "run !list first" in await other_room.text(ALICE, "!more")  # the same person in another room
 
 
 async def test_service_text_is_data_in_the_plain_and_the_html_body(make_bot: Callable[..., Bot]) -> None:
@@ -156,7 +156,7 @@ async def test_env_shows_the_key_masked_and_no_reply_carries_it(bot: Bot) -> Non
 async def test_only_messages_with_the_prefix_and_a_command_are_answered(bot: Bot) -> None:
     for text in ("hello", "!", "! list", "!!", "list", "!123"):
         assert await bot.room.say(ALICE, text) is None, text
-    assert "did you mean /list?" in await bot.room.text(ALICE, "!lsit")
+    assert "unknown command !lsit; did you mean !list? !help lists the commands" in await bot.room.text(ALICE, "!lsit")
     assert "Whiskers" in await bot.room.text(ALICE, "!/list --limit 3")
 
 

@@ -113,7 +113,7 @@ async def test_help_lists_only_what_the_asker_may_run(rig: Callable[..., Any]) -
     assert "/pets add" not in viewer and "/pets add NAME" in operator and "/pets confirm CODE" in operator
     assert "/pets list" not in nobody and "/pets whoami" in nobody
     refused = block_text((await r.slack.command("list", user=CAROL)).json())
-    assert "Not allowed: /list needs the viewer role; you have none" in refused
+    assert "Not allowed: /pets list needs the viewer role; you have none" in refused
 
 
 async def test_a_viewer_write_is_refused_and_nothing_is_sent(rig: Callable[..., Any]) -> None:

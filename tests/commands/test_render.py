@@ -27,7 +27,7 @@ from bot_commands.results import (
     Quit,
 )
 from bot_commands.sanitize import clip, visible
-from bot_commands.views import present
+from bot_commands.views import present, present_failure, with_prefix
 from petstore_api.errors import AuthenticationError, ConnectError, NotFoundError
 from petstore_api.models import DeprecationNotice, ErrorBody, Pet
 
@@ -184,3 +184,24 @@ def test_visible_keeps_printable_text_and_newlines_on_request() -> None:
     assert visible("a\nb") == "a\u240ab" and visible("a\nb", keep_newlines=True) == "a\nb"
     assert visible("\x1b\x00\x7f\x85\u202e\u2028") == "\u241b\u2400\u2421\\x85<U+202E><U+2028>"
     assert clip("abcdef", 4) == "abc…" and clip("abc", 4) == "abc" and clip("abc", 0) == ""
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("unknown command /lsit; did you mean /list? /help lists the commands",
+     "unknown command /lsit; did you mean !list? !help lists the commands"),  # /lsit is no command
+    ("/add needs the operator role", "!add needs the operator role"),
+    ("(see /help)", "(see !help)"),
+    ("GET /v1/pets failed; see http://host/list or /tmp/list.log", "GET /v1/pets failed; see http://host/list or "
+     "/tmp/list.log"),  # paths and addresses stay
+    ("a pet named x/list or /listing", "a pet named x/list or /listing"),
+])
+def test_a_failure_names_commands_as_the_face_types_them(text: str, shown: str) -> None:
+    assert with_prefix(text, prefix="!", commands={"list", "help", "add"}) == shown
+    assert with_prefix(text, prefix="/", commands={"list", "help", "add"}) == text
+    assert with_prefix(text, prefix="!", commands=()) == text
+
+
+def test_slack_failures_name_commands_after_the_slash_command() -> None:
+    failure = classify(UsageError("unknown command /lsit; /help lists the commands"))
+    shown = present_failure(failure, prefix="/pets ", commands={"help", "lsit"})
+    assert shown.summary == "unknown command /pets lsit; /pets help lists the commands"
