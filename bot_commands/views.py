@@ -194,7 +194,11 @@ def present_failure(failure: Failure, *, prefix: str = "/", commands: Collection
     def shown(text: str) -> str:
         return with_prefix(text, prefix=prefix, commands=commands)
 
-    view = ErrorView(title=failure.title, message=shown(failure.problem or failure.message), usage=usage,
+    message = failure.problem or failure.message
+    repeated = f"{failure.title.lower()}: "
+    if message.lower().startswith(repeated):  # "no more pages: run /list first" under the title "No more pages"
+        message = message[len(repeated):]
+    view = ErrorView(title=failure.title, message=shown(message), usage=usage,
                      hint=shown(failure.hint) if failure.hint else failure.hint)
     return Presentation(view=view, summary=shown(failure.text))
 

@@ -126,8 +126,8 @@ async def test_state_is_per_room_and_user(bot: Bot) -> None:
     other_room = ChatRoom(bot.core.handle, room="!other:test")
     await bot.room.text(ALICE, "!list --limit 2")
     assert "Tweety" in await bot.room.text(ALICE, "!more")
-    assert "run !list first" in await bot.room.text(BOB, "!more")  # another person: their own /more
-    assert "run !list first" in await other_room.text(ALICE, "!more")  # the same person in another room
+    assert "No more pages: run !list first" in await bot.room.text(BOB, "!more")  # another person: their own /more
+    assert "No more pages: run !list first" in await other_room.text(ALICE, "!more")  # the same person in another room
 
 
 async def test_service_text_is_data_in_the_plain_and_the_html_body(make_bot: Callable[..., Bot]) -> None:
