@@ -90,5 +90,6 @@ def _run(loaded: LoadedSettings, args: argparse.Namespace) -> int:
         keep_going=bool(getattr(args, "keep_going", False)), echo=bool(getattr(args, "echo", False)),
         delay=getattr(args, "delay", 0.0) or 0.0, yes=bool(args.yes),
         sandbox_reset=bool(getattr(args, "sandbox_reset", False)),
+        prefix="petstore " if getattr(args, "lines", ()) else "/",  # a subcommand: petstore get ID
     )
     return run_main(loaded.settings, options)

@@ -18,7 +18,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import IO, TYPE_CHECKING
@@ -70,13 +70,15 @@ class RunFace:
     """Prints each line's outcome in the chosen format; the engine decides what counts."""
 
     def __init__(self, *, out: IO[str], err: IO[str], fmt: str, echo: bool, delay: float, sleep: Sleep,
-                 one_shot: bool = False, spinner: Spinner | None = None) -> None:
+                 one_shot: bool = False, spinner: Spinner | None = None, prefix: str = "/",
+                 commands: Collection[str] = ()) -> None:
         self.out_file, self.err_file = out, err
         if fmt == "table" and not (may_be_terminal(out) and self.out.is_terminal):
             fmt = "plain"  # off a terminal: no colour, no wrapping, long cells clipped
         self.fmt, self.echo, self.delay, self.sleep = fmt, echo, delay, sleep
         self.one_shot = one_shot
         self.spinner = spinner
+        self.prefix, self.commands = prefix, commands  # how a failure names commands (petstore list ...)
         self.records: list[dict[str, object]] = []
 
     @cached_property
@@ -150,7 +152,12 @@ class RunFace:
         assert outcome.failure is not None
         from bot_commands.render import render_failure
 
-        return styled(f"{item.label}: ", "bold red") + render_failure(outcome.failure)
+        line = render_failure(outcome.failure)
+        if self.prefix != "/":
+            from bot_commands.views import with_prefix
+
+            line.plain = with_prefix(line.plain, prefix=self.prefix, commands=self.commands)
+        return styled(f"{item.label}: ", "bold red") + line
 
     def _record(self, obj: dict[str, object], outcome: Outcome, item: ScriptLine) -> None:
         if outcome.failure is not None and outcome.failure.kind == "expectation":
@@ -188,15 +195,18 @@ async def run_script(
     sleep: Sleep | None = None,
     one_shot: bool = False,
     spinner: Spinner | None = None,
+    prefix: str = "/",
 ) -> int:
     """Run ``(line number, command)`` pairs; returns the exit code (0, 1 or 2).
 
     ``json_mode`` is ``fmt="jsonl"`` (``--json``). ``delay`` (seconds per character) types
     echoed commands out, on a terminal only; ``sleep`` defaults to the session's (which
-    /sleep uses too). ``one_shot``: nothing suggests a follow-up command (``/more``).
+    /sleep uses too). ``one_shot``: nothing suggests a follow-up command (``/more``). ``prefix``:
+    how failures name commands (``petstore `` for the subcommands: ``Usage: petstore get ID``).
     """
     face = RunFace(out=out, err=err, fmt="jsonl" if json_mode else fmt, echo=echo, delay=max(delay, 0.0),
-                   sleep=sleep or session.sleep, one_shot=one_shot, spinner=spinner)
+                   sleep=sleep or session.sleep, one_shot=one_shot, spinner=spinner, prefix=prefix,
+                   commands=frozenset(session.registry.names()) if prefix != "/" else ())
     if spinner is not None:
         session.progress = spinner.update
     report = await play_script(session, script_lines(lines), face=face, keep_going=keep_going)
@@ -235,6 +245,7 @@ class RunOptions:
     delay: float = 0.0
     yes: bool = False
     sandbox_reset: bool = False
+    prefix: str = "/"
 
 
 def run_main(settings: Settings, options: RunOptions) -> int:
@@ -267,7 +278,7 @@ def run_main(settings: Settings, options: RunOptions) -> int:
         try:
             return await run_script(session, items, out=sys.stdout, err=sys.stderr, fmt=options.fmt,
                                     keep_going=options.keep_going, echo=options.echo, delay=options.delay,
-                                    one_shot=not script, spinner=spinner)
+                                    one_shot=not script, spinner=spinner, prefix=options.prefix)
         finally:
             if spinner is not None:
                 spinner.stop()

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from bot_commands.commands import MAX_PAGES, default_registry
+from bot_commands.views import with_prefix
 from petstore_cli.main import FACES, build_parser
 from petstore_cli.subcommands import petstore_options, split_words
 from petstore_server.store import PetStore
@@ -93,8 +94,9 @@ def test_a_subcommand_is_run_c_of_its_line(tmp_path: Path, service: tuple[str, P
     human_sub = petstore(tmp_path, *words, "--base-url", url)
     human_run = petstore(tmp_path, "run", "--base-url", url, "-c", line)
     assert human_sub.returncode == human_run.returncode and human_sub.stdout == human_run.stdout
+    names = set(default_registry().names())  # the subcommand's failures name commands as typed: petstore get ID
     assert human_sub.stderr.replace(f"petstore {default_registry().resolve(words[0]).name}: ", "") == \
-        human_run.stderr.replace("-c 1: ", "")
+        with_prefix(human_run.stderr.replace("-c 1: ", ""), prefix="petstore ", commands=names)
 
 
 def test_a_name_with_spaces_and_quotes_round_trips(tmp_path: Path, service: tuple[str, Path]) -> None:
@@ -123,6 +125,16 @@ def test_mistyped_subcommands_get_did_you_mean(tmp_path: Path) -> None:
         out = petstore(tmp_path, typed)
         assert out.returncode == 2 and f"did you mean {meant}?" in out.stderr and out.stdout == ""
         assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+def test_a_subcommands_bad_input_names_it_as_typed_and_run_c_keeps_the_slash(tmp_path: Path) -> None:
+    out = petstore(tmp_path, "get", "abc")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == "petstore get: pet id must be a whole number, not 'abc'. Usage: petstore get ID\n"
+    out = petstore(tmp_path, "list", "bogus")
+    assert out.returncode == 2 and out.stderr.endswith("Usage: petstore list [STATUS] [--status S] [--limit N] [--all]\n")
+    out = petstore(tmp_path, "run", "-c", "/get abc")
+    assert out.returncode == 2 and out.stderr == "-c 1: pet id must be a whole number, not 'abc'. Usage: /get ID\n"
 
 
 def test_subcommand_help_comes_from_the_declaration(tmp_path: Path) -> None:
