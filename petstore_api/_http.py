@@ -30,7 +30,7 @@ from pydantic import SecretStr
 
 from . import errors
 from .policy import RETRY_STATUSES, RetryPolicy, Timeouts, parse_retry_after
-from .urls import same_origin
+from .urls import origin
 
 __all__ = ["MAX_RESPONSE_BYTES", "BearerAuth", "Call", "CookieStore", "Reply", "Sender", "host_label"]
 
@@ -47,10 +47,10 @@ class BearerAuth(httpx.Auth):
 
     def __init__(self, key: SecretStr, *, origin_url: httpx.URL) -> None:
         self._key = key
-        self._origin_url = origin_url
+        self._origin = origin(origin_url)
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        if same_origin(request.url, self._origin_url):
+        if origin(request.url) == self._origin:
             request.headers["Authorization"] = f"Bearer {self._key.get_secret_value()}"
         yield request
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import ssl
 from collections.abc import AsyncGenerator, Mapping
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 from urllib.parse import urljoin
 from urllib.request import getproxies
@@ -57,6 +57,13 @@ def _as_secret(api_key: SecretStr | str | None) -> SecretStr | None:
     if not value.isascii() or not value.isprintable() or any(c.isspace() for c in value):
         raise ConfigError("API key holds characters that cannot go in an HTTP header (spaces, control or non-ASCII)")
     return SecretStr(value)
+
+
+#: ``urljoin``, remembered for the last 64 (page URL, link target) pairs: a client listing the same
+#: page is sent the same relative ``rel="next"`` target each time (joining it was ~4 µs a list).
+@lru_cache(maxsize=64)
+def _join(base: str, target: str) -> str:
+    return urljoin(base, target)
 
 
 def _resolve(base: httpx.URL, target: str) -> str | None:
@@ -280,7 +287,7 @@ class PetStoreClient:
         if target.startswith(("https://", "http://")):  # already absolute (as petstore serve sends it)
             return target
         try:
-            return urljoin(str(reply.url), target)
+            return _join(str(reply.url), target)
         except ValueError:
             raise ProtocolError(f"{label}: the next-page link is not a valid URL") from None
 
