@@ -8,6 +8,9 @@ Two rates per side, median over the rounds (the sides alternate on one server):
 - whole process: requests / wall time of the process, start-up included on both sides;
 - steady state: the 1,998 requests more than a 2-request run (one /add, one /list) of the same
   process, over the difference of the two wall times: start-up and exit cancel out.
+Also reported (no verdict): each side's CPU time (user + system, from the kernel's accounting of
+the child) per command in the full run, which the load of other jobs on the shared cores moves far
+less than the wall time.
 petstore's output goes to a file and is checked (every line a JSON result with ok: true) after
 the process ends. Neither side has a live reader: one reading petstore's lines as they came,
 as the first versions of this script did, was a third busy process on the two cores that the
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -43,6 +47,12 @@ def write_script(path: Path, adds: int, lists: int) -> None:
     lines = [f'/add "Pet {i}" --category {i % 5 + 1} --status available' for i in range(adds)]
     lines += ["/list"] * lists
     path.write_text("\n".join(lines) + "\n")
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) of every child waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_petstore(script: Path, url: str, env: dict[str, str], expected: int, out: Path) -> float:
@@ -73,16 +83,17 @@ def run_raw(url: str, env: dict[str, str], adds: int, lists: int) -> float:
 
 
 def run_round(sides: list[str], scripts: dict[str, Path], url: str, env: dict[str, str],
-              args: argparse.Namespace, out: Path) -> dict[str, tuple[float, float]]:
-    """Per side: (wall of the full run, wall of the 2-request run)."""
+              args: argparse.Namespace, out: Path, cpus: dict[str, list[float]]) -> dict[str, tuple[float, float]]:
+    """Per side: (wall of the full run, wall of the 2-request run); the full run's CPU appended to ``cpus``."""
     n = args.adds + args.lists
     walls = {}
     for side in sides:
-        if side == "petstore":
-            walls[side] = (run_petstore(scripts["full"], url, env, n, out),
-                           run_petstore(scripts["short"], url, env, 2, out))
-        else:
-            walls[side] = (run_raw(url, env, args.adds, args.lists), run_raw(url, env, 1, 1))
+        cpu = children_cpu()
+        full = run_petstore(scripts["full"], url, env, n, out) if side == "petstore" else \
+            run_raw(url, env, args.adds, args.lists)
+        cpus[side].append(children_cpu() - cpu)
+        short = run_petstore(scripts["short"], url, env, 2, out) if side == "petstore" else run_raw(url, env, 1, 1)
+        walls[side] = (full, short)
     return walls
 
 
@@ -96,6 +107,7 @@ def main() -> int:
     n = args.adds + args.lists
     full: dict[str, list[float]] = {"petstore": [], "raw": []}
     short: dict[str, list[float]] = {"petstore": [], "raw": []}
+    cpus: dict[str, list[float]] = {"petstore": [], "raw": []}
     with deadline(args.budget), scratch() as tmp:
         env = clean_env(tmp, PETSTORE_API_KEY=API_KEY)
         scripts = {"full": tmp / "commands.txt", "short": tmp / "two.txt"}
@@ -106,14 +118,16 @@ def main() -> int:
             run_petstore(scripts["short"], url, env, 2, tmp / "out.jsonl")
             for i in range(args.rounds):
                 order = ["petstore", "raw"] if i % 2 == 0 else ["raw", "petstore"]
-                for side, (long_wall, short_wall) in run_round(order, scripts, url, env, args, tmp / "out.jsonl").items():
+                for side, (long_wall, short_wall) in run_round(order, scripts, url, env, args, tmp / "out.jsonl",
+                                                               cpus).items():
                     full[side].append(long_wall)
                     short[side].append(short_wall)
                     print(f"round {i + 1} {side}: {n / long_wall:.0f} req/s whole process "
-                          f"({long_wall:.2f} s; 2 requests: {short_wall:.3f} s)", flush=True)
+                          f"({long_wall:.2f} s; 2 requests: {short_wall:.3f} s; CPU {cpus[side][-1]:.2f} s)", flush=True)
     p_wall, r_wall = (n / statistics.median(full[s]) for s in ("petstore", "raw"))
     p_steady, r_steady = ((n - 2) / (statistics.median(full[s]) - statistics.median(short[s]))
                           for s in ("petstore", "raw"))
+    p_cpu, r_cpu = (statistics.median(cpus[s]) / n * 1e6 for s in ("petstore", "raw"))
     rows = [
         {"what": f"petstore run --json ({args.adds} /add + {args.lists} /list), whole process",
          "rate_req_s": round(p_wall), "floor": "raw httpx.AsyncClient loop, whole process",
@@ -122,12 +136,15 @@ def main() -> int:
         {"what": "same, steady state (full run minus a 2-request run)", "rate_req_s": round(p_steady),
          "floor": "raw loop, the same difference", "floor_req_s": round(r_steady),
          "ratio": round(p_steady / r_steady, 2), "target": ">= 0.95x", "verdict": verdict(p_steady / r_steady >= 0.95)},
+        {"what": "CPU per command, full run (reference)",
+         "cpu_us": round(p_cpu), "floor_cpu_us": round(r_cpu), "ratio": round(r_cpu / p_cpu, 2)},
     ]
     report("commands", rows)
     print(f"\nwhole process: petstore {p_wall:.0f} req/s vs raw {r_wall:.0f} req/s = {p_wall / r_wall:.2f}x   "
           f"target >= 0.95x   {verdict(p_wall / r_wall >= 0.95)}")
     print(f"steady state:  petstore {p_steady:.0f} req/s vs raw {r_steady:.0f} req/s = "
           f"{p_steady / r_steady:.2f}x   target >= 0.95x   {verdict(p_steady / r_steady >= 0.95)}")
+    print(f"CPU (reference): petstore {p_cpu:.0f} us/command vs raw {r_cpu:.0f} us/command = {r_cpu / p_cpu:.2f}x")
     return 0
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import ssl
 from collections.abc import AsyncGenerator, Mapping
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 from urllib.parse import urljoin
 from urllib.request import getproxies
@@ -28,7 +28,7 @@ from pydantic import SecretStr
 
 from . import __version__
 from ._decode import api_error, read_json, read_pet, read_pets
-from ._http import MAX_RESPONSE_BYTES, BearerAuth, Call, Reply, Sender, host_label
+from ._http import MAX_RESPONSE_BYTES, BearerAuth, Call, Reply, Sender, host_label, use_cookie_store
 from ._inputs import build_new_pet, check_idempotency_key, check_limit, check_pet_id, check_status
 from .deprecation import notice_from_headers
 from .errors import ConfigError, ProtocolError
@@ -57,6 +57,13 @@ def _as_secret(api_key: SecretStr | str | None) -> SecretStr | None:
     if not value.isascii() or not value.isprintable() or any(c.isspace() for c in value):
         raise ConfigError("API key holds characters that cannot go in an HTTP header (spaces, control or non-ASCII)")
     return SecretStr(value)
+
+
+#: ``urljoin``, remembered for the last 64 (page URL, link target) pairs: a client listing the same
+#: page is sent the same relative ``rel="next"`` target each time (joining it was ~4 µs a list).
+@lru_cache(maxsize=64)
+def _join(base: str, target: str) -> str:
+    return urljoin(base, target)
 
 
 def _resolve(base: httpx.URL, target: str) -> str | None:
@@ -115,6 +122,7 @@ class PetStoreClient:
             headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
             follow_redirects=False,
         )
+        use_cookie_store(self._http)
         self._sender = Sender(
             client=self._http, timeouts=self.timeouts, retry=self.retry, scrub=self._scrub, max_bytes=max_response_bytes
         )
@@ -279,7 +287,7 @@ class PetStoreClient:
         if target.startswith(("https://", "http://")):  # already absolute (as petstore serve sends it)
             return target
         try:
-            return urljoin(str(reply.url), target)
+            return _join(str(reply.url), target)
         except ValueError:
             raise ProtocolError(f"{label}: the next-page link is not a valid URL") from None
 

@@ -46,6 +46,9 @@ Where = int | str
 Sleep = Callable[[float], Awaitable[object]]
 
 
+#: ``json.dumps(obj, ensure_ascii=True, default=str)`` made once (a ``--json`` line per command).
+_JSONL = json.JSONEncoder(ensure_ascii=True, default=str)
+
 #: Environment variables with which Rich may treat a pipe as a terminal (then Rich decides).
 RICH_TERMINAL_VARS = ("FORCE_COLOR", "TTY_INTERACTIVE", "TTY_COMPATIBLE")
 
@@ -165,7 +168,7 @@ class RunFace:
         if outcome.result is not None:
             self._notes(notes_of(outcome.result))  # the record is the data: no view to build
         if self.fmt == "jsonl":
-            self._write(json.dumps(obj, ensure_ascii=True, default=str) + "\n")
+            self._write(_JSONL.encode(obj) + "\n")
         else:
             self.records.append(obj)
 

@@ -236,3 +236,13 @@ async def test_next_links_absolute_kept_relative_resolved(mock_client, link: str
     reply = httpx.Response(200, json=[PET], headers={"Link": link})
     page = await mock_client(Script(reply)).list_pets()
     assert page.next_url == expected
+
+
+async def test_relative_next_link_joined_against_each_page_url(mock_client) -> None:
+    """The same relative target (remembered once joined) still resolves against the URL of the page it came on."""
+    link = '<?cursor=2>; rel="next"'
+    reply = httpx.Response(200, json=[PET], headers={"Link": link})
+    for _ in range(2):
+        assert (await mock_client(Script(reply)).list_pets()).next_url == "http://127.0.0.1/v1/pets?cursor=2"
+        other = mock_client(Script(reply), base_url="http://localhost:8080/v1")
+        assert (await other.list_pets(limit=5)).next_url == "http://localhost:8080/v1/pets?cursor=2"

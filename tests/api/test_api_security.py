@@ -13,6 +13,7 @@ from pydantic import SecretStr
 
 import petstore_api
 from petstore_api import PetStoreClient, RetryPolicy, Timeouts
+from petstore_api._http import CookieStore
 from petstore_api.client import PetStoreWarning
 from petstore_api.errors import ConfigError, InsecureTransportError, PetStoreError
 
@@ -78,6 +79,19 @@ async def test_request_headers(mock_client) -> None:
     assert headers["Authorization"] == f"Bearer {CANARY}"
     assert headers["User-Agent"] == f"petstore/{petstore_api.__version__}"
     assert headers["Accept"] == "application/json"
+
+
+async def test_cookies_are_kept_and_sent_back(mock_client) -> None:
+    """The client's cookie store skips responses without Set-Cookie; one that sets a cookie still works."""
+    script = Script(jresp(200, [PET]), jresp(200, [], **{"SET-COOKIE": "lb=node-2; Path=/"}), jresp(200, []))
+    client = mock_client(script)
+    assert isinstance(client._http.cookies, CookieStore)  # httpx really reads the store it was given
+    await client.list_pets()
+    assert len(client._http.cookies) == 0
+    await client.list_orders()
+    await client.list_orders()
+    assert [r.headers.get("Cookie") for r in script.requests] == [None, None, "lb=node-2"]
+    assert dict(client._http.cookies) == {"lb": "node-2"}
 
 
 async def test_secretstr_key_and_blank_key(mock_client) -> None:
