@@ -277,6 +277,18 @@ def test_the_form_parser_reads_what_parse_qs_reads(fields: dict[str, str]) -> No
     assert parse_form(body) == expected
 
 
+@given(st.text(alphabet=st.sampled_from(list("%+=0279aAcCfFgz/ \x00é✓")), max_size=24))
+def test_the_form_parser_unquotes_escapes_as_parse_qs_does(value: str) -> None:
+    """Stray and half escapes, mixed case, escaped UTF-8 and raw non-ASCII: the fast path or the stdlib's, same answer."""
+    from urllib.parse import parse_qs
+
+    from petstore_bot.slack import parse_form
+
+    body = f"k={value}&x{value}=k"
+    expected = {k: v[0] for k, v in parse_qs(body, keep_blank_values=True, strict_parsing=True).items()}
+    assert parse_form(body) == expected
+
+
 @pytest.mark.parametrize("body", ["%%%not a form", "a=1&&b=2", "=x", "novalue"])
 def test_the_form_parser_refuses_what_is_not_a_form(body: str) -> None:
     from petstore_bot.slack import parse_form
