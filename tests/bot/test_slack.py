@@ -289,6 +289,28 @@ def test_the_form_parser_unquotes_escapes_as_parse_qs_does(value: str) -> None:
     assert parse_form(body) == expected
 
 
+def test_replies_are_encoded_as_starlettes_json_response_encodes_them() -> None:
+    from starlette.responses import JSONResponse
+
+    from petstore_bot.slack import _json
+
+    payload = {"text": "Rex ✓ &lt;!channel&gt; \u2028 \x00", "blocks": [{"n": 1, "f": 0.5, "t": True, "x": None}]}
+    for status in (200, 400):
+        ours, theirs = _json(payload, status_code=status), JSONResponse(payload, status_code=status)
+        assert (ours.body, ours.status_code, ours.raw_headers) == (theirs.body, theirs.status_code, theirs.raw_headers)
+
+
+@given(st.lists(st.integers(min_value=0, max_value=3000), min_size=0, max_size=4), st.sampled_from(["\n", "\r\n"]))
+def test_a_reply_is_cut_into_sections_on_line_ends(lengths: list[int], end: str) -> None:
+    from petstore_bot.slack_render import _SECTION_MAX, _chunks
+
+    text = end.join("x" * n for n in lengths)
+    pieces = _chunks(text)
+    assert all(len(piece) <= _SECTION_MAX for piece in pieces)
+    assert "\n".join(pieces) == "\n".join(line[:_SECTION_MAX] for line in text.splitlines())
+    assert len(pieces) == 1 or len(text) >= _SECTION_MAX
+
+
 @pytest.mark.parametrize("body", ["%%%not a form", "a=1&&b=2", "=x", "novalue"])
 def test_the_form_parser_refuses_what_is_not_a_form(body: str) -> None:
     from petstore_bot.slack import parse_form
