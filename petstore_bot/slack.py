@@ -20,7 +20,7 @@ from typing import Literal
 from urllib.parse import unquote_plus, urlsplit
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -245,13 +245,20 @@ class SlackFace:
     # -- parsing --------------------------------------------------------------------------------------------
 
     async def _body(self, request: Request) -> bytes:
+        """The body, refused past max_body; read from ``receive`` as ``request.stream()`` reads it, without the async
+        generator (a slash command's body comes in one message)."""
         chunks, size = [], 0
-        async for chunk in request.stream():
+        while True:
+            message = await request.receive()
+            if message["type"] != "http.request":
+                raise ClientDisconnect()
+            chunk = message.get("body", b"")
             size += len(chunk)
             if size > self._max_body:
                 raise BadRequest(f"request body too large: at most {self._max_body} bytes")
             chunks.append(chunk)
-        return b"".join(chunks)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def _form(self, body: bytes) -> dict[str, str]:
         try:
