@@ -183,7 +183,7 @@ class CommandSession:
 
     def expand(self, line: str, *, strict: bool = True) -> str:
         """``line`` with ``$last`` replaced by the id of the last added/shown pet."""
-        if not _LAST.search(line):
+        if "$" not in line or not _LAST.search(line):
             return line.strip()
         if self.last_pet_id is None:
             if not strict:
