@@ -52,6 +52,14 @@ def _json(content: object, *, status_code: int = 200) -> Response:
     return Response(_ENCODE(content).encode("utf-8"), status_code=status_code, media_type="application/json")
 
 
+async def _send_json(send: Send, content: object) -> None:
+    """What ``_json(content)`` sends (the same two messages, the same headers), without building a Response."""
+    body = _ENCODE(content).encode("utf-8")
+    await send({"type": "http.response.start", "status": 200, "headers": [
+        (b"content-length", str(len(body)).encode("latin-1")), (b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": body})
+
+
 class BadRequest(Exception):
     """A verified request the app cannot use: 400 with this one line."""
 
@@ -167,9 +175,10 @@ class SlackFace:
                 await self._deliver(message, command.response_url, replace=False, request=request,
                                     user=command.incoming.user)
             return
-        response = Response(status_code=200) if message is None else \
-            _json(self._payload(message, request, command.incoming.user))  # None: rate-limited, silence
-        await response(request.scope, request.receive, send)
+        if message is None:  # rate-limited: silence
+            await Response(status_code=200)(request.scope, request.receive, send)
+        else:
+            await _send_json(send, self._payload(message, request, command.incoming.user))
 
     async def _run(self, incoming: Incoming) -> Message | None:
         if not self.core.addressed(incoming.text):

@@ -292,12 +292,28 @@ def test_the_form_parser_unquotes_escapes_as_parse_qs_does(value: str) -> None:
 def test_replies_are_encoded_as_starlettes_json_response_encodes_them() -> None:
     from starlette.responses import JSONResponse
 
-    from petstore_bot.slack import _json
+    from petstore_bot.slack import _json, _send_json
 
     payload = {"text": "Rex ✓ &lt;!channel&gt; \u2028 \x00", "blocks": [{"n": 1, "f": 0.5, "t": True, "x": None}]}
     for status in (200, 400):
         ours, theirs = _json(payload, status_code=status), JSONResponse(payload, status_code=status)
         assert (ours.body, ours.status_code, ours.raw_headers) == (theirs.body, theirs.status_code, theirs.raw_headers)
+
+    async def sent(respond: Callable[[Any], Any]) -> list[object]:
+        messages: list[object] = []
+
+        async def send(message: object) -> None:
+            messages.append(message)
+
+        await respond(send)
+        return messages
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.disconnect"}
+
+    scope = {"type": "http", "method": "POST", "path": "/"}
+    assert asyncio.run(sent(lambda send: _send_json(send, payload))) == \
+        asyncio.run(sent(lambda send: JSONResponse(payload)(scope, receive, send)))
 
 
 @given(st.lists(st.integers(min_value=0, max_value=3000), min_size=0, max_size=4), st.sampled_from(["\n", "\r\n"]))
