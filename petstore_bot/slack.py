@@ -29,6 +29,7 @@ from bot_commands.outcome import Outcome
 
 from .chat import Incoming
 from .core import BotCore
+from .slack_acks import Acks
 from .slack_render import CANCEL_ACTION, CONFIRM_ACTION, Message, mattermost_payload, message_for, slack_payload
 from .slack_verify import MattermostToken, SlackSignature
 
@@ -94,7 +95,7 @@ class SlackFace:
         self.core, self.flavour = core, flavour
         self._post, self._signature, self._token = post, signature, token
         self._origin = origin_of(response_origin)
-        self._ack_after, self._max_body = ack_after, max_body
+        self._acks, self._max_body = Acks(ack_after), max_body
         self._background: set[asyncio.Task[object]] = set()  # delayed responses on their way
 
     def app(self) -> Starlette:
@@ -149,8 +150,9 @@ class SlackFace:
         """The result as the response when the command ends within ``ack_after``; else, at ``ack_after``, an
         acknowledgement as the response and the result posted to response_url once it ends.
 
-        The command runs in this request's own task, with a timer for the acknowledgement: most commands end
-        at once, and a task of their own would cost them more than the rest of their work.
+        The command runs in this request's own task, its acknowledgement due on the app's one timer (see
+        slack_acks): most commands end at once, and a task (or a timer) of their own would cost them more than
+        the rest of their work.
         """
         loop, this = asyncio.get_running_loop(), asyncio.current_task()
         acked: list[asyncio.Task[None]] = []
@@ -164,11 +166,11 @@ class SlackFace:
                 self._background.add(this)
                 this.add_done_callback(self._background.discard)
 
-        timer = loop.call_later(self._ack_after, acknowledge)
+        due = self._acks.start(acknowledge)
         try:
             message = await self._run(command.incoming)
         finally:
-            timer.cancel()
+            self._acks.end(due)
         if acked:
             await acked[0]
             if message is not None:
