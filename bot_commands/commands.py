@@ -161,7 +161,7 @@ async def show_env(session: CommandSession, args: Values) -> EnvInfo:
 @command("whoami", summary="Show who you are here and your role")
 async def whoami(session: CommandSession, args: Values) -> WhoAmI:
     actor = session.actor
-    allowed = tuple(f"/{c.name}" for c in session.allowed_commands())
+    allowed = tuple([f"/{c.name}" for c in session.allowed_commands()])
     return WhoAmI(actor=actor.id, role=str(actor.role), where=actor.where, commands=allowed)
 
 

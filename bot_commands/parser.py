@@ -80,6 +80,11 @@ def tokenize(line: str) -> list[str]:
     A line that quotes with ASCII quotes (as :func:`join_command` writes them)
     is first split as written: smart quotes and no-break spaces in its words stay.
     """
+    if line.isascii():  # no typography to undo: one reading (the common case, without the generator)
+        try:
+            return _shlex(line)
+        except ValueError as exc:
+            raise UsageError(_quote_problem(str(exc))) from None
     for attempt in _readings(line):
         try:
             words = _shlex(attempt)
@@ -88,16 +93,11 @@ def tokenize(line: str) -> list[str]:
             problem = str(exc)
     else:
         raise UsageError(_quote_problem(problem))
-    if line.isascii():  # no typography to undo
-        return words
     return [_DASH_FLAG.sub("--", w) for w in words]
 
 
 def _readings(line: str) -> Iterator[str]:
-    """The ways to read ``line``, in order of preference (each made only when needed)."""
-    if line.isascii():  # no smart quotes or odd spaces: one reading
-        yield line
-        return
+    """The ways to read a non-ASCII ``line``, in order of preference (each made only when needed)."""
     if _ASCII_QUOTE.search(line):
         yield line
     yield normalise_quotes(line)

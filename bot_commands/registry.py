@@ -138,13 +138,14 @@ class Command:
     def parse(self, words: Sequence[str]) -> Values:
         """Words after the command name -> values by ``dest``; raises UsageError."""
         values: dict[str, Any] = {}
-        positional = self._take_options(list(words), values)
-        self._take_positionals(positional, values)
-        for arg in self.args:
-            values.setdefault(arg.dest, False if arg.switch else None)
-        for arg in self.args:
-            if arg.required and values.get(arg.dest) is None:
-                raise self.fail(f"missing {arg.label}" + (f": {arg.help}" if arg.help else ""))
+        if words or self.args:  # else nothing to take, default or miss (/whoami, /help alone)
+            positional = self._take_options(list(words), values)
+            self._take_positionals(positional, values)
+            for arg in self.args:
+                values.setdefault(arg.dest, False if arg.switch else None)
+            for arg in self.args:
+                if arg.required and values.get(arg.dest) is None:
+                    raise self.fail(f"missing {arg.label}" + (f": {arg.help}" if arg.help else ""))
         if self.check is not None:
             try:
                 self.check(values)

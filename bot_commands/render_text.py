@@ -92,7 +92,7 @@ def to_plain(view: View) -> str:
         return _plain_table(view)
     if isinstance(view, CardView):
         width = max((len(label) for label, _ in view.fields), default=0)
-        lines = [f"{_one(label).ljust(width)}  {_one(cell.text)}" for label, cell in view.fields]
+        lines = [f"{visible(label).ljust(width)}  {visible(cell.text)}" for label, cell in view.fields]
         return "\n".join(([_one(view.title)] if view.title else []) + lines)
     if isinstance(view, NoticeView):
         return _one(view.text)

@@ -301,7 +301,7 @@ def _env(info: EnvInfo, prefix: str) -> Presentation:
 @_presents(WhoAmI)
 def _whoami(result: WhoAmI, prefix: str) -> Presentation:
     fields = (("you", Cell(result.actor)), ("role", Cell(result.role, "bold")), ("where", Cell(result.where)),
-              ("may run", Cell(" ".join(c.replace("/", prefix, 1) for c in result.commands))))
+              ("may run", Cell(" ".join([c.replace("/", prefix, 1) for c in result.commands]))))
     return Presentation(view=CardView(title="", fields=fields), summary=f"{result.actor}: {result.role}")
 
 

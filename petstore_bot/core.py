@@ -93,8 +93,12 @@ class BotCore:
         conversation = self._conversation(message)
         line = "/" + message.text.removeprefix(self.prefix).lstrip("/")  # as every face records it: /add ...
         request_id = f"{self.platform}:{message.room}:{message.event_id}"
-        async with conversation.lock:
+        lock = conversation.lock
+        await lock.acquire()  # not ``async with``: two coroutines less a command, same lock
+        try:
             return await conversation.session.run(line, request_id=request_id)
+        finally:
+            lock.release()
 
     def session_of(self, *, room: str, user: str) -> CommandSession | None:
         """The session of ``user`` in ``room``, if they have talked to the bot there (for tests and demos)."""

@@ -28,6 +28,8 @@ def presentation(outcome: Outcome, *, prefix: str, commands: Collection[str] = (
 def plain_text(shown: Presentation) -> str:
     """Notes, then the view as plain text (its summary when it has nothing to show); control characters visible."""
     body = visible(shown.summary) if isinstance(shown.view, BlankView) else to_plain(shown.view)
+    if not shown.notes:
+        return body
     return "\n".join([*(visible(note) for note in shown.notes), body])
 
 

@@ -20,8 +20,8 @@ from typing import Literal
 from urllib.parse import unquote_plus, urlsplit
 
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -29,6 +29,7 @@ from bot_commands.outcome import Outcome
 
 from .chat import Incoming
 from .core import BotCore
+from .slack_acks import Acks
 from .slack_render import CANCEL_ACTION, CONFIRM_ACTION, Message, mattermost_payload, message_for, slack_payload
 from .slack_verify import MattermostToken, SlackSignature
 
@@ -42,6 +43,22 @@ SLACK_ORIGIN = "https://hooks.slack.com"
 MAX_BODY = 16_384
 WORKING = "Working on it: {line}"
 _COMMAND_FIELDS = ("command", "text", "user_id", "channel_id", "response_url")
+
+
+#: Starlette's JSONResponse encoding (compact, UTF-8, no NaN), with one encoder instead of one per response.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+
+
+def _json(content: object, *, status_code: int = 200) -> Response:
+    return Response(_ENCODE(content).encode("utf-8"), status_code=status_code, media_type="application/json")
+
+
+async def _send_json(send: Send, content: object) -> None:
+    """What ``_json(content)`` sends (the same two messages, the same headers), without building a Response."""
+    body = _ENCODE(content).encode("utf-8")
+    await send({"type": "http.response.start", "status": 200, "headers": [
+        (b"content-length", str(len(body)).encode("latin-1")), (b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": body})
 
 
 class BadRequest(Exception):
@@ -78,7 +95,7 @@ class SlackFace:
         self.core, self.flavour = core, flavour
         self._post, self._signature, self._token = post, signature, token
         self._origin = origin_of(response_origin)
-        self._ack_after, self._max_body = ack_after, max_body
+        self._acks, self._max_body = Acks(ack_after), max_body
         self._background: set[asyncio.Task[object]] = set()  # delayed responses on their way
 
     def app(self) -> Starlette:
@@ -101,7 +118,7 @@ class SlackFace:
     # -- endpoints ------------------------------------------------------------------------------------------
 
     async def _health(self, request: Request) -> Response:
-        return JSONResponse({"ok": True})
+        return _json({"ok": True})
 
     async def _commands(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A raw ASGI endpoint: the answer may be the response, or come later to response_url (see _answer)."""
@@ -133,8 +150,9 @@ class SlackFace:
         """The result as the response when the command ends within ``ack_after``; else, at ``ack_after``, an
         acknowledgement as the response and the result posted to response_url once it ends.
 
-        The command runs in this request's own task, with a timer for the acknowledgement: most commands end
-        at once, and a task of their own would cost them more than the rest of their work.
+        The command runs in this request's own task, its acknowledgement due on the app's one timer (see
+        slack_acks): most commands end at once, and a task (or a timer) of their own would cost them more than
+        the rest of their work.
         """
         loop, this = asyncio.get_running_loop(), asyncio.current_task()
         acked: list[asyncio.Task[None]] = []
@@ -142,26 +160,27 @@ class SlackFace:
         def acknowledge() -> None:
             line = command.incoming.text.removeprefix(self.core.prefix)
             working = Message(text=WORKING.format(line=line), in_channel=False)
-            acked.append(loop.create_task(JSONResponse(self._payload(working, request, ""))(
+            acked.append(loop.create_task(_json(self._payload(working, request, ""))(
                 request.scope, request.receive, send)))
             if this is not None:  # drain() waits for the rest of this request: the delayed response
                 self._background.add(this)
                 this.add_done_callback(self._background.discard)
 
-        timer = loop.call_later(self._ack_after, acknowledge)
+        due = self._acks.start(acknowledge)
         try:
             message = await self._run(command.incoming)
         finally:
-            timer.cancel()
+            self._acks.end(due)
         if acked:
             await acked[0]
             if message is not None:
                 await self._deliver(message, command.response_url, replace=False, request=request,
                                     user=command.incoming.user)
             return
-        response = Response(status_code=200) if message is None else \
-            JSONResponse(self._payload(message, request, command.incoming.user))  # None: rate-limited, silence
-        await response(request.scope, request.receive, send)
+        if message is None:  # rate-limited: silence
+            await Response(status_code=200)(request.scope, request.receive, send)
+        else:
+            await _send_json(send, self._payload(message, request, command.incoming.user))
 
     async def _run(self, incoming: Incoming) -> Message | None:
         if not self.core.addressed(incoming.text):
@@ -230,20 +249,27 @@ class SlackFace:
                             text=f"{self.core.prefix}{context['action']} {context['code']}")
         message = await self._run(incoming)
         if message is None:
-            return JSONResponse({})
+            return _json({})
         text = mattermost_payload(message, action_url="")["text"]
-        return JSONResponse({"update": {"message": text}} if message.in_channel else {"ephemeral_text": text})
+        return _json({"update": {"message": text}} if message.in_channel else {"ephemeral_text": text})
 
     # -- parsing --------------------------------------------------------------------------------------------
 
     async def _body(self, request: Request) -> bytes:
+        """The body, refused past max_body; read from ``receive`` as ``request.stream()`` reads it, without the async
+        generator (a slash command's body comes in one message)."""
         chunks, size = [], 0
-        async for chunk in request.stream():
+        while True:
+            message = await request.receive()
+            if message["type"] != "http.request":
+                raise ClientDisconnect()
+            chunk = message.get("body", b"")
             size += len(chunk)
             if size > self._max_body:
                 raise BadRequest(f"request body too large: at most {self._max_body} bytes")
             chunks.append(chunk)
-        return b"".join(chunks)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def _form(self, body: bytes) -> dict[str, str]:
         try:
@@ -301,11 +327,33 @@ def parse_form(text: str, *, max_fields: int = 64) -> dict[str, str]:
         if not sep or not key:
             raise ValueError(f"not a key=value pair: {piece[:40]!r}")
         if "%" in key or "+" in key:
-            key = unquote_plus(key)
-        if "%" in value or "+" in value:
-            value = unquote_plus(value)
-        form.setdefault(key, value)
+            key = _unquote_plus(key)
+        if key not in form:
+            form[key] = _unquote_plus(value) if "%" in value or "+" in value else value
     return form
+
+
+#: ``%2F`` (any case) -> ``/``: the escapes of ASCII characters, which decode one to one.
+_ASCII_ESCAPES = {f"{i:02x}": chr(i) for i in range(128)}
+_ASCII_ESCAPES.update({k.upper(): v for k, v in _ASCII_ESCAPES.items()})
+_ASCII_ESCAPES.update({k[0].upper() + k[1]: v for k, v in _ASCII_ESCAPES.items()})
+_ASCII_ESCAPES.update({k[0] + k[1].upper(): v for k, v in _ASCII_ESCAPES.items()})
+
+
+def _unquote_plus(text: str) -> str:
+    """``urllib.parse.unquote_plus``, with a fast path for the usual case: ASCII text whose every ``%`` escapes an
+    ASCII character (``%2F``, ``%3A``). Anything else (UTF-8 escapes, a stray ``%``) goes to the stdlib."""
+    if not text.isascii():
+        return unquote_plus(text)
+    head, *rest = text.replace("+", " ").split("%")
+    out = [head]
+    for piece in rest:
+        char = _ASCII_ESCAPES.get(piece[:2])
+        if char is None:
+            return unquote_plus(text)
+        out.append(char)
+        out.append(piece[2:])
+    return "".join(out)
 
 
 def _slack_press(form: Mapping[str, str], *, prefix: str) -> tuple[Incoming, str]:
@@ -340,9 +388,9 @@ class _Endpoint:
 
 def _refusal(request: Request, exc: BadRequest | Refused, what: str) -> Response:
     if isinstance(exc, BadRequest):
-        return JSONResponse({"error": str(exc)}, status_code=400)
+        return _json({"error": str(exc)}, status_code=400)
     log.warning("refused %s from %s: %s", what, request.client.host if request.client else "?", exc)
-    return JSONResponse({"error": "unauthorized"}, status_code=401)
+    return _json({"error": "unauthorized"}, status_code=401)
 
 
 async def post_json(url: str, payload: dict[str, object]) -> None:

@@ -51,6 +51,8 @@ def mrkdwn_escape(text: str) -> str:
 
 def _chunks(text: str) -> list[str]:
     """Lines of ``text`` in pieces that fit a section (a line longer than one piece is cut)."""
+    if len(text) < _SECTION_MAX:  # the usual reply: one piece (the loop below would make the same)
+        return ["\n".join(text.splitlines())]
     pieces: list[str] = []
     current: list[str] = []
     size = 0
@@ -79,7 +81,8 @@ def _button(label: str, action_id: str, code: str, style: str | None = None) -> 
 
 def slack_payload(message: Message) -> dict[str, object]:
     """A slash-command response (or response_url body) in Block Kit."""
-    pieces = _chunks(mrkdwn_escape(message.text))
+    escaped = mrkdwn_escape(message.text)
+    pieces = _chunks(escaped)
     blocks = [_section(fence(p)) for p in pieces[:_BLOCKS_MAX]]
     if len(pieces) > _BLOCKS_MAX:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "… (reply truncated)"}]})
@@ -87,8 +90,7 @@ def slack_payload(message: Message) -> dict[str, object]:
         code = message.confirm.code
         blocks.append({"type": "actions", "block_id": f"petstore-{code}", "elements": [
             _button("Confirm", CONFIRM_ACTION, code, "primary"), _button("Cancel", CANCEL_ACTION, code)]})
-    fallback = mrkdwn_escape(message.text)[:_SECTION_MAX]
-    return {"response_type": "in_channel" if message.in_channel else "ephemeral", "text": fallback,
+    return {"response_type": "in_channel" if message.in_channel else "ephemeral", "text": escaped[:_SECTION_MAX],
             "blocks": blocks}
 
 

@@ -277,6 +277,56 @@ def test_the_form_parser_reads_what_parse_qs_reads(fields: dict[str, str]) -> No
     assert parse_form(body) == expected
 
 
+@given(st.text(alphabet=st.sampled_from(list("%+=0279aAcCfFgz/ \x00é✓")), max_size=24))
+def test_the_form_parser_unquotes_escapes_as_parse_qs_does(value: str) -> None:
+    """Stray and half escapes, mixed case, escaped UTF-8 and raw non-ASCII: the fast path or the stdlib's, same answer."""
+    from urllib.parse import parse_qs
+
+    from petstore_bot.slack import parse_form
+
+    body = f"k={value}&x{value}=k"
+    expected = {k: v[0] for k, v in parse_qs(body, keep_blank_values=True, strict_parsing=True).items()}
+    assert parse_form(body) == expected
+
+
+def test_replies_are_encoded_as_starlettes_json_response_encodes_them() -> None:
+    from starlette.responses import JSONResponse
+
+    from petstore_bot.slack import _json, _send_json
+
+    payload = {"text": "Rex ✓ &lt;!channel&gt; \u2028 \x00", "blocks": [{"n": 1, "f": 0.5, "t": True, "x": None}]}
+    for status in (200, 400):
+        ours, theirs = _json(payload, status_code=status), JSONResponse(payload, status_code=status)
+        assert (ours.body, ours.status_code, ours.raw_headers) == (theirs.body, theirs.status_code, theirs.raw_headers)
+
+    async def sent(respond: Callable[[Any], Any]) -> list[object]:
+        messages: list[object] = []
+
+        async def send(message: object) -> None:
+            messages.append(message)
+
+        await respond(send)
+        return messages
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.disconnect"}
+
+    scope = {"type": "http", "method": "POST", "path": "/"}
+    assert asyncio.run(sent(lambda send: _send_json(send, payload))) == \
+        asyncio.run(sent(lambda send: JSONResponse(payload)(scope, receive, send)))
+
+
+@given(st.lists(st.integers(min_value=0, max_value=3000), min_size=0, max_size=4), st.sampled_from(["\n", "\r\n"]))
+def test_a_reply_is_cut_into_sections_on_line_ends(lengths: list[int], end: str) -> None:
+    from petstore_bot.slack_render import _SECTION_MAX, _chunks
+
+    text = end.join("x" * n for n in lengths)
+    pieces = _chunks(text)
+    assert all(len(piece) <= _SECTION_MAX for piece in pieces)
+    assert "\n".join(pieces) == "\n".join(line[:_SECTION_MAX] for line in text.splitlines())
+    assert len(pieces) == 1 or len(text) >= _SECTION_MAX
+
+
 @pytest.mark.parametrize("body", ["%%%not a form", "a=1&&b=2", "=x", "novalue"])
 def test_the_form_parser_refuses_what_is_not_a_form(body: str) -> None:
     from petstore_bot.slack import parse_form

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from datetime import date
@@ -138,6 +139,18 @@ async def test_read_only_hides_writes_and_refuses_them(as_actor) -> None:
     assert "/add" not in [e.name for e in session.help().entries]
     outcome = await session.run("/add Rex --category 3")
     assert outcome.failure is not None and outcome.failure.code == "read_only"
+
+
+@pytest.mark.parametrize("flags", [dict(zip(("read_only", "production", "confirm_writes", "deferred", "terminal"),
+                                                bits, strict=True)) for bits in itertools.product((False, True), repeat=5)])
+def test_what_help_lists_as_allowed_the_policy_never_refuses(flags: dict[str, bool]) -> None:
+    """The session runs a command it lists as allowed without asking the policy again: that must be the same answer."""
+    policy = Policy(**flags)
+    for role in Role:
+        actor = Actor(id="@x:test", role=role, where="!room")
+        for cmd in default_registry().commands():
+            if policy.allows(cmd.access, actor):
+                assert policy.refusal(name=cmd.name, access=cmd.access, actor=actor, what="x") is None
 
 
 async def test_deferred_writes_need_the_code_once_in_time(as_actor, transport) -> None:
