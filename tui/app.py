@@ -24,9 +24,7 @@ from textual.screen import Screen
 
 from bot_commands.history import PromptHistory
 
-from .confirm import TuiConfirm
 from .palette import SlashCommands
-from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .startup import Start, Started, StartupError
 from .themes import ThemeMemory
@@ -34,6 +32,7 @@ from .themes import ThemeMemory
 if TYPE_CHECKING:  # pragma: no cover
     from bot_commands.session import CommandSession
 
+    from .confirm import TuiConfirm
     from .player import Player
 
 
@@ -86,6 +85,8 @@ class PetStoreApp(App[int]):
         self._history_path = history_path
         self._theme_memory = theme_memory
         if session is not None:
+            from .confirm import TuiConfirm  # a session given at once (tests, --play): not the first frame's
+
             self._attach_confirm(confirm or (session.confirm if isinstance(session.confirm, TuiConfirm) else None))
         self._use_theme(theme or (theme_memory.load() if theme_memory is not None else None))
 
@@ -161,6 +162,7 @@ class PetStoreApp(App[int]):
 
     def action_help(self) -> None:
         from .keys import help_rows  # gathers every screen's keys: the main screen's modules
+        from .screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(help_rows()))

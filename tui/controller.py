@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from bot_commands.outcome import Failure, Outcome
 from bot_commands.parser import join_command
 
 from .tabs import tab_for_status
 
 if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.outcome import Failure, Outcome
     from bot_commands.results import PetDetail
 
 # Light: the main screen imports this module before the libraries (the first frame); the

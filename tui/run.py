@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .app import PetStoreApp
-from .confirm import TuiConfirm
 from .startup import Start, StartupError
 from .themes import ThemeMemory
 
 if TYPE_CHECKING:  # pragma: no cover
     from bot_commands.session import CommandSession
 
+    from .confirm import TuiConfirm
     from .player import Player
 
 #: Typing delay per character when playing a script and none is given.

@@ -27,7 +27,6 @@ from textual.worker import Worker
 
 from bot_commands.errors import CommandError
 from bot_commands.history import PromptHistory
-from bot_commands.outcome import Outcome
 from bot_commands.sanitize import visible
 
 from .. import controller as c
@@ -38,6 +37,7 @@ from ..widgets.pets_pane import PetsPane
 from ..widgets.status_tabs import StatusTabs
 
 if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.outcome import Outcome
     from bot_commands.session import CommandSession, Prepared
 
     from ..player import Player
