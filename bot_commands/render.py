@@ -2,8 +2,8 @@
 
 All text from the service goes through :func:`visible` into ``rich.text.Text``
 (never markup), so ``[b]x[/b]`` shows literally and no escape byte gets out.
-Style names of the views map to colours here, once (the TUI's table uses
-:data:`STYLES` too).
+Style names of the views map to colours by :data:`bot_commands.styles.STYLES` (the
+TUI's table uses it too).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from rich.text import Text
 from .outcome import Failure
 from .results import Result
 from .sanitize import clip, visible
+from .styles import STYLES
 from .views import (
     BlankView,
     CardView,
@@ -33,23 +34,6 @@ from .views import (
 )
 
 __all__ = ["STYLES", "cell_text", "echo", "render", "render_failure", "safe", "to_rich"]
-
-STYLES = {
-    "id": "cyan",
-    "status.available": "green",
-    "status.pending": "yellow",
-    "status.sold": "magenta",
-    "status.unknown": "dim italic",
-    "status.none": "dim",
-    "dim": "dim",
-    "bold": "bold",
-    "production": "bold red",
-    "env": "green",
-    "info": "",
-    "success": "green",
-    "warning": "yellow",
-    "error": "bold red",
-}
 
 
 def safe(value: object, width: int | None = None, style: str = "") -> Text:
