@@ -170,14 +170,17 @@ def run_server(
     if not api_keys:
         print(f"API key: {keys[0]}", flush=True)
     plural = f" with {workers} workers" if workers > 1 else ""
-    print(f"Serving the Pet Store API at {_url(sock)}{plural} (Ctrl-C to stop)", flush=True)
     with sock:
-        return _run(config, sock, workers=workers)
+        return _run(config, sock, workers=workers,
+                    banner=f"Serving the Pet Store API at {_url(sock)}{plural} (Ctrl-C to stop)")
 
 
-def _run(config: uvicorn.Config, sock: socket.socket, *, workers: int) -> int:
+def _run(config: uvicorn.Config, sock: socket.socket, *, workers: int, banner: str) -> int:
+    """Serve on ``sock``; ``banner`` (the URL) is printed once SIGTERM ends the server cleanly: a SIGTERM sent
+    as soon as the URL is seen (a supervisor, a test) then shuts it down with 0 instead of killing it."""
     try:
         with _sigterm_as_interrupt():
+            print(banner, flush=True)
             if workers > 1:
                 Multiprocess(config, sockets=[sock]).run()
             else:
