@@ -65,15 +65,17 @@ class SlowClient:
 async def rig(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[..., Any]]:
     async with contextlib.AsyncExitStack() as stack:
         async def start(*, extra: str = "", delay: float = 0.0, ack_after: float = 2.5,
-                        origin: str | None = None) -> Rig:
+                        origin: str | None = None, clock: Callable[[], float] | None = None) -> Rig:
             bot = make_bot(extra, roles=(OPERATORS, VIEWERS), platform="slack", prefix="/pets ")
-            if delay:
+            if delay or clock:  # sessions as the bot makes them, on a slow client or the test's clock
                 policy = bot_policy(bot.composition.policy, bot.settings.bot)
 
                 def session(actor: Actor) -> CommandSession:
                     c = bot.composition
-                    return CommandSession(SlowClient(c.client, delay), env=c.env, registry=c.registry, actor=actor,
-                                          policy=policy, audit=c.audit)
+                    client = SlowClient(c.client, delay) if delay else c.client
+                    return CommandSession(client, env=c.env, registry=c.registry, actor=actor, policy=policy,
+                                          audit=c.audit, confirm_ttl=bot.settings.bot.confirm_ttl,
+                                          clock=clock or time.monotonic)
 
                 bot.core._make_session = session
             capture = Capture()
@@ -159,6 +161,57 @@ async def test_cancel_button_drops_the_write(rig: Callable[..., Any]) -> None:
     await r.slack.press(CONFIRM_ACTION, code, user=ALICE)
     assert "Nothing to confirm" in block_text(await r.capture.next_post())
     assert await r.bot.pet_count() == before
+
+
+async def test_a_press_after_the_confirmation_expired_sends_nothing(rig: Callable[..., Any]) -> None:
+    now = [1000.0]
+    r: Rig = await rig(clock=lambda: now[0])
+    before = await r.bot.pet_count()
+    code = buttons((await r.slack.command("add Late --category 1", user=ALICE)).json())[CONFIRM_ACTION]
+    now[0] += r.bot.settings.bot.confirm_ttl + 1
+    assert (await r.slack.press(CONFIRM_ACTION, code, user=ALICE)).status_code == 200
+    expired = await r.capture.next_post()
+    assert expired["response_type"] == "ephemeral"
+    assert f"Nothing to confirm: code {code} expired after 60 s; nothing was sent" in block_text(expired)
+    assert await r.bot.pet_count() == before
+    assert [json.loads(line)["outcome"] for line in r.bot.audit_lines()] == ["pending", "refused"]
+
+
+#: A line for every command of the registry (a new command fails the test below until it has one).
+SAMPLE_LINES = {"list": "list --limit 2", "more": "more", "add": "add Rex --category 1", "get": "get 1",
+                "orders": "orders", "env": "env", "whoami": "whoami", "help": "help", "confirm": "confirm ABCD",
+                "cancel": "cancel ABCD", "history": "history", "sleep": "sleep 0", "expect": "expect ok",
+                "quit": "quit"}
+#: What each role gets: the commands refused (and why); every other command runs.
+REFUSED = {
+    "none": {**dict.fromkeys(["list", "more", "get", "orders", "env"], "needs the viewer role; you have none"),
+             **dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role; you have none")},
+    "viewer": dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role; you have viewer"),
+    "operator": {},
+}
+
+
+@pytest.mark.parametrize("role", ["none", "viewer", "operator"])
+async def test_every_command_for_every_role(rig: Callable[..., Any], role: str) -> None:
+    from bot_commands.commands import default_registry
+
+    assert set(SAMPLE_LINES) == set(default_registry().names(aliases=False))
+    r: Rig = await rig(extra='default_role = "none"')
+    user = {"none": CAROL, "viewer": BOB, "operator": ALICE}[role]
+    before = await r.bot.pet_count()
+    for name, line in SAMPLE_LINES.items():
+        answer = await r.slack.command(line, user=user)
+        assert answer.status_code == 200, line
+        payload, text = answer.json(), block_text(answer.json())
+        assert payload["response_type"] == "ephemeral", line  # no command here completes a write
+        if name in ("history", "quit"):  # the process's and local files' commands: terminals only
+            assert f"Not allowed: /pets {name} is only available in a terminal" in text, line
+        elif name in REFUSED[role]:
+            assert f"Not allowed: /pets {name} {REFUSED[role][name]}" in text and buttons(payload) == {}, line
+        else:
+            assert "Not allowed" not in text, (line, text)
+    assert await r.bot.pet_count() == before  # the operator's add waits for its Confirm
+    assert r.capture.posts == []
 
 
 @pytest.mark.parametrize("case", ["bad signature", "old timestamp", "future timestamp", "no headers", "not a number",
