@@ -109,6 +109,9 @@ class TuiSettings(BaseModel):
     theme: str | None = None
     """A Textual built-in theme ("textual-dark", "nord", "gruvbox", "textual-light" ...).
     ``--theme`` wins over it; with neither, the theme last chosen in the TUI (palette: Theme)."""
+    preview: bool = True
+    """Fetch the first page in a second process while the first frame paints (on machines with
+    more than one CPU), so the pets show sooner; ``false``: the TUI loads in one process."""
 
 
 class AuditSettings(BaseModel):

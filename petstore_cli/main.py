@@ -236,11 +236,15 @@ def _main(argv: Sequence[str] | None) -> int:
         if applies():  # at a terminal: the prompt first, the session built behind it
             return start_chat(args)
     if command == "tui":  # the first frame before the libraries: see petstore_cli.tui_start
-        if argv is None:
+        preview = None
+        if argv is None:  # the program: the first page on another core (before Textual and threads)
+            from .tui_preview import fork_preview
+
+            preview = fork_preview(args)
             skip_attrs()
         from .tui_start import start_tui
 
-        return start_tui(args)
+        return start_tui(args, preview=preview)
     if command == "completion":
         from .completion import completion_main
 

@@ -4,7 +4,8 @@ Imports Textual and the TUI's first frame only (``tests/test_cli.py`` checks); s
 (pydantic, pydantic-settings), the client (httpx), the command layer's models and the
 sandbox load in :func:`build`, which the app runs in a thread worker after its first paint.
 A bad configuration raises :class:`tui.startup.StartupError`: the app ends and ``petstore``
-prints its one line and exits 2, as before.
+prints its one line and exits 2, as before. The module itself imports no Textual:
+:mod:`petstore_cli.tui_preview`'s child checks the settings with :func:`checked_settings` too.
 """
 
 from __future__ import annotations
@@ -12,27 +13,57 @@ from __future__ import annotations
 import argparse
 import sys
 from functools import partial
+from typing import TYPE_CHECKING
 
 from bot_commands.history import HISTORY_FILE
 from petstore_api.paths import default_data_dir
-from tui.run import make_player, run_tui
-from tui.startup import Started, StartupError
-from tui.themes import unknown_theme
+from tui.startup import PreviewSource, Started, StartupError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from petstore_api.settings import LoadedSettings
 
 #: The TUI's state file in the data dir: the theme chosen in it.
 TUI_STATE_FILE = "tui-state.json"
 
 
-def start_tui(args: argparse.Namespace) -> int:
-    """Run the TUI (see the module docstring); returns the exit code."""
+def start_tui(args: argparse.Namespace, *, preview: PreviewSource | None = None) -> int:
+    """Run the TUI (see the module docstring); returns the exit code. ``preview``: the first page,
+    fetched by :func:`petstore_cli.tui_preview.fork_preview` while the session loads."""
+    from tui.run import run_tui
+    from tui.themes import unknown_theme
+
     flag_theme = getattr(args, "theme", None)
     problem = unknown_theme(flag_theme) if flag_theme else None
     if problem is not None:
+        if preview is not None:
+            preview.stop()
         print(f"petstore: {problem}", file=sys.stderr)
         return 2
     data_dir = default_data_dir()
     return run_tui(start=partial(build, args), theme=flag_theme, history_path=data_dir / HISTORY_FILE,
-                   theme_memory_path=data_dir / TUI_STATE_FILE)
+                   theme_memory_path=data_dir / TUI_STATE_FILE, preview=preview)
+
+
+def checked_settings(args: argparse.Namespace) -> tuple[LoadedSettings, str | None]:
+    """The settings and the theme they name (None: the flag's, or none); StartupError: the one line."""
+    from bot_commands.errors import CommandError
+    from petstore_api.errors import PetStoreError
+
+    from .faces import load
+
+    try:
+        loaded = load(args)
+    except (PetStoreError, CommandError) as exc:
+        raise StartupError(str(exc)) from exc
+    settings = loaded.settings
+    config_theme = None if getattr(args, "theme", None) else settings.tui.theme or settings.ui.theme
+    if config_theme:
+        from tui.themes import unknown_theme
+
+        problem = unknown_theme(config_theme)
+        if problem is not None:
+            raise StartupError(problem)
+    return loaded, config_theme
 
 
 def build(args: argparse.Namespace) -> Started:
@@ -40,17 +71,14 @@ def build(args: argparse.Namespace) -> Started:
     from bot_commands.errors import CommandError
     from petstore_api.errors import PetStoreError
     from tui.confirm import TuiConfirm
+    from tui.run import make_player
 
     from .compose import compose
-    from .faces import configure_logging, load
+    from .faces import configure_logging
 
+    loaded, config_theme = checked_settings(args)
+    settings = loaded.settings
     try:
-        loaded = load(args)
-        settings = loaded.settings
-        config_theme = None if getattr(args, "theme", None) else settings.tui.theme or settings.ui.theme
-        problem = unknown_theme(config_theme) if config_theme else None
-        if problem is not None:
-            raise StartupError(problem)
         player = make_player(getattr(args, "play", None), getattr(args, "delay", None),
                              bool(getattr(args, "exit", False)))
         configure_logging(getattr(args, "verbose", None) or 0)

@@ -26,7 +26,7 @@ from bot_commands.history import PromptHistory
 
 from .palette import SlashCommands
 from .screens.main import MainScreen
-from .startup import Start, Started, StartupError
+from .startup import PreviewSource, Start, Started, StartupError
 from .themes import ThemeMemory
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,6 +34,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .confirm import TuiConfirm
     from .player import Player
+
+
+#: Seconds the start-up thread waits for a preview's rows to be on screen (then it starts anyway).
+PREVIEW_HEAD_START = 0.15
 
 
 class PetStoreApp(App[int]):
@@ -68,11 +72,13 @@ class PetStoreApp(App[int]):
     def __init__(self, session: CommandSession | None = None, *, start: Start | None = None, page_size: int = 20,
                  theme: str | None = None, confirm: TuiConfirm | None = None,
                  today: Callable[[], date] = date.today, player: Player | None = None,
-                 history_path: Path | None = None, theme_memory: ThemeMemory | None = None, **kwargs: Any) -> None:
+                 history_path: Path | None = None, theme_memory: ThemeMemory | None = None,
+                 preview: PreviewSource | None = None, **kwargs: Any) -> None:
         """``confirm``: the session's confirmation dialog (the app shows it); see :func:`tui.run.run_tui`.
 
         ``history_path``: the prompt history shared with ``petstore chat``; ``theme_memory``: where
-        the theme chosen in the TUI is remembered (``theme`` wins over the remembered one)."""
+        the theme chosen in the TUI is remembered (``theme`` wins over the remembered one);
+        ``preview``: the first page, fetched elsewhere while the session loads (shown until it comes)."""
         super().__init__(**kwargs)
         self.session = session
         self.player = player
@@ -80,6 +86,8 @@ class PetStoreApp(App[int]):
         #: Awaited when the app ends (set by a start-up worker's result).
         self.aclose: Callable[[], Awaitable[object]] | None = None
         self._start = start
+        self._preview = preview
+        self._loading = False
         self._page_size = page_size
         self._today = today
         self._history_path = history_path
@@ -102,8 +110,29 @@ class PetStoreApp(App[int]):
         self.theme_changed_signal.subscribe(self, self._remember_theme)
 
     def on_ready(self) -> None:
-        """The first frame is composed (Textual's Ready): now the libraries, in a thread."""
-        if self.session is None and self._start is not None:
+        """The first frame is composed (Textual's Ready): now the preview, if one is coming, then the
+        libraries in a thread. The preview goes first (at most :data:`PREVIEW_HEAD_START` seconds): the
+        thread's imports hold the GIL, and would slow the few steps that put its rows on screen."""
+        if self.session is not None or self._start is None:
+            return
+        if self._preview is None:
+            self._load_once()
+            return
+        self.run_worker(self._show_preview(self._preview), group="preview", exit_on_error=False)
+        self.set_timer(PREVIEW_HEAD_START, self._load_once)
+
+    async def _show_preview(self, source: PreviewSource) -> None:
+        """The preview's rows on the main screen, if they come before the session; then the session's load."""
+        try:
+            preview = await source.wait()
+            if preview is not None and self.session is None:
+                await self.main_screen.show_preview(preview)
+        finally:
+            self.call_after_refresh(self._load_once)  # once the rows are painted
+
+    def _load_once(self) -> None:
+        if not self._loading:
+            self._loading = True
             self.load_session()
 
     def _remember_theme(self, theme: Any) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .app import PetStoreApp
-from .startup import Start, StartupError
+from .startup import PreviewSource, Start, StartupError
 from .themes import ThemeMemory
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,6 +39,7 @@ def run_tui(
     exit_after_play: bool = False,
     history_path: Path | None = None,
     theme_memory_path: Path | None = None,
+    preview: PreviewSource | None = None,
 ) -> int:
     """Run the app on ``session`` (or on what ``start`` builds behind the first frame).
 
@@ -47,21 +48,26 @@ def run_tui(
     dialog). Returns the exit code: 0, 2 when ``start`` fails (its line on stderr), or with
     ``--play ... --exit`` the code ``petstore run`` gives for the same script.
     ``history_path``: the prompt history shared with ``petstore chat``; ``theme_memory_path``:
-    the small state file that remembers the theme chosen in the TUI.
+    the small state file that remembers the theme chosen in the TUI; ``preview``: the first
+    page fetched elsewhere while ``start`` runs (stopped when the app ends, whatever happened).
     """
     try:
         player = make_player(play, delay, exit_after_play)
     except StartupError as exc:
+        if preview is not None:
+            preview.stop()
         print(f"petstore: {exc}", file=sys.stderr)
         return 2
     memory = ThemeMemory(theme_memory_path) if theme_memory_path is not None else None
     app = PetStoreApp(session, start=start, page_size=page_size or 20, theme=theme, confirm=confirm,
-                      player=player, history_path=history_path, theme_memory=memory)
+                      player=player, history_path=history_path, theme_memory=memory, preview=preview)
 
     async def main() -> None:
         try:
             await app.run_async()
         finally:
+            if preview is not None:
+                preview.stop()
             close = app.aclose or aclose
             if close is not None:
                 await close()

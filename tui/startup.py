@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     from bot_commands.session import CommandSession
 
     from .confirm import TuiConfirm
     from .player import Player
+    from .preview import Preview
 
 
 class StartupError(Exception):
@@ -38,3 +39,11 @@ class Started:
 
 #: The face's start-up function, run in a thread after the first frame.
 Start = Callable[[], Started]
+
+
+class PreviewSource(Protocol):
+    """Where a :class:`Preview` comes from: awaited once; ``stop`` when the app ends (idempotent)."""
+
+    async def wait(self) -> Preview | None: ...
+
+    def stop(self) -> None: ...

@@ -7,14 +7,12 @@ first frame can be inspected before the load completes.
 
 from __future__ import annotations
 
-import html
-import re
 import threading
 from pathlib import Path
 
 import pytest
 from python_support import python_run
-from tui_support import Harness, wait_for_screen
+from tui_support import Harness, screen_text, wait_for_screen
 
 from tui.app import PetStoreApp
 from tui.screens.main import MainScreen
@@ -23,12 +21,6 @@ from tui.widgets.env_bar import EnvBar
 from tui.widgets.pets_pane import PetsPane
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def screen_text(app: PetStoreApp) -> str:
-    """The whole frame as plain text (from the screenshot Textual would save)."""
-    svg = app.export_screenshot().split("</style>")[-1]
-    return html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")
 
 
 def held(started: Started | Exception) -> tuple[threading.Event, threading.Event, PetStoreApp]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,6 +103,12 @@ class Tap(httpx.AsyncBaseTransport):
 
 def error_body(status: int, code: str, message: str) -> dict[str, Any]:
     return {"code": code, "message": message, "status": status}
+
+
+def screen_text(app: PetStoreApp) -> str:
+    """The whole frame as plain text (from the screenshot Textual would save)."""
+    svg = app.export_screenshot().split("</style>")[-1]
+    return html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")
 
 
 async def wait_for_screen(pilot: Any, screen_type: type, *, rounds: int = 200) -> Any:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bot_commands.session import CommandSession, Prepared
 
     from ..player import Player
+    from ..preview import Preview
     from ..validation import FormValues
 
 #: Failures shown in the log only: the user's own typing (the log is where they look).
@@ -101,6 +102,14 @@ class MainScreen(Screen[None]):
         queued, self._queued = self._queued, []
         for line in queued:
             self.submit(line)
+
+    async def show_preview(self, preview: Preview) -> None:
+        """The first page fetched while the session loads (the session's first list replaces it),
+        with the environment it came from; dropped when the session came first or a tab was chosen."""
+        if self.session is not None or preview.status != self.tabs.status:
+            return
+        await self.query_one(EnvBar).load(preview.env)
+        self.pane.show_preview(preview.rows)
 
     def _begin(self) -> None:
         self.load(self.tabs.status)
@@ -338,6 +347,9 @@ class MainScreen(Screen[None]):
     # ------------------------------------------------------------------ actions
 
     def open_detail(self, pet_id: int) -> None:
+        if self.session is None:  # a previewed row: its detail once the session comes
+            self.submit_or_queue(c.get_line(pet_id))
+            return
         from .detail import DetailScreen
 
         view = c.detail_without_request(self.pane.pets.get(pet_id), today=self.today())

@@ -7,6 +7,7 @@ when first used.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -18,7 +19,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from ..columns import ColumnSpec
-from ..text import literal
+from ..text import CellLike, literal, pet_row_texts
 from .pets_table import PetsTable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -75,6 +76,8 @@ class PetsPane(Vertical):
         self.finding = 0  # pages still to load while going to ``beyond`` (f); 0: not going there
         self.page_size_delay = PAGE_SIZE_DELAY
         self._size_timer: Timer | None = None
+        #: Rows of a preview are shown (no pets behind them yet): the first list keeps them in view.
+        self.previewing = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="pets-banner")
@@ -90,10 +93,19 @@ class PetsPane(Vertical):
     def begin_loading(self, status: str | None, *, more: bool = False) -> None:
         """A list is on its way: the table is covered; for more of it, the info line says so."""
         self.status = status
-        if more:  # the rows shown stay readable (and in place) while the next page comes
+        if more or self.previewing:  # the rows shown stay readable (and in place) while the page comes
             self._update_info(loading=True)
         else:
             self.table.loading = True
+
+    def show_preview(self, rows: Sequence[tuple[str, Sequence[CellLike]]]) -> None:
+        """Pets fetched while the session loads (key, cells), shown as they will be until its first page comes."""
+        table = self.table
+        table.clear()
+        table.put_rows([(key, pet_row_texts(cells)) for key, cells in rows])
+        table.loading = False
+        self.previewing = True
+        self._update_info(loading=True)
 
     def stop_loading(self) -> None:
         """The list request ended without a page (refused, failed, or cancelled)."""
@@ -104,6 +116,8 @@ class PetsPane(Vertical):
     def show_page(self, pets: list[Any], *, status: str | None, next_url: str | None, append: bool) -> None:
         """Show a page: replace the rows, or append them (load more)."""
         table = self.table
+        keep = table.cursor_key if self.previewing else None  # where the user moved in the preview
+        self.previewing = False
         if not append:
             table.clear()
             self.pets.clear()
@@ -112,6 +126,8 @@ class PetsPane(Vertical):
 
         table.put_rows([(str(pet.id), pet_row(pet)) for pet in pets])
         self.pets.update((pet.id, pet) for pet in pets)
+        if keep is not None:
+            self.select_pet(int(keep))
         if self.beyond is not None and self.beyond.id in self.pets:
             self.beyond = None if self.select_pet(self.beyond.id) else self.beyond
         had_more = self.next_url is not None
@@ -165,9 +181,12 @@ class PetsPane(Vertical):
         self.query_one("#pets-banner", Static).update("")
 
     def _update_info(self, *, loading: bool = False) -> None:
-        shown = len(self.pets)
+        shown = self.table.row_count
         parts = [f"{shown} pet{'s' if shown != 1 else ''} shown", f"page size {self.page_size} (+/-)"]
-        parts.append("loading more…" if loading else "more: n" if self.next_url else "end of list")
+        if loading:
+            parts.append("loading…" if self.previewing else "loading more…")
+        else:
+            parts.append("more: n" if self.next_url else "end of list")
         if self.beyond is not None:
             parts.insert(0, f"#{self.beyond.id} added after the loaded pages (f goes there)")
         # one line, fixed height (main.tcss): a new text never changes its size

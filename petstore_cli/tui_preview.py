@@ -1,0 +1,165 @@
+"""The TUI's first page, fetched on a second core while the first frame paints (issue 20).
+
+``petstore`` (the program) forks before it imports Textual. The child loads the settings,
+the client and the sandbox (pydantic, httpx, the service: most of start-up), runs the first
+``/list`` the main screen runs, and writes that page's cells (the command layer's view of each
+pet, from which the table makes its rows as for the session's lists) and the environment to a
+pipe as a :class:`tui.preview.Preview` in JSON, then exits. Meanwhile the parent paints its first
+frame, shows the rows when they come, and builds its own session as before; the session's
+first list replaces the rows. The libraries cost what they cost; here on the other core.
+
+No fork (the parent loads alone, as before): on one CPU, without ``os.fork``, for callers
+in-process, and with ``--sandbox-reset`` (the parent resets the data first). The child
+obeys ``[tui] preview = false``. What the child cannot do (a bad config, an unreachable
+server, a refused key) ends it without a word: the parent's own start-up says it. The child
+writes nothing to the terminal, and never outlives the app (:meth:`PreviewProcess.stop`)
+nor, if the app is killed, :data:`CHILD_DEADLINE`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.results import EnvInfo, Result
+    from petstore_api.settings import Settings
+    from tui.preview import Preview
+
+#: ``[tui] preview`` in the environment: read before forking (pydantic reads it again in the child).
+PREVIEW_VARIABLE = "PETSTORE_TUI__PREVIEW"
+#: Seconds after which the child ends itself (a parent killed with SIGKILL cannot stop it).
+CHILD_DEADLINE = 10
+
+
+def worth_forking(args: argparse.Namespace) -> bool:
+    """A second CPU to run on, fork, and nothing that the parent must do before the data is read."""
+    if not hasattr(os, "fork") or getattr(args, "sandbox_reset", False):
+        return False
+    if os.environ.get(PREVIEW_VARIABLE, "").strip().lower() in {"0", "false", "no", "off"}:
+        return False  # the setting given in the environment (a config file's, the child reads)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cpus >= 2
+
+
+def fork_preview(args: argparse.Namespace) -> PreviewProcess | None:
+    """Fork the child (see the module docstring); None when it is not worth it. Call before Textual
+    is imported and before any thread is started."""
+    if not worth_forking(args):
+        return None
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 1
+        try:
+            os.close(read_end)
+            code = _child(args, write_end)
+        finally:  # whatever happened (an exception ends here unprinted: the parent's start-up reports problems)
+            os._exit(code)
+    os.close(write_end)
+    return PreviewProcess(pid=pid, fd=read_end)
+
+
+@dataclass
+class PreviewProcess:
+    """The parent's side: the child's pid and the pipe's read end."""
+
+    pid: int
+    fd: int
+    _reaped: bool = field(default=False, init=False)
+
+    async def wait(self) -> Preview | None:
+        """The child's preview (None: it had none); read without blocking the event loop."""
+        import asyncio
+        import json
+
+        from tui.preview import Preview
+
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                                    os.fdopen(self.fd, "rb", buffering=0))
+        try:
+            data = await reader.read()
+        finally:
+            transport.close()
+        self._reap(block=True)  # it wrote and ended (or died): the pipe closes as it exits
+        if not data:
+            return None
+        try:
+            return Preview.from_json(json.loads(data))
+        except (ValueError, TypeError, KeyError):  # a preview is a nicety: the session's list comes anyway
+            return None
+
+    def stop(self) -> None:
+        """End the child if it still runs (the app is done) and reap it; idempotent."""
+        if not self._reaped:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:  # pragma: no cover - already reaped elsewhere
+                pass
+            self._reap(block=True)
+
+    def _reap(self, *, block: bool) -> None:
+        if self._reaped:
+            return
+        try:
+            pid, _ = os.waitpid(self.pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:  # pragma: no cover - reaped by someone else
+            pid = self.pid
+        self._reaped = pid == self.pid
+
+
+def _child(args: argparse.Namespace, fd: int) -> int:
+    """In the child: the preview, written to ``fd``; returns the exit code. Silent: stdio is /dev/null."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for std in (0, 1, 2):
+        os.dup2(devnull, std)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the app's to handle
+    signal.alarm(CHILD_DEADLINE)  # default action: the child ends
+    import asyncio
+    import json
+
+    from .tui_start import checked_settings
+
+    settings = checked_settings(args)[0].settings  # what the parent would refuse to start with ends here
+    if not settings.tui.preview:
+        return 0
+    preview = asyncio.run(_first_page(settings))
+    if preview is None:
+        return 1
+    data = memoryview(json.dumps(preview.to_json()).encode())
+    while data:
+        data = data[os.write(fd, data):]
+    return 0
+
+
+async def _first_page(settings: Settings) -> Preview | None:
+    """The main screen's first list (All, the configured page size), as :func:`page_preview` shows it."""
+    from tui.controller import list_line
+
+    from .compose import compose
+
+    # A read writes no audit line: the child leaves the log to the parent.
+    quiet = settings.model_copy(update={"audit": settings.audit.model_copy(update={"path": None})})
+    session = compose(quiet).session()
+    outcome = await session.run(list_line(None, settings.ui.page_size))
+    return page_preview(outcome.result, session.env)
+
+
+def page_preview(result: Result | None, env: EnvInfo) -> Preview | None:
+    """A list's page as the table's (key, cells) and its env; None for anything else. No Rich here:
+    the parent, which has it loaded, makes the rows."""
+    from bot_commands.results import PetList
+    from bot_commands.views import pet_cells
+    from tui.preview import EnvLabel, PlainCell, Preview
+
+    if not isinstance(result, PetList):
+        return None
+    rows = tuple((str(pet.id), tuple(PlainCell(cell.text, cell.style) for cell in pet_cells(pet)))
+                 for pet in result.pets)
+    label = EnvLabel(env=env.env, base_url=env.base_url, masked_key=env.masked_key, read_only=env.read_only)
+    return Preview(status=result.status, rows=rows, env=label)
