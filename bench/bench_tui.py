@@ -13,6 +13,8 @@ Round-robin, median, against the same floor in the same run:
   first frame holds its rows;
 - ``petstore tui`` on the sandbox (20+ pets, the first page of 20);
 - ``petstore tui --base-url URL`` against ``petstore serve`` (30 pets, the first page of 20);
+- reference: ``petstore tui`` on the sandbox in one process (``PETSTORE_TUI__PREVIEW=false``: no first
+  page fetched on the other core), to show what the preview is worth in the same run;
 - reference peer: posting's first frame (``pip install posting`` in its own venv under /tmp,
   not a project dependency; skipped with the reason when it cannot be installed).
 Targets: first frame <= 1.15x the floor's; pets on screen <= 1.6x (stretch 1.5x).
@@ -107,6 +109,7 @@ DEPS_FLOOR = "reference: the same app after importing petstore's required librar
 
 
 POSTING = "reference peer: posting, first frame"
+ONE_PROCESS = "reference: petstore tui (sandbox, 20 pets) in one process, [tui] preview = false"
 
 
 def startup(tmp: Path, url: str, reps: int, *, posting: bool) -> tuple[dict[str, list[tuple[float, float]]], str]:
@@ -122,6 +125,7 @@ def startup(tmp: Path, url: str, reps: int, *, posting: bool) -> tuple[dict[str,
         DEPS_FLOOR: ([PY, str(BENCH / "tui_floor_app.py"), "--with-deps"], env, 100),
         "petstore tui (sandbox, 20 pets)": ([PETSTORE, "tui"], sandbox_env, 20),
         "petstore tui --base-url (petstore serve, 20 pets)": ([PETSTORE, "tui", "--base-url", url], env, 20),
+        ONE_PROCESS: ([PETSTORE, "tui"], {**sandbox_env, "PETSTORE_TUI__PREVIEW": "false"}, 20),
     }
     skipped = "not asked (--no-posting)"
     if posting:
@@ -185,7 +189,7 @@ def _report(times: dict[str, list[tuple[float, float]]], skipped: str, big: dict
     rows: list[dict[str, object]] = []
     lines = [f"floor (minimal Textual app, 100-row DataTable): first frame with its rows {_ms(frames[floor_name])}",
              f"{DEPS_FLOOR}: {_ms(pets[DEPS_FLOOR])} = {deps / floor:.2f}x the floor (the libraries alone)"]
-    for name in [n for n in times if n not in (floor_name, DEPS_FLOOR, POSTING)]:
+    for name in [n for n in times if n not in (floor_name, DEPS_FLOOR, POSTING, ONE_PROCESS)]:
         for what, values, target in (("first frame", frames[name], 1.15), ("pets on screen", pets[name], 1.6)):
             ms = statistics.median(values) * 1000
             ok = verdict(ms / floor <= target)
@@ -194,6 +198,11 @@ def _report(times: dict[str, list[tuple[float, float]]], skipped: str, big: dict
                          "floor": floor_name, "floor_ms": round(floor), "ratio": round(ms / floor, 2),
                          "target": f"<= {target}x", "verdict": ok, "deps_floor_ms": round(deps)})
             lines.append(f"{name}: {what} {_ms(values)} = {ms / floor:.2f}x the floor   target <= {target}x   {ok}")
+    for what, values in (("first frame", frames[ONE_PROCESS]), ("pets on screen", pets[ONE_PROCESS])):
+        ms = statistics.median(values) * 1000
+        rows.append({"what": f"{what}, {ONE_PROCESS}", "median_ms": round(ms), "floor_ms": round(floor),
+                     "ratio": round(ms / floor, 2)})
+        lines.append(f"{ONE_PROCESS}: {what} {_ms(values)} = {ms / floor:.2f}x the floor")
     if POSTING in times:
         ms = statistics.median(frames[POSTING]) * 1000
         rows.append({"what": POSTING, "median_ms": round(ms), "floor_ms": round(floor), "ratio": round(ms / floor, 2)})

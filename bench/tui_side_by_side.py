@@ -1,6 +1,7 @@
 """Two builds of ``petstore tui`` side by side against the minimal Textual app: first frame, pets on screen.
 
     .venv/bin/python bench/tui_side_by_side.py --before /path/to/other/.venv/bin/petstore [--reps 10]
+    .venv/bin/python bench/tui_side_by_side.py --before-env PETSTORE_TUI__PREVIEW=false   # this build, a setting off
 
 For a change to start-up: the other build (another checkout's venv) and this one, headless, round-robin
 with the floor app (bench/tui_floor_app.py), each on its own fresh sandbox (12 pets), bytecode
@@ -34,13 +35,16 @@ def one(argv: list[str], env: dict[str, str], tmp: Path, rows: int) -> tuple[flo
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--before", required=True, help="the other build's petstore executable")
+    parser.add_argument("--before", default=PETSTORE, help="the other build's petstore executable (default: this one)")
+    parser.add_argument("--before-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable for the 'before' runs only (repeatable)")
     parser.add_argument("--reps", type=int, default=10)
     args = parser.parse_args()
     with scratch() as tmp:
         cases = {"floor": ([PY, str(BENCH / "tui_floor_app.py")], 100, "floor"),
                  "before": ([args.before, "tui"], 12, "before"), "after": ([PETSTORE, "tui"], 12, "after")}
         envs = {name: clean_env(tmp / name, PYTHONPYCACHEPREFIX=str(tmp / "pyc")) for name in cases}
+        envs["before"].update(item.split("=", 1) for item in args.before_env)
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         for _ in range(2):  # warm-up: bytecode, the sandboxes
             for name, (argv, rows, _) in cases.items():
