@@ -65,13 +65,18 @@ def global_options(*, suppress: bool) -> argparse.ArgumentParser:
     return p
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
+    """The ``petstore`` parser; ``commands=False``: the root's own options only (see :func:`parse`)."""
     parser = argparse.ArgumentParser(
         prog="petstore", description=DESCRIPTION, epilog=EPILOG,
         parents=[global_options(suppress=False)], formatter_class=argparse.RawDescriptionHelpFormatter,
+        exit_on_error=commands,
     )
     parser.add_argument("--version", action="version", version=f"petstore {__version__}")
     _theme_option(parser, suppress=False)
+    if not commands:
+        parser.set_defaults(command=None)
+        return parser
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = [global_options(suppress=True)]
 
@@ -208,6 +213,24 @@ def command_index(argv: Sequence[str]) -> int | None:
     return None
 
 
+#: Words that ask for the whole parser's help.
+HELP = frozenset({"-h", "--help"})
+
+
+def parse(words: Sequence[str]) -> argparse.Namespace:
+    """``words`` parsed. Without a command word (``petstore``, the TUI, the most common start) the root's own
+    options are all there is to parse, so the parser of every command (~5 ms to build, most of it argparse's
+    first use) is built only for help, or for a usage error to say what is allowed."""
+    if command_index(words) is None and not HELP.intersection(words):
+        try:
+            args, rest = build_parser(commands=False).parse_known_args(words)
+        except argparse.ArgumentError:
+            rest = list(words)
+        if not rest:
+            return args
+    return build_parser().parse_args(words)
+
+
 def _main(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     index = command_index(words)
@@ -219,7 +242,7 @@ def _main(argv: Sequence[str] | None) -> int:
             return parsed
         args = parsed
     else:
-        args = build_parser().parse_args(words)
+        args = parse(words)
     command = args.command or "tui"
     if command == "tui" and not _has_terminal():
         print(NO_TERMINAL, file=sys.stderr)  # before textual loads: it would draw into a file and wait
