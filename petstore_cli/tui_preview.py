@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,13 +62,12 @@ def fork_preview(args: argparse.Namespace) -> PreviewProcess | None:
     return PreviewProcess(pid=pid, fd=read_end)
 
 
-@dataclass
 class PreviewProcess:
-    """The parent's side: the child's pid and the pipe's read end."""
+    """The parent's side: the child's pid and the pipe's read end (a plain class: the first frame imports it)."""
 
-    pid: int
-    fd: int
-    _reaped: bool = field(default=False, init=False)
+    def __init__(self, *, pid: int, fd: int) -> None:
+        self.pid, self.fd = pid, fd
+        self._reaped = False
 
     async def wait(self) -> Preview | None:
         """The child's preview (None: it had none); read without blocking the event loop."""

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Justify = Literal["left", "right"]
 
 
-@dataclass(frozen=True, slots=True)
-class ColumnSpec:
-    """A column: its label, the key of its cells, how values sit, and how it sizes."""
+class ColumnSpec(NamedTuple):
+    """A column: its label, the key of its cells, how values sit, and how it sizes.
+
+    (A named tuple, not a frozen dataclass: the first frame builds this class, and a frozen dataclass
+    costs ~0.5-1 ms to create on Python 3.11, a named tuple ~0.1 ms.)"""
 
     label: str
     key: str
