@@ -19,6 +19,7 @@ nor, if the app is killed, :data:`CHILD_DEADLINE`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 from typing import TYPE_CHECKING
@@ -84,7 +85,7 @@ class PreviewProcess:
             data = await reader.read()
         finally:
             transport.close()
-        self._reap(block=True)  # it wrote and ended (or died): the pipe closes as it exits
+        self._reap()  # it wrote and ended (or died): the pipe closes as it exits
         if not data:
             return None
         try:
@@ -99,16 +100,13 @@ class PreviewProcess:
                 os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:  # pragma: no cover - already reaped elsewhere
                 pass
-            self._reap(block=True)
+            self._reap()
 
-    def _reap(self, *, block: bool) -> None:
-        if self._reaped:
-            return
-        try:
-            pid, _ = os.waitpid(self.pid, 0 if block else os.WNOHANG)
-        except ChildProcessError:  # pragma: no cover - reaped by someone else
-            pid = self.pid
-        self._reaped = pid == self.pid
+    def _reap(self) -> None:
+        if not self._reaped:
+            with contextlib.suppress(ChildProcessError):  # reaped by someone else
+                os.waitpid(self.pid, 0)
+            self._reaped = True
 
 
 def _child(args: argparse.Namespace, fd: int) -> int:
