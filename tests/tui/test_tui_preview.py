@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -168,12 +169,9 @@ def test_it_forks_only_with_a_second_cpu_and_nothing_to_do_first(monkeypatch: py
 #: Forks as ``petstore`` does (before Textual), waits for the preview, says what came and whether the child is gone.
 FORK = """
 import asyncio, json, os, sys
-from textual.pilot import Pilot
-
-from bot_commands.session import CommandSession
 from petstore_cli.main import build_parser
 from petstore_cli.tui_preview import fork_preview
-os.sched_getaffinity = lambda pid: {0, 1}
+before = sorted(os.sched_getaffinity(0))
 child = fork_preview(build_parser().parse_args(sys.argv[1:]))
 preview = asyncio.run(child.wait())
 try:
@@ -183,7 +181,8 @@ except ChildProcessError:
     reaped = True
 rows = [[list(cell) for cell in cells] for _, cells in preview.rows] if preview else None
 env = preview.env.__dict__ if preview else None
-print(json.dumps({"rows": rows, "env": env, "reaped": reaped, "sent": json.dumps(preview.to_json()) if preview else None}))
+print(json.dumps({"rows": rows, "env": env, "reaped": reaped, "sent": json.dumps(preview.to_json()) if preview else None,
+                  "cpus": sorted(os.sched_getaffinity(0)) == before, "textual": "textual" in sys.modules}))
 """
 
 
@@ -193,10 +192,15 @@ def fork(tmp_path: Path, config: str) -> dict[str, object]:
     out = python_run(FORK.replace("sys.argv[1:]", json.dumps(["--config", str(path)])))
     assert out.stderr == ""  # the child writes nothing anywhere
     result: dict[str, object] = json.loads(out.stdout)
-    assert result["reaped"] is True
+    assert result["reaped"] is True and result["cpus"] is True  # every CPU given back once the child ended
+    assert result["textual"] is False  # forked before Textual, as petstore does
     return result
 
 
+TWO_CPUS = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the preview forks only with two CPUs")
+
+
+@TWO_CPUS
 @pytest.mark.slow
 def test_the_child_sends_the_first_page_and_the_masked_key_never_the_key(tmp_path: Path) -> None:
     got = fork(tmp_path, "[ui]\npage_size = 5\n")
@@ -210,6 +214,7 @@ def test_the_child_sends_the_first_page_and_the_masked_key_never_the_key(tmp_pat
     assert "sk-sandbox-" not in str(got["sent"]) and key not in str(got["sent"])  # the key stays in each process
 
 
+@TWO_CPUS
 @pytest.mark.slow
 @pytest.mark.parametrize("config", ['[http]\ntimeout = "soon"\n', '[tui]\ntheme = "neon"\n', "[tui]\npreview = false\n"])
 def test_a_child_with_nothing_to_show_ends_silently_and_opens_nothing(tmp_path: Path, config: str) -> None:
@@ -220,22 +225,20 @@ def test_a_child_with_nothing_to_show_ends_silently_and_opens_nothing(tmp_path: 
 #: Forks, says the child's pid, stops it when told (a line on stdin), says whether it was still running and is gone.
 STOP = """
 import os, sys
-from textual.pilot import Pilot
-
-from bot_commands.session import CommandSession
 from petstore_cli.main import build_parser
 from petstore_cli.tui_preview import fork_preview
-os.sched_getaffinity = lambda pid: {0, 1}
+before = sorted(os.sched_getaffinity(0))
 child = fork_preview(build_parser().parse_args(sys.argv[1:]))
 print(child.pid, flush=True)
 sys.stdin.readline()
 alive = os.waitpid(child.pid, os.WNOHANG) == (0, 0)
 child.stop()
 child.stop()  # idempotent
-print(alive, os.path.exists(f"/proc/{child.pid}"), flush=True)
+print(alive, os.path.exists(f"/proc/{child.pid}"), sorted(os.sched_getaffinity(0)) == before, flush=True)
 """
 
 
+@TWO_CPUS
 @pytest.mark.slow
 def test_stop_ends_a_child_still_waiting_for_the_service(tmp_path: Path) -> None:
     with socket.socket() as server:  # takes connections (the kernel's backlog) and never answers
@@ -256,7 +259,7 @@ def test_stop_ends_a_child_still_waiting_for_the_service(tmp_path: Path) -> None
                 said, err = parent.communicate(timeout=60)
             finally:
                 parent.kill()
-    assert said.split() == ["True", "False"] and err == ""
+    assert said.split() == ["True", "False", "True"] and err == ""
 
 
 def test_a_preview_crosses_as_json_and_anything_else_is_refused() -> None:
