@@ -128,6 +128,25 @@ async def test_a_tab_chosen_before_the_preview_comes_drops_it(harness: Harness) 
         release.set()
 
 
+async def test_a_tab_chosen_while_the_preview_shows_is_listed_when_the_session_comes(harness: Harness) -> None:
+    source = HeldPreview(await real_preview(harness))
+    entered, release, start = held_start(harness.session())
+    app = PetStoreApp(start=start, preview=source)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            source.release.set()
+            main = app.main_screen
+            await rows_shown(pilot, main, 12)
+            await pilot.press("3")  # Pending, while All's preview shows and the session loads
+            release.set()
+            await until(pilot, lambda: sorted(main.pane.pets) == [3, 5, 10], "the pending list")
+            assert main.tabs.active == "pending" and main.session is not None
+            assert main.session.history == ["/list pending --limit 20"]
+    finally:
+        release.set()
+
+
 async def test_a_preview_that_never_comes_holds_nothing_up(harness: Harness) -> None:
     source = HeldPreview(await real_preview(harness))  # never released: the service is slow for the child
     app = PetStoreApp(start=lambda: Started(session=harness.session()), preview=source)

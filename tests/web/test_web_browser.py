@@ -59,7 +59,7 @@ def test_the_tui_in_the_browser(browser: Any, served: Served, tmp_path: Path) ->
     page.add_init_script(XTERM_HOOK)
     page.goto(served.url)
     assert page.url == served.base + "/"  # the token left the address bar
-    wait_for(page, "Goldie", "Luna", "12 pets")
+    wait_for(page, "Goldie", "Luna", "12 pets", "› /list --limit 20")  # the session's own list, not the preview
     focused = "document.activeElement && document.activeElement.classList.contains('xterm-helper-textarea')"
     page.wait_for_function(focused, timeout=30_000)  # the keyboard goes to the terminal without a click
     page.keyboard.press("3")
