@@ -63,7 +63,7 @@ async def test_a_session_shows_the_pets_takes_keys_and_ends_with_its_socket(serv
         await http.get(served.url)
         socket = await http.ws_connect(served.ws)
         screen = Screen(socket)
-        await screen.until(*PETS)
+        await screen.until(*PETS, "› /list --limit 20")  # the session's own list, not only the preview's rows
         [app] = children(served.proc.pid)
         await socket.send_json(["stdin", "3"])  # the Pending tab
         await screen.until("Tweety", "Cleo", "3 pets with status pending")
