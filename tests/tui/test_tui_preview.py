@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,26 @@ def held_start(session: CommandSession) -> tuple[threading.Event, threading.Even
     return entered, release, start
 
 
+@dataclass
+class Held:
+    """An app whose preview and session each wait for the test: ``preview.release``, then ``release``."""
+
+    app: PetStoreApp
+    preview: HeldPreview
+    entered: threading.Event
+    release: threading.Event
+
+
+@contextlib.asynccontextmanager
+async def held_app(harness: Harness, *, env: str = "sandbox") -> AsyncIterator[Held]:
+    preview = HeldPreview(await real_preview(harness, env=env))
+    entered, release, start = held_start(harness.session(env=env))
+    try:
+        yield Held(PetStoreApp(start=start, preview=preview), preview, entered, release)
+    finally:
+        release.set()
+
+
 async def real_preview(harness: Harness, *, env: str = "sandbox") -> Preview:
     session = harness.session(env=env)
     preview = page_preview((await session.run("/list --limit 20")).result, session.env)
@@ -82,69 +104,57 @@ async def rows_shown(pilot: Pilot[int], main: MainScreen, count: int) -> None:
 
 
 async def test_the_preview_shows_the_page_and_its_env_until_the_session_lists_it(harness: Harness) -> None:
-    source = HeldPreview(await real_preview(harness, env="production"))
-    entered, release, start = held_start(harness.session(env="production"))
-    app = PetStoreApp(start=start, preview=source)
-    try:
+    async with held_app(harness, env="production") as held:
+        app = held.app
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
             main = app.main_screen
             assert main.pane.table.loading and main.pane.table.row_count == 0
-            source.release.set()
+            held.preview.release.set()
             await rows_shown(pilot, main, 12)
             text = screen_text(app)
             assert "PRODUCTION" in text and "key sk-...test" in text and "Rex" in text and "Kiwi" in text
             assert "12 pets shown" in text and "loading…" in text and "key loading…" not in text
             assert not main.pane.table.loading and main.session is None and main.pane.pets == {}
-            await until(pilot, entered.is_set, "the session's load started after the rows")
+            await until(pilot, held.entered.is_set, "the session's load started after the rows")
             await pilot.press("down", "down", "enter")  # on pet 3: its detail once the session comes
-            release.set()
+            held.release.set()
             detail = await wait_for_screen(pilot, DetailScreen)
             assert isinstance(detail, DetailScreen) and detail.view.pet_id == 3
             await pilot.press("escape")
             assert main.pane.table.cursor_key == "3" and len(main.pane.pets) == 12  # the session's own page
             assert "end of list" in screen_text(app) and main.query_one(EnvBar).has_class("-env-production")
-    finally:
-        release.set()
 
 
 async def test_a_tab_chosen_before_the_preview_comes_drops_it(harness: Harness) -> None:
-    source = HeldPreview(await real_preview(harness))
-    entered, release, start = held_start(harness.session())
-    app = PetStoreApp(start=start, preview=source)
-    try:
+    async with held_app(harness) as held:
+        app = held.app
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
             await pilot.press("4")  # Sold: listed when the session comes
-            source.release.set()
-            await until(pilot, entered.is_set, "the session's load started")
+            held.preview.release.set()
+            await until(pilot, held.entered.is_set, "the session's load started")
             main = app.main_screen
             assert main.pane.table.row_count == 0 and main.pane.table.loading  # All's rows are not Sold's
             assert "loading…" in screen_text(app)  # and the env bar waits for the session too
-            release.set()
+            held.release.set()
             await rows_shown(pilot, main, 4)
             assert set(main.pane.pets) == {4, 6, 9, 11}
-    finally:
-        release.set()
 
 
 async def test_a_tab_chosen_while_the_preview_shows_is_listed_when_the_session_comes(harness: Harness) -> None:
-    source = HeldPreview(await real_preview(harness))
-    entered, release, start = held_start(harness.session())
-    app = PetStoreApp(start=start, preview=source)
-    try:
+    async with held_app(harness) as held:
+        app = held.app
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
-            source.release.set()
+            held.preview.release.set()
             main = app.main_screen
             await rows_shown(pilot, main, 12)
             await pilot.press("3")  # Pending, while All's preview shows and the session loads
-            release.set()
+            held.release.set()
             await until(pilot, lambda: sorted(main.pane.pets) == [3, 5, 10], "the pending list")
             assert main.tabs.active == "pending" and main.session is not None
             assert main.session.history == ["/list pending --limit 20"]
-    finally:
-        release.set()
 
 
 async def test_a_preview_that_never_comes_holds_nothing_up(harness: Harness) -> None:
