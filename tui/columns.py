@@ -9,7 +9,6 @@ then id); status and name never do.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 Justify = Literal["left", "right"]
@@ -30,11 +29,10 @@ class ColumnSpec(NamedTuple):
     fill_min: int = 10
 
 
-@dataclass(frozen=True, slots=True)
-class Placed:
-    """A column as laid out: its index among the specs and its width in cells (padding excluded)."""
+class Placed(NamedTuple):
+    """A column as laid out: ``spec``, its index among the specs, and its width in cells (padding excluded)."""
 
-    index: int
+    spec: int
     width: int
     justify: Justify
 

@@ -9,8 +9,7 @@ with the one line to show (a bad configuration): the app then ends with exit cod
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     from bot_commands.session import CommandSession
@@ -24,9 +23,9 @@ class StartupError(Exception):
     """The TUI cannot start: ``str(exc)`` is the one line for the user (exit code 2)."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class Started:
-    """The session and how to run it, as built behind the first frame."""
+class Started(NamedTuple):
+    """The session and how to run it, as built behind the first frame (a named tuple: the first frame
+    imports this module, and a dataclass costs ~0.5 ms to create)."""
 
     session: CommandSession
     aclose: Callable[[], Awaitable[object]] | None = None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from pathlib import Path
 
@@ -33,13 +32,21 @@ class ThemeMemory:
 
     def load(self) -> str | None:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            text = self.path.read_text(encoding="utf-8")
+        except OSError:  # none yet: the first frame goes on without importing json
+            return None
+        import json
+
+        try:
+            data = json.loads(text)
+        except ValueError:
             return None
         theme = data.get("theme") if isinstance(data, dict) else None
         return theme if isinstance(theme, str) and theme in BUILTIN_THEMES else None
 
     def save(self, theme: str) -> None:
+        import json
+
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_suffix(".tmp")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.table import Table
@@ -22,7 +23,7 @@ from ..widgets.footer import KeysFooter
 VALUE_WIDTH = 400
 
 
-def fields_table(fields: list[tuple[str, str]]) -> Table:
+def fields_table(fields: Sequence[tuple[str, str]]) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")

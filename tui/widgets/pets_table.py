@@ -114,11 +114,11 @@ class PetsTable(ScrollView, can_focus=True):
     @property
     def shown_columns(self) -> list[str]:
         """The keys of the columns shown at the current width, in order."""
-        return [self.specs[p.index].key for p in self.placed]
+        return [self.specs[p.spec].key for p in self.placed]
 
     def column_width(self, key: str) -> int | None:
         """The width of a shown column (None when it gave way)."""
-        return next((p.width for p in self.placed if self.specs[p.index].key == key), None)
+        return next((p.width for p in self.placed if self.specs[p.spec].key == key), None)
 
     def _relayout(self) -> None:
         """Fit the columns to the width; repaint when that changed anything."""
@@ -348,7 +348,7 @@ class PetsTable(ScrollView, can_focus=True):
             line = Text(no_wrap=True, end="")
             pad = " " * self.PADDING
             for column in self.placed:
-                text = cells[column.index].copy() if column.index < len(cells) else Text()
+                text = cells[column.spec].copy() if column.spec < len(cells) else Text()
                 text.truncate(column.width, overflow="ellipsis")
                 text.align(column.justify, column.width)
                 line.append(pad).append_text(text).append(pad)
