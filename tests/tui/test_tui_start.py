@@ -54,6 +54,11 @@ async def test_the_first_frame_shows_loading_never_a_guess(harness: Harness) -> 
             assert "PRODUCTION" not in text and "SANDBOX" not in text and "sk-" not in text
             assert "1 All" in text and "4 Sold" in text and "● ●" in text  # tabs, the table loading
             assert app.screen.query_one(PetsPane).table.loading and "/help · type a command" in text
+            for _ in range(50):  # the keys footer comes a frame after the first
+                if "Quit" in screen_text(app):
+                    break
+                await pilot.pause()
+            assert "q Quit" in screen_text(app) and "a Add" in screen_text(app)
             await pilot.press("/", "g", "e", "t")  # typing while loading goes to the prompt...
             release.set()
             main = await wait_for_screen(pilot, MainScreen)

@@ -32,7 +32,6 @@ from bot_commands.sanitize import visible
 from .. import controller as c
 from ..widgets.chat_pane import ChatPane
 from ..widgets.env_bar import EnvBar
-from ..widgets.footer import KeysFooter
 from ..widgets.pets_pane import PetsPane
 from ..widgets.status_tabs import StatusTabs
 
@@ -84,13 +83,22 @@ class MainScreen(Screen[None]):
         yield PetsPane(page_size=self.page_size, id="pets-pane")
         yield ChatPane(complete=session.complete if session is not None else _no_completion,
                        history=self.history, id="chat-pane")
-        yield KeysFooter()
 
     def on_mount(self) -> None:
+        self.call_after_refresh(self._mount_footer)
         if self.session is None:
             self.pane.begin_loading(None)
         else:
             self._begin()
+
+    async def _mount_footer(self) -> None:
+        """The keys footer, right after the first frame: the frame shows the bar, the tabs, the table and
+        the prompt; the footer's keys (nine widgets, and the Footer's styles to parse) come a frame later."""
+        from ..widgets.footer import KeysFooter
+
+        if self.is_attached:  # not an app already gone (a script that ended at once)
+            await self.mount(KeysFooter())
+            self.refresh_bindings()  # the footer shows the keys when told they changed
 
     async def attach(self, session: CommandSession, *, page_size: int) -> None:
         """The session, built behind the first frame: the env bar, completion, the first list."""
