@@ -11,6 +11,7 @@ from tui.screens.add_pet import AddPetScreen
 from tui.screens.detail import DetailScreen
 from tui.screens.help import HelpScreen
 from tui.screens.orders import OrdersScreen
+from tui.widgets.status_tabs import SPANS
 
 
 def log_text(app) -> str:
@@ -42,9 +43,12 @@ async def test_tabs_filter_by_status_with_keys_and_mouse(harness) -> None:
         assert pane.status == "sold" and app.main_screen.tabs.active == "sold"
         assert {p.status_text for p in pane.pets.values()} == {"sold"}
         assert app.session.history[-1] == "/list sold --limit 20"
-        await pilot.click("#status-tabs #pending")
+        await pilot.click("#status-tabs", offset=(SPANS["pending"][0] + 2, 0))  # on the label "3 Pending"
         await settle(pilot)
         assert {p.status_text for p in pane.pets.values()} == {"pending"}
+        await pilot.click("#status-tabs", offset=(SPANS["sold"][1] + 3, 1))  # right of every tab: nothing
+        await settle(pilot)
+        assert app.main_screen.tabs.active == "pending"
         await pilot.press("1")
         await settle(pilot)
         assert len(pane.pets) == 12 and pane.status is None
