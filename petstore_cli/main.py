@@ -185,11 +185,19 @@ def _has_terminal() -> bool:
     return (sys.stdin.isatty() and sys.stdout.isatty()) or bool(os.environ.get("TEXTUAL_DRIVER"))
 
 
+#: Words after which the program creates no dataclass (nothing to cache: see petstore_cli.dataclass_code).
+NO_DATACLASSES = frozenset({"--version", "-h", "--help"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the program itself, not a caller in-process: see petstore_cli.startup
         pause_gc()
         skip_pydantic_plugins()
         skip_http2(sys.argv[1:])
+        if not NO_DATACLASSES.intersection(sys.argv[1:]):
+            from .dataclass_code import install
+
+            install()
     try:
         return _main(argv)
     finally:
