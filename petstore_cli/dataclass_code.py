@@ -22,14 +22,16 @@ import dataclasses
 import marshal
 import os
 import sys
+from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from types import CodeType
 from typing import Any
 
 #: How entries are compiled: a change makes a new file (older entries are never read).
 FORMAT = 1
-#: The file in the cache dir (the interpreter's tag: code objects are per Python version).
-CACHE_FILE = f"dataclass-code-{FORMAT}-{sys.implementation.cache_tag}.marshal"
+#: The file in the cache dir: the interpreter's tag and bytecode magic number (code objects are per Python
+#: bytecode, as a ``.pyc`` is).
+CACHE_FILE = f"dataclass-code-{FORMAT}-{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}.marshal"
 #: ``dataclasses._create_fn``'s parameters where it is the function reproduced by :func:`_create_fn`.
 KNOWN_PARAMETERS = ("name", "args", "body", "globals", "locals", "return_type")
 
