@@ -11,7 +11,7 @@ from tui.screens.add_pet import AddPetScreen
 from tui.screens.detail import DetailScreen
 from tui.screens.help import HelpScreen
 from tui.screens.orders import OrdersScreen
-from tui.widgets.status_tabs import SPANS
+from tui.widgets.status_tabs import SPANS, tab_at
 
 
 def log_text(app) -> str:
@@ -52,6 +52,25 @@ async def test_tabs_filter_by_status_with_keys_and_mouse(harness) -> None:
         await pilot.press("1")
         await settle(pilot)
         assert len(pane.pets) == 12 and pane.status is None
+
+
+async def test_the_tab_under_the_pointer_is_lit_and_the_labels_are_where_clicks_land(harness) -> None:
+    # " 1 All  2 Available  3 Pending  4 Sold ": each label with a column of padding either side
+    assert [tab_at(column) for column in (0, 6, 7, 19, 20, 30, 31, 38, 39, 80)] == [
+        "all", "all", "available", "available", "pending", "pending", "sold", "sold", None, None]
+    app = harness.app()
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(pilot)
+        tabs = app.main_screen.tabs
+        await pilot.hover("#status-tabs", offset=(SPANS["sold"][0] + 1, 0))
+        await pilot.pause()
+        assert tabs.hovered == "sold" and tabs.active == "all"
+        labels = tabs.render().renderables[0]
+        lit = {labels.plain[span.start:span.end].strip(): span.style for span in labels.spans}
+        assert lit["4 Sold"] == lit["1 All"] != lit["2 Available"] == lit["3 Pending"]  # hovered as the active one
+        await pilot.hover("#pets-table")
+        await pilot.pause()
+        assert tabs.hovered is None
 
 
 async def test_a_slow_answer_for_an_old_tab_never_overwrites_a_newer_one(harness) -> None:

@@ -36,16 +36,23 @@ def tab_spans() -> dict[str, tuple[int, int]]:
 SPANS = tab_spans()
 
 
+def tab_at(column: int) -> str | None:
+    """The tab whose label (with its padding) is at ``column``; None right of the last."""
+    return next((key for key, (start, end) in SPANS.items() if start - 1 <= column <= end), None)
+
+
 class StatusTabs(Widget):
     """Tabs whose activation asks for a list of one status (None: all).
 
     Not focusable: keys 1..4 (the screen's bindings) and the mouse switch tabs; focus moves
     between the table and the prompt. Setting :attr:`active` to another tab posts :class:`Changed`."""
 
-    COMPONENT_CLASSES = {"status-tabs--tab", "status-tabs--active", "status-tabs--bar"}
+    COMPONENT_CLASSES = {"status-tabs--tab", "status-tabs--hover", "status-tabs--active", "status-tabs--bar"}
 
     #: The active tab's id (a key of :data:`tui.tabs.TABS`).
     active: reactive[str] = reactive("all", init=False)
+    #: The tab under the mouse pointer, if any.
+    hovered: reactive[str | None] = reactive(None)
 
     class Changed(Message):
         """The active tab changed (the user picked it, or the screen did)."""
@@ -66,11 +73,11 @@ class StatusTabs(Widget):
         self.post_message(self.Changed(TABS.get(active)))
 
     def render(self) -> RenderResult:
-        tab, active = self.get_component_rich_style("status-tabs--tab"), self.get_component_rich_style(
-            "status-tabs--active")
+        styles = {name: self.get_component_rich_style(f"status-tabs--{name}") for name in ("tab", "hover", "active")}
         labels = Text(no_wrap=True, overflow="crop")
         for number, key in enumerate(TABS, 1):
-            labels.append(f" {number} {LABELS[key]} ", style=active if key == self.active else tab)
+            shown = "active" if key == self.active else "hover" if key == self.hovered else "tab"
+            labels.append(f" {number} {LABELS[key]} ", style=styles[shown])
         bar = self.get_component_rich_style("status-tabs--bar")
         start, end = SPANS[self.active]
         return Group(labels, Bar(highlight_range=(start, end), highlight_style=Style.from_color(bar.color),
@@ -78,6 +85,12 @@ class StatusTabs(Widget):
 
     def on_click(self, event: events.Click) -> None:
         """A click on a label (or the bar under it) picks that tab."""
-        picked = next((key for key, (start, end) in SPANS.items() if start - 1 <= event.x <= end), None)
+        picked = tab_at(event.x)
         if picked is not None:
             self.active = picked
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        self.hovered = tab_at(event.x)
+
+    def on_leave(self, event: events.Leave) -> None:
+        self.hovered = None
