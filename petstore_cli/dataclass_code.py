@@ -34,6 +34,8 @@ FORMAT = 1
 CACHE_FILE = f"dataclass-code-{FORMAT}-{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}.marshal"
 #: ``dataclasses._create_fn``'s parameters where it is the function reproduced by :func:`_create_fn`.
 KNOWN_PARAMETERS = ("name", "args", "body", "globals", "locals", "return_type")
+#: The return annotation's local name in 3.12's ``_create_fn`` and in 3.11's.
+RETURN_LOCALS = ("__dataclass_return_type__", "_return_type")
 
 
 def default_cache_dir() -> Path:
@@ -94,17 +96,26 @@ def read(path: Path) -> dict[str, CodeType]:
     return data
 
 
-def applies() -> bool:
-    """Whether this Python's ``dataclasses._create_fn`` is the one :func:`_create_fn` reproduces."""
+def return_local() -> str | None:
+    """The name ``dataclasses._create_fn`` gives the return annotation (3.11: ``_return_type``, 3.12:
+    ``__dataclass_return_type__``), where it is the function reproduced in :func:`install`; else None."""
     original = getattr(dataclasses, "_create_fn", None)
     code = getattr(original, "__code__", None)
-    return (sys.version_info[:2] in {(3, 11), (3, 12)} and code is not None
-            and code.co_varnames[:len(KNOWN_PARAMETERS)] == KNOWN_PARAMETERS and code.co_kwonlyargcount == 3)
+    if (sys.version_info[:2] not in {(3, 11), (3, 12)} or code is None
+            or code.co_varnames[:len(KNOWN_PARAMETERS)] != KNOWN_PARAMETERS or code.co_kwonlyargcount != 3):
+        return None
+    return next((name for name in RETURN_LOCALS if name in code.co_consts), None)
+
+
+def applies() -> bool:
+    """Whether this Python's ``dataclasses._create_fn`` is the one :func:`install` reproduces."""
+    return return_local() is not None
 
 
 def install(cache: CodeCache | None = None) -> CodeCache | None:
     """Make ``@dataclass`` take its methods' code from ``cache`` (saved at exit); None where it does not apply."""
-    if not applies():
+    returns = return_local()
+    if returns is None:
         return None
     cache = cache if cache is not None else CodeCache()
 
@@ -115,8 +126,8 @@ def install(cache: CodeCache | None = None) -> CodeCache | None:
             locals = {}
         return_annotation = ""
         if return_type is not dataclasses.MISSING:
-            locals["_return_type"] = return_type
-            return_annotation = "->_return_type"
+            locals[returns] = return_type
+            return_annotation = f"->{returns}"
         joined = ",".join(args)
         lines = "\n".join(f"  {b}" for b in body)
         text = f" def {name}({joined}){return_annotation}:\n{lines}"
