@@ -38,12 +38,6 @@ KNOWN_PARAMETERS = ("name", "args", "body", "globals", "locals", "return_type")
 RETURN_LOCALS = ("__dataclass_return_type__", "_return_type")
 
 
-def default_cache_dir() -> Path:
-    from platformdirs import user_cache_path
-
-    return user_cache_path("petstore", appauthor=False)
-
-
 class CodeCache:
     """Generated source text -> its code object; read from ``path`` on first use, new entries saved."""
 
@@ -55,6 +49,8 @@ class CodeCache:
     @property
     def path(self) -> Path:
         if self._path is None:
+            from petstore_api.paths import default_cache_dir
+
             self._path = default_cache_dir() / CACHE_FILE
         return self._path
 

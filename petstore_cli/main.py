@@ -185,8 +185,10 @@ def _has_terminal() -> bool:
     return (sys.stdin.isatty() and sys.stdout.isatty()) or bool(os.environ.get("TEXTUAL_DRIVER"))
 
 
+#: Words that ask for the whole parser's help.
+HELP = frozenset({"-h", "--help"})
 #: Words after which the program creates no dataclass (nothing to cache: see petstore_cli.dataclass_code).
-NO_DATACLASSES = frozenset({"--version", "-h", "--help"})
+NO_DATACLASSES = HELP | {"--version"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -219,10 +221,6 @@ def command_index(argv: Sequence[str]) -> int | None:
             return index
         index += 2 if word in takes_value else 1
     return None
-
-
-#: Words that ask for the whole parser's help.
-HELP = frozenset({"-h", "--help"})
 
 
 def parse(words: Sequence[str]) -> argparse.Namespace:
