@@ -75,8 +75,15 @@ def scratch() -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def server(argv: Sequence[str], *, env: dict[str, str] | None = None, ready: re.Pattern[bytes] = URL_RE,
-           timeout: float = 60.0, cwd: Path | None = None, port: int | None = None) -> Iterator[str]:
+def server(
+    argv: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    ready: re.Pattern[bytes] = URL_RE,
+    timeout: float = 60.0,
+    cwd: Path | None = None,
+    port: int | None = None,
+) -> Iterator[str]:
     """Start ``argv``, wait for a line matching ``ready`` (group 1 is yielded), stop it on exit.
 
     With ``port``, wait instead until 127.0.0.1:port accepts connections and yield its origin.
@@ -178,8 +185,9 @@ def timed_run(argv: Sequence[str], *, env: dict[str, str] | None = None, timeout
     return elapsed
 
 
-def interleaved(cases: dict[str, Sequence[str]], *, reps: int, warmup: int = 2,
-                env: dict[str, str] | None = None) -> dict[str, list[float]]:
+def interleaved(
+    cases: dict[str, Sequence[str]], *, reps: int, warmup: int = 2, env: dict[str, str] | None = None
+) -> dict[str, list[float]]:
     """Run each case ``reps`` times, round-robin (so drift hits all alike); seconds per run."""
     for _ in range(warmup):
         for argv in cases.values():
@@ -209,8 +217,9 @@ def machine() -> dict[str, str]:
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-    python = subprocess.run([PY, "-c", "import sys; print(sys.version.split()[0])"],
-                            capture_output=True, text=True).stdout.strip()
+    python = subprocess.run(
+        [PY, "-c", "import sys; print(sys.version.split()[0])"], capture_output=True, text=True
+    ).stdout.strip()
     return {"nproc": str(os.cpu_count()), "cpu": cpu, "python": python, "kernel": platform.release()}
 
 
@@ -222,8 +231,12 @@ def report(name: str, rows: list[dict[str, object]]) -> None:
     """Print the rows as a table and save them as JSON in bench/results/<name>.json."""
     out = BENCH / "results"
     out.mkdir(exist_ok=True)
-    payload = {"machine": machine(), "when": time.strftime("%Y-%m-%d %H:%M:%S"), "command": " ".join(sys.argv),
-               "rows": rows}
+    payload = {
+        "machine": machine(),
+        "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "command": " ".join(sys.argv),
+        "rows": rows,
+    }
     (out / f"{name}.json").write_text(json.dumps(payload, indent=2) + "\n")
     m = payload["machine"]
     print(f"\nmachine: nproc={m['nproc']} cpu={m['cpu']} python={m['python']}")

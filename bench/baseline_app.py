@@ -36,8 +36,10 @@ def create_app(db: str, api_key: str) -> Starlette:
             return JSONResponse({"code": "unauthorized", "message": "bad key", "status": 401}, 401)
         if request.method == "POST":
             body = await request.json()
-            cur = conn.execute("INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)",
-                               (body["name"], body["categoryId"], body.get("status")))
+            cur = conn.execute(
+                "INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)",
+                (body["name"], body["categoryId"], body.get("status")),
+            )
             return JSONResponse({"id": cur.lastrowid, **body}, 201)
         limit = int(request.query_params.get("limit", "20"))
         rows = conn.execute("SELECT id, name, category_id, status FROM pets ORDER BY id LIMIT ?", (limit,))

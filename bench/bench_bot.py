@@ -54,8 +54,11 @@ async def run(server: SynapseServer, args: argparse.Namespace, tmp: Path) -> Non
         password = f"pw-{name}-{uuid.uuid4().hex}"
         accounts[name] = (server.register(localpart=f"{name}-{uuid.uuid4().hex[:6]}", password=password), password)
     config = tmp / "petstore.toml"
-    config.write_text(f'[sandbox]\ndata_dir = "{tmp / "sandbox"}"\n[bot]\nrate_limit = "off"\n'
-                      f'default_role = "viewer"\naudit_log = "{tmp / "audit.ndjson"}"\n', encoding="utf-8")
+    config.write_text(
+        f'[sandbox]\ndata_dir = "{tmp / "sandbox"}"\n[bot]\nrate_limit = "off"\n'
+        f'default_role = "viewer"\naudit_log = "{tmp / "audit.ndjson"}"\n',
+        encoding="utf-8",
+    )
     settings = load_settings(config_path=config).settings
     composition = compose_bot(settings, sandbox_reset=True)
     core = build_core(composition, settings.bot, platform="matrix")
@@ -68,16 +71,30 @@ async def run(server: SynapseServer, args: argparse.Namespace, tmp: Path) -> Non
             return await core.handle(message)
         finally:
             handled.setdefault(message.text, []).append(time.perf_counter() - began)
+
     stop, floor_ready, bot_ready = asyncio.Event(), asyncio.Event(), asyncio.Event()
     asker = Watcher(url=server.url, token=await login(server.url, *accounts["asker"]))
     floor_room = await room_with(asker, accounts["floor"][0])
     bot_room = await room_with(asker, accounts["petbot"][0])
-    transport = MatrixTransport(homeserver=server.url, user_id=accounts["petbot"][0], password=accounts["petbot"][1],
-                                rooms=[], state_dir=tmp / "bot", accept_invite=lambda _u: True,
-                                addressed=core.addressed)
+    transport = MatrixTransport(
+        homeserver=server.url,
+        user_id=accounts["petbot"][0],
+        password=accounts["petbot"][1],
+        rooms=[],
+        state_dir=tmp / "bot",
+        accept_invite=lambda _u: True,
+        addressed=core.addressed,
+    )
     tasks = [
-        asyncio.create_task(floor_bot(url=server.url, user_id=accounts["floor"][0], password=accounts["floor"][1],
-                                      stop=stop, ready=floor_ready)),
+        asyncio.create_task(
+            floor_bot(
+                url=server.url,
+                user_id=accounts["floor"][0],
+                password=accounts["floor"][1],
+                stop=stop,
+                ready=floor_ready,
+            )
+        ),
         asyncio.create_task(transport.run(timed, stop=stop, ready=bot_ready)),
     ]
     await floor_ready.wait()
@@ -94,12 +111,13 @@ async def run(server: SynapseServer, args: argparse.Namespace, tmp: Path) -> Non
     floor = summary("floor", samples["floor"])
     for name in LINES:
         ours = summary(name, samples[name])
-        print(f"{'':>10}  {ours['median_ms'] / floor['median_ms']:.2f}x the floor (median), "
-              f"{ours['p90_ms'] / floor['p90_ms']:.2f}x (p90)")
+        print(
+            f"{'':>10}  {ours['median_ms'] / floor['median_ms']:.2f}x the floor (median), "
+            f"{ours['p90_ms'] / floor['p90_ms']:.2f}x (p90)"
+        )
     for name, line in LINES.items():  # inside the bot: BotCore.handle alone (the warm-up left out)
         summary(f"{name.removeprefix('bot ')} handler", handled[line][1:])
-    await burst(server, accounts["petbot"][0], users=args.burst_users, each=args.burst_each,
-                line=LINES["bot list"])
+    await burst(server, accounts["petbot"][0], users=args.burst_users, each=args.burst_each, line=LINES["bot list"])
     stop.set()
     await asyncio.gather(*tasks)
     await asker.aclose()

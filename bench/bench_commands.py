@@ -82,15 +82,25 @@ def run_raw(url: str, env: dict[str, str], adds: int, lists: int) -> float:
     return wall
 
 
-def run_round(sides: list[str], scripts: dict[str, Path], url: str, env: dict[str, str],
-              args: argparse.Namespace, out: Path, cpus: dict[str, list[float]]) -> dict[str, tuple[float, float]]:
+def run_round(
+    sides: list[str],
+    scripts: dict[str, Path],
+    url: str,
+    env: dict[str, str],
+    args: argparse.Namespace,
+    out: Path,
+    cpus: dict[str, list[float]],
+) -> dict[str, tuple[float, float]]:
     """Per side: (wall of the full run, wall of the 2-request run); the full run's CPU appended to ``cpus``."""
     n = args.adds + args.lists
     walls = {}
     for side in sides:
         cpu = children_cpu()
-        full = run_petstore(scripts["full"], url, env, n, out) if side == "petstore" else \
-            run_raw(url, env, args.adds, args.lists)
+        full = (
+            run_petstore(scripts["full"], url, env, n, out)
+            if side == "petstore"
+            else run_raw(url, env, args.adds, args.lists)
+        )
         cpus[side].append(children_cpu() - cpu)
         short = run_petstore(scripts["short"], url, env, 2, out) if side == "petstore" else run_raw(url, env, 1, 1)
         walls[side] = (full, short)
@@ -118,32 +128,56 @@ def main() -> int:
             run_petstore(scripts["short"], url, env, 2, tmp / "out.jsonl")
             for i in range(args.rounds):
                 order = ["petstore", "raw"] if i % 2 == 0 else ["raw", "petstore"]
-                for side, (long_wall, short_wall) in run_round(order, scripts, url, env, args, tmp / "out.jsonl",
-                                                               cpus).items():
+                for side, (long_wall, short_wall) in run_round(
+                    order, scripts, url, env, args, tmp / "out.jsonl", cpus
+                ).items():
                     full[side].append(long_wall)
                     short[side].append(short_wall)
-                    print(f"round {i + 1} {side}: {n / long_wall:.0f} req/s whole process "
-                          f"({long_wall:.2f} s; 2 requests: {short_wall:.3f} s; CPU {cpus[side][-1]:.2f} s)", flush=True)
+                    print(
+                        f"round {i + 1} {side}: {n / long_wall:.0f} req/s whole process "
+                        f"({long_wall:.2f} s; 2 requests: {short_wall:.3f} s; CPU {cpus[side][-1]:.2f} s)",
+                        flush=True,
+                    )
     p_wall, r_wall = (n / statistics.median(full[s]) for s in ("petstore", "raw"))
-    p_steady, r_steady = ((n - 2) / (statistics.median(full[s]) - statistics.median(short[s]))
-                          for s in ("petstore", "raw"))
+    p_steady, r_steady = (
+        (n - 2) / (statistics.median(full[s]) - statistics.median(short[s])) for s in ("petstore", "raw")
+    )
     p_cpu, r_cpu = (statistics.median(cpus[s]) / n * 1e6 for s in ("petstore", "raw"))
     rows = [
-        {"what": f"petstore run --json ({args.adds} /add + {args.lists} /list), whole process",
-         "rate_req_s": round(p_wall), "floor": "raw httpx.AsyncClient loop, whole process",
-         "floor_req_s": round(r_wall), "ratio": round(p_wall / r_wall, 2), "target": ">= 0.95x",
-         "verdict": verdict(p_wall / r_wall >= 0.95)},
-        {"what": "same, steady state (full run minus a 2-request run)", "rate_req_s": round(p_steady),
-         "floor": "raw loop, the same difference", "floor_req_s": round(r_steady),
-         "ratio": round(p_steady / r_steady, 2), "target": ">= 0.95x", "verdict": verdict(p_steady / r_steady >= 0.95)},
-        {"what": "CPU per command, full run (reference)",
-         "cpu_us": round(p_cpu), "floor_cpu_us": round(r_cpu), "ratio": round(r_cpu / p_cpu, 2)},
+        {
+            "what": f"petstore run --json ({args.adds} /add + {args.lists} /list), whole process",
+            "rate_req_s": round(p_wall),
+            "floor": "raw httpx.AsyncClient loop, whole process",
+            "floor_req_s": round(r_wall),
+            "ratio": round(p_wall / r_wall, 2),
+            "target": ">= 0.95x",
+            "verdict": verdict(p_wall / r_wall >= 0.95),
+        },
+        {
+            "what": "same, steady state (full run minus a 2-request run)",
+            "rate_req_s": round(p_steady),
+            "floor": "raw loop, the same difference",
+            "floor_req_s": round(r_steady),
+            "ratio": round(p_steady / r_steady, 2),
+            "target": ">= 0.95x",
+            "verdict": verdict(p_steady / r_steady >= 0.95),
+        },
+        {
+            "what": "CPU per command, full run (reference)",
+            "cpu_us": round(p_cpu),
+            "floor_cpu_us": round(r_cpu),
+            "ratio": round(r_cpu / p_cpu, 2),
+        },
     ]
     report("commands", rows)
-    print(f"\nwhole process: petstore {p_wall:.0f} req/s vs raw {r_wall:.0f} req/s = {p_wall / r_wall:.2f}x   "
-          f"target >= 0.95x   {verdict(p_wall / r_wall >= 0.95)}")
-    print(f"steady state:  petstore {p_steady:.0f} req/s vs raw {r_steady:.0f} req/s = "
-          f"{p_steady / r_steady:.2f}x   target >= 0.95x   {verdict(p_steady / r_steady >= 0.95)}")
+    print(
+        f"\nwhole process: petstore {p_wall:.0f} req/s vs raw {r_wall:.0f} req/s = {p_wall / r_wall:.2f}x   "
+        f"target >= 0.95x   {verdict(p_wall / r_wall >= 0.95)}"
+    )
+    print(
+        f"steady state:  petstore {p_steady:.0f} req/s vs raw {r_steady:.0f} req/s = "
+        f"{p_steady / r_steady:.2f}x   target >= 0.95x   {verdict(p_steady / r_steady >= 0.95)}"
+    )
     print(f"CPU (reference): petstore {p_cpu:.0f} us/command vs raw {r_cpu:.0f} us/command = {r_cpu / p_cpu:.2f}x")
     return 0
 

@@ -42,8 +42,9 @@ class InlineStore:
     async def get_pet(self, *, pet_id: int) -> PetRecord | None:
         return self.pets.get_record(pet_id)
 
-    async def create_pet(self, *, name: str, category_id: int, status: str | None,
-                         idempotency: Idempotency | None) -> Created:
+    async def create_pet(
+        self, *, name: str, category_id: int, status: str | None, idempotency: Idempotency | None
+    ) -> Created:
         raise NotImplementedError
 
     async def list_orders(self) -> bytes:
@@ -64,7 +65,7 @@ async def _client(http: httpx.AsyncClient, stop: float, done: list[int]) -> None
     while time.perf_counter() < stop:
         response = await http.get(url or "/v1/pets?limit=100&status=sold")
         link = response.headers.get("link")
-        url = str(response.url.join(link[1:link.index(">")])) if link else None
+        url = str(response.url.join(link[1 : link.index(">")])) if link else None
         done[0] += 1
 
 
@@ -81,11 +82,17 @@ async def measure(store: object, seconds: float) -> dict[str, float]:
             lags.append((time.perf_counter() - start - 0.001) * 1000)
 
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://x", headers={"Authorization": f"Bearer {KEY}"}) as http:
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://x", headers={"Authorization": f"Bearer {KEY}"}
+    ) as http:
         await asyncio.gather(ticker(), *(_client(http, stop, done) for _ in range(8)))
     lags.sort()
-    return {"requests_per_s": done[0] / seconds, "lag_p50_ms": statistics.median(lags),
-            "lag_p99_ms": lags[int(len(lags) * 0.99)], "lag_max_ms": lags[-1]}
+    return {
+        "requests_per_s": done[0] / seconds,
+        "lag_p50_ms": statistics.median(lags),
+        "lag_p99_ms": lags[int(len(lags) * 0.99)],
+        "lag_max_ms": lags[-1],
+    }
 
 
 def main() -> int:
@@ -97,9 +104,10 @@ def main() -> int:
         db = Path(tmp) / "pets.db"
         PetStore(db).close()
         with sqlite3.connect(db) as conn:
-            conn.executemany("INSERT INTO pets VALUES (?, ?, ?, ?)",
-                             ((i, f"Pet {i}", i % 4, ("available", "pending", "sold")[i % 3])
-                              for i in range(1, args.pets + 1)))
+            conn.executemany(
+                "INSERT INTO pets VALUES (?, ?, ?, ?)",
+                ((i, f"Pet {i}", i % 4, ("available", "pending", "sold")[i % 3]) for i in range(1, args.pets + 1)),
+            )
         conn.close()
         for label, make in (("before: inline", InlineStore), ("after: one thread", SqliteStore)):
             store = make(PetStore(db))

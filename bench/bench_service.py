@@ -88,8 +88,10 @@ def wrk(url: str, script: Path, duration: int) -> dict[str, float]:
 def seed_petstore(db: Path) -> None:
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("CREATE TABLE IF NOT EXISTS pets (id INTEGER PRIMARY KEY, name TEXT NOT NULL, "
-                 "category_id INTEGER NOT NULL, status TEXT NULL)")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS pets (id INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+        "category_id INTEGER NOT NULL, status TEXT NULL)"
+    )
     conn.executemany("INSERT INTO pets VALUES (?, ?, ?, ?)", PETS)
     conn.commit()
     conn.close()
@@ -184,12 +186,13 @@ def _get_rounds(servers: dict[str, str], script: Path, args: argparse.Namespace)
     return results
 
 
-def _post_rounds(servers: dict[str, str], keyed: Path, plain: Path,
-                 args: argparse.Namespace) -> dict[str, list[float]]:
+def _post_rounds(servers: dict[str, str], keyed: Path, plain: Path, args: argparse.Namespace) -> dict[str, list[float]]:
     posts: dict[str, list[float]] = {}
-    cases = [("petstore serve, Idempotency-Key", servers["petstore serve"], keyed),
-             ("petstore serve, no key", servers["petstore serve"], plain),
-             ("baseline (plain insert)", servers["baseline"], plain)]
+    cases = [
+        ("petstore serve, Idempotency-Key", servers["petstore serve"], keyed),
+        ("petstore serve, no key", servers["petstore serve"], plain),
+        ("baseline (plain insert)", servers["baseline"], plain),
+    ]
     for i in range(args.rounds):
         for name, url, script in cases:
             rps = wrk(f"{url}/pets", script, args.duration)["rps"]
@@ -198,34 +201,61 @@ def _post_rounds(servers: dict[str, str], keyed: Path, plain: Path,
     return posts
 
 
-def _report(results: dict[str, list[dict[str, float]]], posts: dict[str, list[float]], prism_note: str,
-            args: argparse.Namespace) -> int:
+def _report(
+    results: dict[str, list[dict[str, float]]], posts: dict[str, list[float]], prism_note: str, args: argparse.Namespace
+) -> int:
     med = {name: statistics.median(r["rps"] for r in rs) for name, rs in results.items()}
     ours, base = med["petstore serve"], med["baseline"]
     rows: list[dict[str, object]] = [
-        {"what": "GET /v1/pets?limit=20, petstore serve", "rps": round(ours), "floor": "bare Starlette+SQLite",
-         "floor_rps": round(base), "ratio": round(ours / base, 2), "target": ">= 1.0x",
-         "verdict": verdict(ours / base >= 1.0)},
+        {
+            "what": "GET /v1/pets?limit=20, petstore serve",
+            "rps": round(ours),
+            "floor": "bare Starlette+SQLite",
+            "floor_rps": round(base),
+            "ratio": round(ours / base, 2),
+            "target": ">= 1.0x",
+            "verdict": verdict(ours / base >= 1.0),
+        },
     ]
-    lines = [f"GET vs bare Starlette+SQLite: {ours:.0f} vs {base:.0f} req/s = {ours / base:.2f}x   "
-             f"target >= 1.0x   {verdict(ours / base >= 1.0)}"]
+    lines = [
+        f"GET vs bare Starlette+SQLite: {ours:.0f} vs {base:.0f} req/s = {ours / base:.2f}x   "
+        f"target >= 1.0x   {verdict(ours / base >= 1.0)}"
+    ]
     if PRISM_DEFAULT in med:
         for name, target in ((PRISM_DEFAULT, 2.5), (PRISM_QUIET, None)):
             prism = med[name]
             ok = "(reported)" if target is None else verdict(ours / prism >= target)
-            rows.append({"what": "GET /v1/pets?limit=20, petstore serve", "rps": round(ours), "floor": name,
-                         "floor_rps": round(prism), "ratio": round(ours / prism, 2),
-                         "target": ">= 2.5x" if target else "(reported)", "verdict": ok})
-            lines.append(f"GET vs {name}: {ours:.0f} vs {prism:.0f} req/s = {ours / prism:.2f}x   "
-                         + (f"target >= 2.5x   {ok}" if target else "(for reference)"))
+            rows.append(
+                {
+                    "what": "GET /v1/pets?limit=20, petstore serve",
+                    "rps": round(ours),
+                    "floor": name,
+                    "floor_rps": round(prism),
+                    "ratio": round(ours / prism, 2),
+                    "target": ">= 2.5x" if target else "(reported)",
+                    "verdict": ok,
+                }
+            )
+            lines.append(
+                f"GET vs {name}: {ours:.0f} vs {prism:.0f} req/s = {ours / prism:.2f}x   "
+                + (f"target >= 2.5x   {ok}" if target else "(for reference)")
+            )
     else:
         rows.append({"what": "GET vs Prism mock", "skipped": prism_note})
         lines.append(f"GET vs Prism mock: skipped: {prism_note}")
     p_base = statistics.median(posts["baseline (plain insert)"])
     for name, values in posts.items():
         rps = statistics.median(values)
-        rows.append({"what": f"POST /v1/pets, {name}", "rps": round(rps), "floor": "baseline plain insert",
-                     "floor_rps": round(p_base), "ratio": round(rps / p_base, 2), "target": "(reported)"})
+        rows.append(
+            {
+                "what": f"POST /v1/pets, {name}",
+                "rps": round(rps),
+                "floor": "baseline plain insert",
+                "floor_rps": round(p_base),
+                "ratio": round(rps / p_base, 2),
+                "target": "(reported)",
+            }
+        )
         lines.append(f"POST {name}: {rps:.0f} req/s ({rps / p_base:.2f}x the baseline's plain insert)")
     report("service", rows)
     print("\n" + "\n".join(lines))

@@ -52,8 +52,7 @@ def to_prompt(argv: Sequence[str], *, env: dict[str, str], timeout: float = 30.0
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env={**env, "TERM": "xterm"},
-                            close_fds=True)
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env={**env, "TERM": "xterm"}, close_fds=True)
     os.close(slave)
     seen = b""
     try:
@@ -108,37 +107,83 @@ def main() -> int:
     with deadline(args.budget), scratch() as tmp:
         env = clean_env(tmp, PETSTORE_API_KEY=API_KEY)
         with petstore_server(tmp / "pets.db") as url:
-            floor = (f"import httpx; r = httpx.get({url + '/pets'!r}, headers={{'Authorization': 'Bearer {API_KEY}'}});"
-                     " r.raise_for_status()")
-            one_shot = interleaved({"petstore list": [PETSTORE, "list", "--base-url", url],
-                                    "petstore run -c /list": [PETSTORE, "run", "-c", "/list", "--base-url", url],
-                                    "httpx floor": [PY, "-c", floor]}, reps=args.reps, env=env)
-            chat = prompts({"petstore chat (serve)": [PETSTORE, "chat", "--base-url", url],
-                            "petstore chat (sandbox)": [PETSTORE, "chat"],
-                            "bare prompt_toolkit prompt": [PY, "-c", BARE_PROMPT]}, reps=args.reps, env=env)
+            floor = (
+                f"import httpx; r = httpx.get({url + '/pets'!r}, headers={{'Authorization': 'Bearer {API_KEY}'}});"
+                " r.raise_for_status()"
+            )
+            one_shot = interleaved(
+                {
+                    "petstore list": [PETSTORE, "list", "--base-url", url],
+                    "petstore run -c /list": [PETSTORE, "run", "-c", "/list", "--base-url", url],
+                    "httpx floor": [PY, "-c", floor],
+                },
+                reps=args.reps,
+                env=env,
+            )
+            chat = prompts(
+                {
+                    "petstore chat (serve)": [PETSTORE, "chat", "--base-url", url],
+                    "petstore chat (sandbox)": [PETSTORE, "chat"],
+                    "bare prompt_toolkit prompt": [PY, "-c", BARE_PROMPT],
+                },
+                reps=args.reps,
+                env=env,
+            )
     lst, run, h = (median_ms(one_shot[k]) for k in ("petstore list", "petstore run -c /list", "httpx floor"))
-    served, boxed, bare = (median_ms(chat[k]) for k in
-                           ("petstore chat (serve)", "petstore chat (sandbox)", "bare prompt_toolkit prompt"))
+    served, boxed, bare = (
+        median_ms(chat[k]) for k in ("petstore chat (serve)", "petstore chat (sandbox)", "bare prompt_toolkit prompt")
+    )
     rows = [
-        {"what": "petstore list", "median_ms": round(lst, 1), "min..p90_ms": spread(one_shot["petstore list"]),
-         "floor": "python -c 'import httpx; httpx.get(...)'", "floor_ms": round(h, 1),
-         "ratio": round(lst / h, 2), "target": "<= 1.4x", "verdict": verdict(lst / h <= 1.4)},
-        {"what": "petstore run -c /list", "median_ms": round(run, 1),
-         "min..p90_ms": spread(one_shot["petstore run -c /list"]), "floor": "(same)", "floor_ms": round(h, 1),
-         "ratio": round(run / h, 2), "target": "(reference)", "verdict": "-"},
-        {"what": "petstore chat --base-url, to ready prompt", "median_ms": round(served, 1),
-         "min..p90_ms": spread(chat["petstore chat (serve)"]), "floor": "bare prompt_toolkit prompt",
-         "floor_ms": round(bare, 1), "ratio": round(served / bare, 2), "target": "<= 1.5x",
-         "verdict": verdict(served / bare <= 1.5)},
-        {"what": "petstore chat (sandbox), to ready prompt", "median_ms": round(boxed, 1),
-         "min..p90_ms": spread(chat["petstore chat (sandbox)"]), "floor": "(same)", "floor_ms": round(bare, 1),
-         "ratio": round(boxed / bare, 2), "target": "(reference)", "verdict": "-"},
+        {
+            "what": "petstore list",
+            "median_ms": round(lst, 1),
+            "min..p90_ms": spread(one_shot["petstore list"]),
+            "floor": "python -c 'import httpx; httpx.get(...)'",
+            "floor_ms": round(h, 1),
+            "ratio": round(lst / h, 2),
+            "target": "<= 1.4x",
+            "verdict": verdict(lst / h <= 1.4),
+        },
+        {
+            "what": "petstore run -c /list",
+            "median_ms": round(run, 1),
+            "min..p90_ms": spread(one_shot["petstore run -c /list"]),
+            "floor": "(same)",
+            "floor_ms": round(h, 1),
+            "ratio": round(run / h, 2),
+            "target": "(reference)",
+            "verdict": "-",
+        },
+        {
+            "what": "petstore chat --base-url, to ready prompt",
+            "median_ms": round(served, 1),
+            "min..p90_ms": spread(chat["petstore chat (serve)"]),
+            "floor": "bare prompt_toolkit prompt",
+            "floor_ms": round(bare, 1),
+            "ratio": round(served / bare, 2),
+            "target": "<= 1.5x",
+            "verdict": verdict(served / bare <= 1.5),
+        },
+        {
+            "what": "petstore chat (sandbox), to ready prompt",
+            "median_ms": round(boxed, 1),
+            "min..p90_ms": spread(chat["petstore chat (sandbox)"]),
+            "floor": "(same)",
+            "floor_ms": round(bare, 1),
+            "ratio": round(boxed / bare, 2),
+            "target": "(reference)",
+            "verdict": "-",
+        },
     ]
     report("shell", rows)
-    print(f"\npetstore list: {lst:.1f} ms vs httpx one-liner {h:.1f} ms = {lst / h:.2f}x  target <= 1.4x  "
-          f"{verdict(lst / h <= 1.4)}   (run -c /list {run:.1f} ms = {run / h:.2f}x)")
-    print(f"petstore chat to ready prompt: {served:.1f} ms vs bare prompt_toolkit {bare:.1f} ms = "
-          f"{served / bare:.2f}x  target <= 1.5x  {verdict(served / bare <= 1.5)}   (sandbox {boxed:.1f} ms)")
+    print(
+        f"\npetstore list: {lst:.1f} ms vs httpx one-liner {h:.1f} ms = {lst / h:.2f}x  target <= 1.4x  "
+        f"{verdict(lst / h <= 1.4)}   (run -c /list {run:.1f} ms = {run / h:.2f}x)"
+    )
+    print(
+        f"petstore chat to ready prompt: {served:.1f} ms vs bare prompt_toolkit {bare:.1f} ms = "
+        f"{served / bare:.2f}x  target <= 1.5x  {verdict(served / bare <= 1.5)}   (sandbox {boxed:.1f} ms)"
+    )
     return 0
 
 

@@ -43,12 +43,24 @@ def free_port() -> int:
 
 
 def signed(text: str, *, user: str = "U1") -> tuple[bytes, dict[str, str]]:
-    body = urlencode({"command": "/pets", "text": text, "user_id": user, "team_id": "T1", "channel_id": "C1",
-                      "response_url": "https://hooks.slack.com/commands/T1/1/x", "trigger_id": "t"}).encode()
+    body = urlencode(
+        {
+            "command": "/pets",
+            "text": text,
+            "user_id": user,
+            "team_id": "T1",
+            "channel_id": "C1",
+            "response_url": "https://hooks.slack.com/commands/T1/1/x",
+            "trigger_id": "t",
+        }
+    ).encode()
     ts = str(int(time.time()))
     sig = "v0=" + hmac.new(SECRET.encode(), f"v0:{ts}:".encode() + body, hashlib.sha256).hexdigest()
-    return body, {"Content-Type": "application/x-www-form-urlencoded", "X-Slack-Request-Timestamp": ts,
-                  "X-Slack-Signature": sig}
+    return body, {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": sig,
+    }
 
 
 def wrk(origin: str, text: str, duration: int, tmp: Path, users: int = 64) -> float:
@@ -70,12 +82,18 @@ def wrk(origin: str, text: str, duration: int, tmp: Path, users: int = 64) -> fl
 
 
 def bot_env(tmp: Path, **extra: str) -> dict[str, str]:
-    return clean_env(tmp, PETSTORE_BOT__SLACK__SIGNING_SECRET=SECRET, PETSTORE_BOT__RATE_LIMIT="off",
-                     PETSTORE_BOT__AUDIT_LOG=str(tmp / "audit.ndjson"), **extra)
+    return clean_env(
+        tmp,
+        PETSTORE_BOT__SLACK__SIGNING_SECRET=SECRET,
+        PETSTORE_BOT__RATE_LIMIT="off",
+        PETSTORE_BOT__AUDIT_LOG=str(tmp / "audit.ndjson"),
+        **extra,
+    )
 
 
 async def slow_round(origin: str, count: int) -> list[float]:
     async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=count)) as http:
+
         async def one(i: int) -> float:
             body, headers = signed("get 1", user=f"U{i}")
             start = time.perf_counter()
@@ -95,8 +113,11 @@ def main() -> None:
     with deadline(600), scratch() as tmp:
         bot_port, floor_port = free_port(), free_port()
         bot = server([PETSTORE, "bot", "slack", "--port", str(bot_port)], env=bot_env(tmp), port=bot_port)
-        floor = server([PY, str(BENCH / "slack_floor_app.py"), "--port", str(floor_port)],
-                       env=clean_env(tmp, SLACK_SECRET=SECRET), port=floor_port)
+        floor = server(
+            [PY, str(BENCH / "slack_floor_app.py"), "--port", str(floor_port)],
+            env=clean_env(tmp, SLACK_SECRET=SECRET),
+            port=floor_port,
+        )
         with bot as bot_origin, floor as floor_origin:
             for origin in (bot_origin, floor_origin):
                 wrk(origin, "whoami", 2, tmp)  # warm up
@@ -106,18 +127,26 @@ def main() -> None:
                     rates["bot"].append(wrk(bot_origin, text, args.duration, tmp))
                     rates["floor"].append(wrk(floor_origin, text, args.duration, tmp))
                 b, f = max(rates["bot"]), max(rates["floor"])
-                print(f"/pets {text:7}  bot {b:8.0f} req/s   floor {f:8.0f} req/s   ratio {b / f:.2f}x (target >= 0.7x)")
+                print(
+                    f"/pets {text:7}  bot {b:8.0f} req/s   floor {f:8.0f} req/s   ratio {b / f:.2f}x (target >= 0.7x)"
+                )
         service_port, bot_port = free_port(), free_port()
-        slow = server([PY, str(BENCH / "slack_floor_app.py"), "--port", str(service_port), "--delay-service", "2"],
-                      env=clean_env(tmp), port=service_port)
-        env = bot_env(tmp, PETSTORE_API_KEY="sk-bench-0123456789abcdef",
-                      PETSTORE_BASE_URL=f"http://127.0.0.1:{service_port}/v1")
+        slow = server(
+            [PY, str(BENCH / "slack_floor_app.py"), "--port", str(service_port), "--delay-service", "2"],
+            env=clean_env(tmp),
+            port=service_port,
+        )
+        env = bot_env(
+            tmp, PETSTORE_API_KEY="sk-bench-0123456789abcdef", PETSTORE_BASE_URL=f"http://127.0.0.1:{service_port}/v1"
+        )
         with slow, server([PETSTORE, "bot", "slack", "--port", str(bot_port)], env=env, port=bot_port) as origin:
             asyncio.run(slow_round(origin, 2))  # warm up
             times = sorted(asyncio.run(slow_round(origin, args.slow_requests)))
             p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
-            print(f"service slowed to 2 s, {args.slow_requests} commands at once: reply p50 "
-                  f"{statistics.median(times):.2f} s, p99 {p99:.2f} s, max {times[-1]:.2f} s (target p99 < 3 s)")
+            print(
+                f"service slowed to 2 s, {args.slow_requests} commands at once: reply p50 "
+                f"{statistics.median(times):.2f} s, p99 {p99:.2f} s, max {times[-1]:.2f} s (target p99 < 3 s)"
+            )
 
 
 if __name__ == "__main__":

@@ -55,8 +55,10 @@ HEADLESS = "textual.drivers.headless_driver:HeadlessDriver"
 def seed(db: Path, count: int) -> None:
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("CREATE TABLE IF NOT EXISTS pets (id INTEGER PRIMARY KEY, name TEXT NOT NULL, "
-                 "category_id INTEGER NOT NULL, status TEXT NULL)")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS pets (id INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+        "category_id INTEGER NOT NULL, status TEXT NULL)"
+    )
     rows = [(i, f"Pet {i}", i % 4 + 1, ("available", "pending", "sold")[i % 3]) for i in range(1, count + 1)]
     conn.executemany("INSERT INTO pets VALUES (?, ?, ?, ?)", rows)
     conn.commit()
@@ -69,8 +71,7 @@ def paint_time(argv: list[str], env: dict[str, str], out: Path, min_rows: int) -
     frame = out.with_suffix(".frame")
     out.unlink(missing_ok=True)
     frame.unlink(missing_ok=True)
-    env = {**env, "PYTHONPATH": str(BENCH / "tui_hook"), "BENCH_TUI_FRAME_FILE": str(frame),
-           "TEXTUAL_DRIVER": HEADLESS}
+    env = {**env, "PYTHONPATH": str(BENCH / "tui_hook"), "BENCH_TUI_FRAME_FILE": str(frame), "TEXTUAL_DRIVER": HEADLESS}
     if min_rows:
         env |= {"BENCH_TUI_PAINT_FILE": str(out), "BENCH_TUI_MIN_ROWS": str(min_rows)}
     else:
@@ -79,8 +80,9 @@ def paint_time(argv: list[str], env: dict[str, str], out: Path, min_rows: int) -
     done = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
     wanted = out if min_rows else frame
     if not wanted.exists() or not frame.exists():
-        raise RuntimeError(f"{argv!r} exited {done.returncode} without painting: "
-                           f"{done.stderr.decode(errors='replace')[-1500:]}")
+        raise RuntimeError(
+            f"{argv!r} exited {done.returncode} without painting: {done.stderr.decode(errors='replace')[-1500:]}"
+        )
     first = float(frame.read_text()) - started
     return first, (float(out.read_text()) - started) if min_rows else first
 
@@ -118,8 +120,13 @@ def startup(tmp: Path, url: str, reps: int, *, posting: bool) -> tuple[dict[str,
     # The sandbox: created by a first run, then 8 more pets so its first page holds 20.
     adds = [f"/add Extra{i} --category 1" for i in range(8)]
     sandbox_env = {k: v for k, v in env.items() if k != "PETSTORE_API_KEY"}
-    subprocess.run([PETSTORE, "run", *sum((["-c", a] for a in adds), [])], env=sandbox_env, check=True,
-                   capture_output=True, timeout=60)
+    subprocess.run(
+        [PETSTORE, "run", *sum((["-c", a] for a in adds), [])],
+        env=sandbox_env,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     cases = {
         "floor: minimal Textual app, 100-row DataTable": ([PY, str(BENCH / "tui_floor_app.py")], env, 100),
         DEPS_FLOOR: ([PY, str(BENCH / "tui_floor_app.py"), "--with-deps"], env, 100),
@@ -179,29 +186,51 @@ def _ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1000:.0f} ms ({min(values) * 1000:.0f}..{max(values) * 1000:.0f})"
 
 
-def _report(times: dict[str, list[tuple[float, float]]], skipped: str, big: dict[str, dict[str, float]] | None,
-            args: argparse.Namespace) -> int:
+def _report(
+    times: dict[str, list[tuple[float, float]]],
+    skipped: str,
+    big: dict[str, dict[str, float]] | None,
+    args: argparse.Namespace,
+) -> int:
     floor_name = next(iter(times))
     frames = {name: [f for f, _ in runs] for name, runs in times.items()}
     pets = {name: [p for _, p in runs] for name, runs in times.items()}
     floor = statistics.median(frames[floor_name]) * 1000
     deps = statistics.median(pets[DEPS_FLOOR]) * 1000
     rows: list[dict[str, object]] = []
-    lines = [f"floor (minimal Textual app, 100-row DataTable): first frame with its rows {_ms(frames[floor_name])}",
-             f"{DEPS_FLOOR}: {_ms(pets[DEPS_FLOOR])} = {deps / floor:.2f}x the floor (the libraries alone)"]
+    lines = [
+        f"floor (minimal Textual app, 100-row DataTable): first frame with its rows {_ms(frames[floor_name])}",
+        f"{DEPS_FLOOR}: {_ms(pets[DEPS_FLOOR])} = {deps / floor:.2f}x the floor (the libraries alone)",
+    ]
     for name in [n for n in times if n not in (floor_name, DEPS_FLOOR, POSTING, ONE_PROCESS)]:
         for what, values, target in (("first frame", frames[name], 1.15), ("pets on screen", pets[name], 1.6)):
             ms = statistics.median(values) * 1000
             ok = verdict(ms / floor <= target)
-            rows.append({"what": f"start-up to {what}, {name}", "median_ms": round(ms),
-                         "min_ms": round(min(values) * 1000), "max_ms": round(max(values) * 1000),
-                         "floor": floor_name, "floor_ms": round(floor), "ratio": round(ms / floor, 2),
-                         "target": f"<= {target}x", "verdict": ok, "deps_floor_ms": round(deps)})
+            rows.append(
+                {
+                    "what": f"start-up to {what}, {name}",
+                    "median_ms": round(ms),
+                    "min_ms": round(min(values) * 1000),
+                    "max_ms": round(max(values) * 1000),
+                    "floor": floor_name,
+                    "floor_ms": round(floor),
+                    "ratio": round(ms / floor, 2),
+                    "target": f"<= {target}x",
+                    "verdict": ok,
+                    "deps_floor_ms": round(deps),
+                }
+            )
             lines.append(f"{name}: {what} {_ms(values)} = {ms / floor:.2f}x the floor   target <= {target}x   {ok}")
     for what, values in (("first frame", frames[ONE_PROCESS]), ("pets on screen", pets[ONE_PROCESS])):
         ms = statistics.median(values) * 1000
-        rows.append({"what": f"{what}, {ONE_PROCESS}", "median_ms": round(ms), "floor_ms": round(floor),
-                     "ratio": round(ms / floor, 2)})
+        rows.append(
+            {
+                "what": f"{what}, {ONE_PROCESS}",
+                "median_ms": round(ms),
+                "floor_ms": round(floor),
+                "ratio": round(ms / floor, 2),
+            }
+        )
         lines.append(f"{ONE_PROCESS}: {what} {_ms(values)} = {ms / floor:.2f}x the floor")
     if POSTING in times:
         ms = statistics.median(frames[POSTING]) * 1000
@@ -215,25 +244,46 @@ def _report(times: dict[str, list[tuple[float, float]]], skipped: str, big: dict
         return 0
     p, f = big["product"], big["floor"]
     total = args.pages * args.page_size
-    for key, label in (("work_median_ms", "work (append + deferred update + frame render)"),
-                       ("latency_median_ms", "latency to the frame (60 fps pacing)")):
+    for key, label in (
+        ("work_median_ms", "work (append + deferred update + frame render)"),
+        ("latency_median_ms", "latency to the frame (60 fps pacing)"),
+    ):
         ok = verdict(p[key] <= 20)
-        rows.append({"what": f"{total} pets, {args.page_size}/page: per-page {label}, median",
-                     "product_ms": round(p[key], 1), "p90_ms": round(p[key.replace("median", "p90")], 1),
-                     "floor": "bare DataTable, same appends", "floor_ms": round(f[key], 1),
-                     "ratio": round(p[key] / f[key], 2), "target": "<= 20 ms", "verdict": ok})
-        lines.append(f"per page {label}: {p[key]:.1f} ms median (p90 {p[key.replace('median', 'p90')]:.1f}); "
-                     f"bare DataTable {f[key]:.1f} ms   target <= 20 ms   {ok}")
+        rows.append(
+            {
+                "what": f"{total} pets, {args.page_size}/page: per-page {label}, median",
+                "product_ms": round(p[key], 1),
+                "p90_ms": round(p[key.replace("median", "p90")], 1),
+                "floor": "bare DataTable, same appends",
+                "floor_ms": round(f[key], 1),
+                "ratio": round(p[key] / f[key], 2),
+                "target": "<= 20 ms",
+                "verdict": ok,
+            }
+        )
+        lines.append(
+            f"per page {label}: {p[key]:.1f} ms median (p90 {p[key.replace('median', 'p90')]:.1f}); "
+            f"bare DataTable {f[key]:.1f} ms   target <= 20 ms   {ok}"
+        )
     parts = ", ".join(f"{part} {p[f'{part}_median_ms']:.1f}" for part in ("append", "idle", "frame"))
     lines.append(f"  product work by part (median ms): {parts}; by page: {p['work_by_page_ms']}")
     mem = (p["rss_last_kib"] - p["rss_first_kib"]) / 1024
     fmem = (f["rss_last_kib"] - f["rss_first_kib"]) / 1024
-    rows.append({"what": f"memory, {total} pets in the list pane", "rss_first_page_mib": round(p["rss_first_kib"] / 1024),
-                 "rss_last_page_mib": round(p["rss_last_kib"] / 1024), "growth_mib": round(mem, 1),
-                 "floor_growth_mib": round(fmem, 1), "per_pet_kib": round(mem * 1024 / total, 1)})
-    lines.append(f"memory: RSS {p['rss_first_kib'] / 1024:.0f} MiB after the first page, "
-                 f"{p['rss_last_kib'] / 1024:.0f} MiB after {total} pets (+{mem:.0f} MiB, "
-                 f"{mem * 1024 / total:.1f} KiB/pet); bare DataTable +{fmem:.0f} MiB")
+    rows.append(
+        {
+            "what": f"memory, {total} pets in the list pane",
+            "rss_first_page_mib": round(p["rss_first_kib"] / 1024),
+            "rss_last_page_mib": round(p["rss_last_kib"] / 1024),
+            "growth_mib": round(mem, 1),
+            "floor_growth_mib": round(fmem, 1),
+            "per_pet_kib": round(mem * 1024 / total, 1),
+        }
+    )
+    lines.append(
+        f"memory: RSS {p['rss_first_kib'] / 1024:.0f} MiB after the first page, "
+        f"{p['rss_last_kib'] / 1024:.0f} MiB after {total} pets (+{mem:.0f} MiB, "
+        f"{mem * 1024 / total:.1f} KiB/pet); bare DataTable +{fmem:.0f} MiB"
+    )
     report("tui", rows)
     print("\n" + "\n".join(lines))
     return 0

@@ -59,13 +59,22 @@ def main() -> None:
         env = clean_env(tmp / "home")
         port = free_port()
         floor_cmd = f"{PY} {BENCH / 'tui_floor_app.py'}"
-        floor_argv = [PY, "-c", "import sys; from textual_serve.server import Server; "
-                      f"Server(sys.argv[1], host='127.0.0.1', port={port}).serve()", floor_cmd]
-        with server(floor_argv, env=env, port=port) as floor_origin, \
-                server([PETSTORE, "web", "--port", "0"], env=env, ready=WEB_URL) as web_url:
+        floor_argv = [
+            PY,
+            "-c",
+            "import sys; from textual_serve.server import Server; "
+            f"Server(sys.argv[1], host='127.0.0.1', port={port}).serve()",
+            floor_cmd,
+        ]
+        with (
+            server(floor_argv, env=env, port=port) as floor_origin,
+            server([PETSTORE, "web", "--port", "0"], env=env, ready=WEB_URL) as web_url,
+        ):
             browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
-            cases = {"floor: textual serve, minimal app": (floor_origin + "/", ["Pet 1", "Pet 2"]),
-                     "petstore web (sandbox)": (web_url, ["Rex", "Goldie"])}
+            cases = {
+                "floor: textual serve, minimal app": (floor_origin + "/", ["Pet 1", "Pet 2"]),
+                "petstore web (sandbox)": (web_url, ["Rex", "Goldie"]),
+            }
             times: dict[str, list[float]] = {name: [] for name in cases}
             for rep in range(args.warmup + args.reps):
                 for name, (url, needles) in cases.items():
@@ -77,10 +86,19 @@ def main() -> None:
     rows: list[dict[str, object]] = []
     for name, values in times.items():
         ratio = statistics.median(values) / floor
-        rows.append({"case": name, "median_ms": round(statistics.median(values) * 1000, 1),
-                     "min..p90_ms": spread(values), "ratio": round(ratio, 2),
-                     **({"target": f"<= {TARGET}x", "verdict": verdict(ratio <= TARGET)}
-                        if name.startswith("petstore") else {})})
+        rows.append(
+            {
+                "case": name,
+                "median_ms": round(statistics.median(values) * 1000, 1),
+                "min..p90_ms": spread(values),
+                "ratio": round(ratio, 2),
+                **(
+                    {"target": f"<= {TARGET}x", "verdict": verdict(ratio <= TARGET)}
+                    if name.startswith("petstore")
+                    else {}
+                ),
+            }
+        )
     report("bench_web", rows)
 
 

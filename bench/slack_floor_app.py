@@ -20,8 +20,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-REPLY = {"response_type": "ephemeral", "text": "ok",
-         "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "```\nok\n```"}}]}
+REPLY = {
+    "response_type": "ephemeral",
+    "text": "ok",
+    "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "```\nok\n```"}}],
+}
 
 
 def floor_app(secret: str) -> Starlette:

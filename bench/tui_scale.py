@@ -176,12 +176,19 @@ def main() -> None:
     def p90(values: list[float]) -> float:
         return values[min(len(values) - 1, int(len(values) * 0.9))]
 
-    out.update(pages=len(PROBE.pages), work_median_ms=statistics.median(work), work_p90_ms=p90(work),
-               latency_median_ms=statistics.median(latency), latency_p90_ms=p90(latency))
+    out.update(
+        pages=len(PROBE.pages),
+        work_median_ms=statistics.median(work),
+        work_p90_ms=p90(work),
+        latency_median_ms=statistics.median(latency),
+        latency_p90_ms=p90(latency),
+    )
     if os.environ.get("BENCH_TUI_PARTS"):
         for i, (w, lat) in enumerate(PROBE.pages):
             print(i, {k: round(v * 1000, 1) for k, v in w.items()}, round(lat * 1000, 1), file=sys.stderr)
-    out["work_by_page_ms"] = [round(sum(w.values()) * 1000, 1) for w, _ in PROBE.pages[:: max(1, len(PROBE.pages) // 10)]]
+    out["work_by_page_ms"] = [
+        round(sum(w.values()) * 1000, 1) for w, _ in PROBE.pages[:: max(1, len(PROBE.pages) // 10)]
+    ]
     for part in ("append", "idle", "frame"):
         out[f"{part}_median_ms"] = statistics.median(w[part] * 1000 for w, _ in appended)
     print(json.dumps(out))

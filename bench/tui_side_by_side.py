@@ -26,8 +26,14 @@ def one(argv: list[str], env: dict[str, str], tmp: Path, rows: int) -> tuple[flo
     frame, paint = tmp / "frame", tmp / "paint"
     frame.unlink(missing_ok=True)
     paint.unlink(missing_ok=True)
-    env = {**env, "PYTHONPATH": str(BENCH / "tui_hook"), "TEXTUAL_DRIVER": HEADLESS, "BENCH_TUI_FRAME_FILE": str(frame),
-           "BENCH_TUI_PAINT_FILE": str(paint), "BENCH_TUI_MIN_ROWS": str(rows)}
+    env = {
+        **env,
+        "PYTHONPATH": str(BENCH / "tui_hook"),
+        "TEXTUAL_DRIVER": HEADLESS,
+        "BENCH_TUI_FRAME_FILE": str(frame),
+        "BENCH_TUI_PAINT_FILE": str(paint),
+        "BENCH_TUI_MIN_ROWS": str(rows),
+    }
     started = time.monotonic()
     subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
     return (float(frame.read_text()) - started) * 1000, (float(paint.read_text()) - started) * 1000
@@ -36,13 +42,21 @@ def one(argv: list[str], env: dict[str, str], tmp: Path, rows: int) -> tuple[flo
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--before", default=PETSTORE, help="the other build's petstore executable (default: this one)")
-    parser.add_argument("--before-env", action="append", default=[], metavar="NAME=VALUE",
-                        help="an environment variable for the 'before' runs only (repeatable)")
+    parser.add_argument(
+        "--before-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable for the 'before' runs only (repeatable)",
+    )
     parser.add_argument("--reps", type=int, default=10)
     args = parser.parse_args()
     with scratch() as tmp:
-        cases = {"floor": ([PY, str(BENCH / "tui_floor_app.py")], 100, "floor"),
-                 "before": ([args.before, "tui"], 12, "before"), "after": ([PETSTORE, "tui"], 12, "after")}
+        cases = {
+            "floor": ([PY, str(BENCH / "tui_floor_app.py")], 100, "floor"),
+            "before": ([args.before, "tui"], 12, "before"),
+            "after": ([PETSTORE, "tui"], 12, "after"),
+        }
         envs = {name: clean_env(tmp / name, PYTHONPYCACHEPREFIX=str(tmp / "pyc")) for name in cases}
         envs["before"].update(item.split("=", 1) for item in args.before_env)
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
@@ -55,9 +69,11 @@ def main() -> int:
     floor = statistics.median(p for _, p in times["floor"])
     for name, runs in times.items():
         frames, pets = [f for f, _ in runs], [p for _, p in runs]
-        print(f"{name:7s} first frame {statistics.median(frames):4.0f} ms ({min(frames):.0f}..{max(frames):.0f}) "
-              f"{statistics.median(frames) / floor:.2f}x   pets on screen {statistics.median(pets):4.0f} ms "
-              f"({min(pets):.0f}..{max(pets):.0f}) {statistics.median(pets) / floor:.2f}x")
+        print(
+            f"{name:7s} first frame {statistics.median(frames):4.0f} ms ({min(frames):.0f}..{max(frames):.0f}) "
+            f"{statistics.median(frames) / floor:.2f}x   pets on screen {statistics.median(pets):4.0f} ms "
+            f"({min(pets):.0f}..{max(pets):.0f}) {statistics.median(pets) / floor:.2f}x"
+        )
     return 0
 
 

@@ -83,18 +83,26 @@ def _describe_add(values: Values) -> str:
 _STATUS_HELP = "one of available, pending, sold"
 
 
-@command("list", aliases=("ls",), summary="List pets, optionally by status", access=Access.READ, group="listing", args=[
-    Arg("status", "STATUS", convert=conv.status, choices=conv.STATUSES, help=_STATUS_HELP),
-    Arg("status", "S", flag="--status", convert=conv.status, keys=("status",), choices=conv.STATUSES),
-    Arg("limit", "N", flag="--limit", convert=conv.limit, keys=("limit",), help="pets per page, 1 to 100"),
-    Arg("all", flag="--all", switch=True, help="follow the next pages to the end"),
-])
+@command(
+    "list",
+    aliases=("ls",),
+    summary="List pets, optionally by status",
+    access=Access.READ,
+    group="listing",
+    args=[
+        Arg("status", "STATUS", convert=conv.status, choices=conv.STATUSES, help=_STATUS_HELP),
+        Arg("status", "S", flag="--status", convert=conv.status, keys=("status",), choices=conv.STATUSES),
+        Arg("limit", "N", flag="--limit", convert=conv.limit, keys=("limit",), help="pets per page, 1 to 100"),
+        Arg("all", flag="--all", switch=True, help="follow the next pages to the end"),
+    ],
+)
 async def list_pets(session: CommandSession, args: Values) -> PetList:
     status = PetStatus(args["status"]) if args["status"] else None
     if not args["all"]:
         page = await session.client.list_pets(limit=args["limit"], status=status)
-        return PetList(pets=list(page.pets), status=args["status"], limit=args["limit"],
-                       next_url=page.next_url, raw=list(page.raw))
+        return PetList(
+            pets=list(page.pets), status=args["status"], limit=args["limit"], next_url=page.next_url, raw=list(page.raw)
+        )
     pets: list[Any] = []
     raw: list[Any] = []  # JSON values as the service sent them
     pages, next_url = 0, None
@@ -107,12 +115,18 @@ async def list_pets(session: CommandSession, args: Values) -> PetList:
             session.report(f"{pages} page{'' if pages == 1 else 's'}, {len(pets)} pets so far")
             if pages >= MAX_PAGES:
                 break
-    return PetList(pets=pets, status=args["status"], limit=args["limit"], next_url=next_url,
-                   pages=pages, raw=raw, truncated=next_url is not None)
+    return PetList(
+        pets=pets,
+        status=args["status"],
+        limit=args["limit"],
+        next_url=next_url,
+        pages=pages,
+        raw=raw,
+        truncated=next_url is not None,
+    )
 
 
-@command("more", aliases=("next",), summary="Show the next page of the last /list", access=Access.READ,
-         group="listing")
+@command("more", aliases=("next",), summary="Show the next page of the last /list", access=Access.READ, group="listing")
 async def more_pets(session: CommandSession, args: Values) -> PetList:
     last = session.last_list
     if last is None or last.next_url is None:
@@ -120,32 +134,76 @@ async def more_pets(session: CommandSession, args: Values) -> PetList:
     page = await session.client.next_page(PetPage(pets=[], next_url=last.next_url))
     if page is None:
         raise NoMorePages("that was the last page")
-    return PetList(pets=list(page.pets), status=last.status, limit=last.limit, next_url=page.next_url,
-                   raw=list(page.raw), continued=True)
+    return PetList(
+        pets=list(page.pets),
+        status=last.status,
+        limit=last.limit,
+        next_url=page.next_url,
+        raw=list(page.raw),
+        continued=True,
+    )
 
 
-@command("add", summary="Add a pet", access=Access.WRITE, describe=_describe_add, args=[
-    Arg("name", "NAME", convert=conv.name, keys=("name",), required=True, greedy=True,
-        help="the pet's name (quote it when it has spaces)"),
-    Arg("category", "ID", flag="--category", convert=conv.category_id, required=True,
-        keys=("category", "categoryid", "category_id"), help="category id (int64)"),
-    Arg("status", "S", flag="--status", convert=conv.status, keys=("status",), choices=conv.STATUSES,
-        help=_STATUS_HELP),
-], details='Also key=value: /add name="Rex the Dog" categoryId=3 status=available')
+@command(
+    "add",
+    summary="Add a pet",
+    access=Access.WRITE,
+    describe=_describe_add,
+    args=[
+        Arg(
+            "name",
+            "NAME",
+            convert=conv.name,
+            keys=("name",),
+            required=True,
+            greedy=True,
+            help="the pet's name (quote it when it has spaces)",
+        ),
+        Arg(
+            "category",
+            "ID",
+            flag="--category",
+            convert=conv.category_id,
+            required=True,
+            keys=("category", "categoryid", "category_id"),
+            help="category id (int64)",
+        ),
+        Arg(
+            "status",
+            "S",
+            flag="--status",
+            convert=conv.status,
+            keys=("status",),
+            choices=conv.STATUSES,
+            help=_STATUS_HELP,
+        ),
+    ],
+    details='Also key=value: /add name="Rex the Dog" categoryId=3 status=available',
+)
 async def add_pet(session: CommandSession, args: Values) -> PetCreated:
-    pet = await session.client.create_pet(name=args["name"], category_id=args["category"], status=args["status"],
-                                          idempotency_key=session.idempotency_key())
+    pet = await session.client.create_pet(
+        name=args["name"],
+        category_id=args["category"],
+        status=args["status"],
+        idempotency_key=session.idempotency_key(),
+    )
     return PetCreated(pet=pet, raw=pet.to_wire())
 
 
-@command("get", summary="Show one pet (deprecated operation: removed 5 December 2030)", access=Access.READ,
-         group="detail", args=[
-    Arg("id", "ID", convert=conv.pet_id, required=True, choices=_ids, help="pet id (int64); $last works"),
-])
+@command(
+    "get",
+    summary="Show one pet (deprecated operation: removed 5 December 2030)",
+    access=Access.READ,
+    group="detail",
+    args=[
+        Arg("id", "ID", convert=conv.pet_id, required=True, choices=_ids, help="pet id (int64); $last works"),
+    ],
+)
 async def get_pet(session: CommandSession, args: Values) -> PetDetail:
     found = await session.client.get_pet(args["id"])
-    return PetDetail(pet=found.pet, notice=found.notice, first_notice=session.first_notice("getPet"),
-                     raw=dict(found.raw))
+    return PetDetail(
+        pet=found.pet, notice=found.notice, first_notice=session.first_notice("getPet"), raw=dict(found.raw)
+    )
 
 
 @command("orders", summary="List store orders (shown as the service sends them)", access=Access.READ)
@@ -165,44 +223,75 @@ async def whoami(session: CommandSession, args: Values) -> WhoAmI:
     return WhoAmI(actor=actor.id, role=str(actor.role), where=actor.where, commands=allowed)
 
 
-@command("help", summary="List the commands, or explain one", outcome=False, history=False, args=[
-    Arg("topic", "COMMAND", convert=_topic, choices=_command_names, help="a command name"),
-])
+@command(
+    "help",
+    summary="List the commands, or explain one",
+    outcome=False,
+    history=False,
+    args=[
+        Arg("topic", "COMMAND", convert=_topic, choices=_command_names, help="a command name"),
+    ],
+)
 async def show_help(session: CommandSession, args: Values) -> Help:
     return session.help(args["topic"])
 
 
-@command("quit", aliases=("exit",), summary="End the session", access=Access.TERMINAL, outcome=False,
-         history=False)
+@command("quit", aliases=("exit",), summary="End the session", access=Access.TERMINAL, outcome=False, history=False)
 async def quit_session(session: CommandSession, args: Values) -> Quit:
     return Quit()
 
 
-@command("sleep", summary="Pause for a demo (0 to 60 seconds)", outcome=False, args=[
-    Arg("seconds", "SECONDS", convert=conv.seconds, required=True, help="0 to 60"),
-])
+@command(
+    "sleep",
+    summary="Pause for a demo (0 to 60 seconds)",
+    outcome=False,
+    args=[
+        Arg("seconds", "SECONDS", convert=conv.seconds, required=True, help="0 to 60"),
+    ],
+)
 async def sleep(session: CommandSession, args: Values) -> Paused:
     await session.sleep(args["seconds"])
     return Paused(seconds=args["seconds"])
 
 
-@command("expect", summary="Check the previous command's outcome (fails the script if not)",
-         usage=expect.USAGE, check=expect.check, outcome=False, args=[
-    Arg("what", "WHAT", convert=expect.what, required=True, choices=expect.KINDS,
-        help="ok, count, status, name or error"),
-    Arg("value", "VALUE", greedy=True, choices=_expect_values, help="what to compare with"),
-], details='e.g. /expect count 3 · /expect status sold · /expect name "Rex" · /expect error 404')
+@command(
+    "expect",
+    summary="Check the previous command's outcome (fails the script if not)",
+    usage=expect.USAGE,
+    check=expect.check,
+    outcome=False,
+    args=[
+        Arg(
+            "what",
+            "WHAT",
+            convert=expect.what,
+            required=True,
+            choices=expect.KINDS,
+            help="ok, count, status, name or error",
+        ),
+        Arg("value", "VALUE", greedy=True, choices=_expect_values, help="what to compare with"),
+    ],
+    details='e.g. /expect count 3 · /expect status sold · /expect name "Rex" · /expect error 404',
+)
 async def expect_outcome(session: CommandSession, args: Values) -> ExpectationMet:
     outcome = session.last_outcome
     held = expect.evaluate(args["what"], args["value"], outcome)
     return ExpectationMet(expectation=held, previous=outcome.line if outcome else "")
 
 
-@command("history", summary="Show this session's commands, or save them as a script", access=Access.TERMINAL,
-         usage="/history [save FILE]", check=_check_history, outcome=False, history=False, args=[
-    Arg("action", "save", convert=_history_action, choices=("save",)),
-    Arg("file", "FILE", greedy=True, help="where to write the script"),
-])
+@command(
+    "history",
+    summary="Show this session's commands, or save them as a script",
+    access=Access.TERMINAL,
+    usage="/history [save FILE]",
+    check=_check_history,
+    outcome=False,
+    history=False,
+    args=[
+        Arg("action", "save", convert=_history_action, choices=("save",)),
+        Arg("file", "FILE", greedy=True, help="where to write the script"),
+    ],
+)
 async def history(session: CommandSession, args: Values) -> HistoryListing | Notice:
     if not args["action"]:
         return HistoryListing(lines=tuple(session.history_script_lines()))
@@ -210,21 +299,49 @@ async def history(session: CommandSession, args: Values) -> HistoryListing | Not
     return Notice(text=f"saved {count} commands to {show(args['file'], 200)}")
 
 
-@command("confirm", summary="Run the write you were asked to confirm", access=Access.CONFIRM, history=False, args=[
-    Arg("code", "CODE", required=True, help="the code the confirmation request gave"),
-])
+@command(
+    "confirm",
+    summary="Run the write you were asked to confirm",
+    access=Access.CONFIRM,
+    history=False,
+    args=[
+        Arg("code", "CODE", required=True, help="the code the confirmation request gave"),
+    ],
+)
 async def confirm(session: CommandSession, args: Values) -> Result:
     return await session.confirm_pending(args["code"])
 
 
-@command("cancel", summary="Drop the write you were asked to confirm", access=Access.CONFIRM, history=False, args=[
-    Arg("code", "CODE", required=True, help="the code the confirmation request gave"),
-])
+@command(
+    "cancel",
+    summary="Drop the write you were asked to confirm",
+    access=Access.CONFIRM,
+    history=False,
+    args=[
+        Arg("code", "CODE", required=True, help="the code the confirmation request gave"),
+    ],
+)
 async def cancel(session: CommandSession, args: Values) -> Cancelled:
     return Cancelled(code=args["code"].strip().upper(), what=session.cancel_pending(args["code"]))
 
 
 def default_registry() -> Registry:
     """The registry of every petstore command, in the order ``/help`` lists them."""
-    return Registry([list_pets, more_pets, add_pet, get_pet, list_orders, show_env, whoami, show_help, confirm,
-                     cancel, history, sleep, expect_outcome, quit_session])
+    return Registry(
+        [
+            list_pets,
+            more_pets,
+            add_pet,
+            get_pet,
+            list_orders,
+            show_env,
+            whoami,
+            show_help,
+            confirm,
+            cancel,
+            history,
+            sleep,
+            expect_outcome,
+            quit_session,
+        ]
+    )

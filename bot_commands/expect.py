@@ -19,8 +19,20 @@ __all__ = ["KINDS", "USAGE", "what", "check", "evaluate", "describe"]
 
 KINDS = ("ok", "count", "status", "name", "error")
 USAGE = "/expect ok | count N | status S | name NAME | error [HTTP-STATUS|CODE]"
-ERROR_HINTS = ("400", "401", "404", "not_found", "bad_request", "unauthorized", "usage", "invalid_input",
-               "read_only", "connect", "timeout", "protocol")
+ERROR_HINTS = (
+    "400",
+    "401",
+    "404",
+    "not_found",
+    "bad_request",
+    "unauthorized",
+    "usage",
+    "invalid_input",
+    "read_only",
+    "connect",
+    "timeout",
+    "protocol",
+)
 
 
 def what(word: str) -> str:
@@ -66,8 +78,7 @@ def evaluate(kind: str, value: Any, outcome: Outcome | None) -> str:
         raise ExpectationFailed(expected=expected, actual=f"an error ({_error_label(failure)}): {failure.message}")
     if kind == "ok":
         return expected
-    checkers: dict[str, Callable[[Any, Result | None, str], None]] = {"count": _count, "status": _status,
-                                                                      "name": _name}
+    checkers: dict[str, Callable[[Any, Result | None, str], None]] = {"count": _count, "status": _status, "name": _name}
     checkers[kind](value, outcome.result, expected)
     return expected
 
@@ -122,8 +133,9 @@ def _status(value: str, result: Result | None, expected: str) -> None:
     if others:
         shown = ", ".join(f"{p.id} ({p.status_text or 'none'})" for p in others[:5])
         more = " ..." if len(others) > 5 else ""
-        raise ExpectationFailed(expected=f"every pet {expected}",
-                                actual=f"{len(others)} of {len(result.pets)} not {value}: {shown}{more}")
+        raise ExpectationFailed(
+            expected=f"every pet {expected}", actual=f"{len(others)} of {len(result.pets)} not {value}: {shown}{more}"
+        )
 
 
 def _name(value: str, result: Result | None, expected: str) -> None:
@@ -134,5 +146,4 @@ def _name(value: str, result: Result | None, expected: str) -> None:
     if not isinstance(result, PetList):
         raise ExpectationFailed(expected=expected, actual=f"a {_kind(result)}, which has no name")
     if not any(p.name == value for p in result.pets):
-        raise ExpectationFailed(expected=f"a pet named '{show(value)}'",
-                                actual=f"none among {len(result.pets)} pets")
+        raise ExpectationFailed(expected=f"a pet named '{show(value)}'", actual=f"none among {len(result.pets)} pets")

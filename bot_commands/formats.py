@@ -83,8 +83,7 @@ def record(outcome: Outcome, *, label: str = "") -> dict[str, object]:
     ``label`` (``line 3``) prefixes the message of a failed ``/expect``, as the human output does.
     """
     if outcome.result is not None:
-        return {"command": outcome.line, "ok": True, "result": outcome.result.to_json(),
-                **truncation(outcome.result)}
+        return {"command": outcome.line, "ok": True, "result": outcome.result.to_json(), **truncation(outcome.result)}
     failure = outcome.failure
     assert failure is not None
     error = failure.to_json()

@@ -28,7 +28,8 @@ HISTORY_FILE = "history"
 #: Commands whose arguments are secrets (none today; kept out should one come).
 SECRET_COMMANDS = frozenset({"key", "apikey", "api-key", "api_key", "token", "login", "password"})
 _SECRET_WORDS = re.compile(
-    r"(api[_-]?key|token|password|secret)\s*[=:]|\bsk-[A-Za-z0-9_-]{6,}|\bbearer\s+\S+|PETSTORE_API_KEY", re.IGNORECASE)
+    r"(api[_-]?key|token|password|secret)\s*[=:]|\bsk-[A-Za-z0-9_-]{6,}|\bbearer\s+\S+|PETSTORE_API_KEY", re.IGNORECASE
+)
 
 
 def is_secret(line: str) -> bool:
@@ -62,7 +63,7 @@ class PromptHistory:
                 lines = []
         if lines:
             entries.append("\n".join(lines))
-        return entries[-self.limit:]
+        return entries[-self.limit :]
 
     def append(self, line: str) -> bool:
         """Add one entry at the end; False when it was not written (blank, secret, or an OS error)."""

@@ -119,18 +119,44 @@ def classify(exc: BaseException) -> Failure:
     hint = next((text for cls, text in _HINTS if isinstance(exc, cls)), None)
     if isinstance(exc, APIError):
         kind, title = _API_KINDS.get(exc.status, ("api", "Service error"))
-        return Failure(kind=kind, title=title, code=exc.code, message=str(exc), exit_code=EXIT_FAILED,
-                       status=exc.status, hint=hint, detail=exc.error.message, problem=exc.error.message, error=exc)
+        return Failure(
+            kind=kind,
+            title=title,
+            code=exc.code,
+            message=str(exc),
+            exit_code=EXIT_FAILED,
+            status=exc.status,
+            hint=hint,
+            detail=exc.error.message,
+            problem=exc.error.message,
+            error=exc,
+        )
     for cls, kind, title, exit_code in _TABLE:
         if isinstance(exc, cls):
             code = getattr(exc, "kind", kind)
             usage = exc.usage if isinstance(exc, UsageError) else None
             problem = exc.problem if isinstance(exc, UsageError) else str(exc)
-            return Failure(kind=kind, title=title, code=code, message=str(exc), exit_code=exit_code, usage=usage,
-                           problem=problem, hint=hint, error=exc)
+            return Failure(
+                kind=kind,
+                title=title,
+                code=code,
+                message=str(exc),
+                exit_code=exit_code,
+                usage=usage,
+                problem=problem,
+                hint=hint,
+                error=exc,
+            )
     message = one_line(f"internal error: {type(exc).__name__}: {exc}")
-    return Failure(kind="internal", title="Internal error", code="internal", message=message,
-                   exit_code=EXIT_FAILED, problem=message, error=exc)
+    return Failure(
+        kind="internal",
+        title="Internal error",
+        code="internal",
+        message=message,
+        exit_code=EXIT_FAILED,
+        problem=message,
+        error=exc,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,8 +98,10 @@ class Policy:
         if rule == "terminal":
             return Forbidden(f"/{name} is only available in a terminal")
         if rule == "read_only":
-            return ReadOnlyError(f"refused to {what}; nothing was sent "
-                                 "(read-only from --read-only, PETSTORE_READ_ONLY or read_only in the config)")
+            return ReadOnlyError(
+                f"refused to {what}; nothing was sent "
+                "(read-only from --read-only, PETSTORE_READ_ONLY or read_only in the config)"
+            )
         if rule == "role":
             return Forbidden(f"/{name} needs the {_NEEDS[access]} role; you have {actor.role} (ask an operator)")
         return None

@@ -288,16 +288,38 @@ class Registry:
         return Help(entries=tuple(c.help_entry() for c in self.commands() if allowed(c)))
 
 
-def command(name: str, *, summary: str, access: Access = Access.LOCAL, args: Iterable[Arg] = (),
-            aliases: Iterable[str] = (), usage: str | None = None, details: str = "",
-            check: Callable[[Values], None] | None = None, outcome: bool = True, history: bool = True,
-            group: str | None = None, describe: Callable[[Values], str] | None = None,
-            ) -> Callable[[Handler], Command]:
+def command(
+    name: str,
+    *,
+    summary: str,
+    access: Access = Access.LOCAL,
+    args: Iterable[Arg] = (),
+    aliases: Iterable[str] = (),
+    usage: str | None = None,
+    details: str = "",
+    check: Callable[[Values], None] | None = None,
+    outcome: bool = True,
+    history: bool = True,
+    group: str | None = None,
+    describe: Callable[[Values], str] | None = None,
+) -> Callable[[Handler], Command]:
     """Decorator declaring ``handler`` as the command ``/name`` (returns the :class:`Command`)."""
 
     def declare(handler: Handler) -> Command:
-        return Command(name=name, handler=handler, summary=summary, access=access, args=tuple(args),
-                       aliases=tuple(aliases), usage_text=usage, details=details, check=check, outcome=outcome,
-                       history=history, group=group, describe=describe)
+        return Command(
+            name=name,
+            handler=handler,
+            summary=summary,
+            access=access,
+            args=tuple(args),
+            aliases=tuple(aliases),
+            usage_text=usage,
+            details=details,
+            check=check,
+            outcome=outcome,
+            history=history,
+            group=group,
+            describe=describe,
+        )
 
     return declare

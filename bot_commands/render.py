@@ -52,8 +52,7 @@ def _table(view: TableView) -> RenderableType:
     # Text, not str, in every cell: a str would go through markup and emoji parsing.
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, show_header=view.header)
     for column in view.columns:
-        table.add_column(safe(column.title), justify=column.align, overflow="fold",
-                         no_wrap=column.align == "right")
+        table.add_column(safe(column.title), justify=column.align, overflow="fold", no_wrap=column.align == "right")
     for row in view.rows:
         table.add_row(*(cell_text(cell, column.width) for cell, column in zip(row, view.columns, strict=True)))
     if not view.caption:
@@ -116,4 +115,3 @@ def render_failure(failure: Failure) -> Text:
 def echo(line: str) -> Text:
     """How a command line is shown when echoed (run --echo, chat transcript)."""
     return Text.assemble(("› ", "dim"), (visible(line), "bold"))
-

@@ -73,8 +73,10 @@ def _pad(text: str, width: int, *, right: bool) -> str:
 def _plain_table(view: TableView) -> str:
     if not view.rows:
         return _one(view.empty)
-    cells = [[clip_cells(_one(cell.text, col.width), col.width) for cell, col in zip(row, view.columns, strict=True)]
-             for row in view.rows]
+    cells = [
+        [clip_cells(_one(cell.text, col.width), col.width) for cell, col in zip(row, view.columns, strict=True)]
+        for row in view.rows
+    ]
     heads = [_one(col.title) for col in view.columns]
     widths = [max([cell_len(h) if view.header else 0, *(cell_len(r[i]) for r in cells)]) for i, h in enumerate(heads)]
 
@@ -135,8 +137,12 @@ def to_markdown(view: View) -> str:
             return f"_{md_escape(view.empty)}_"
         head = "| " + " | ".join(md_escape(c.title) for c in view.columns) + " |"
         rule = "|" + "|".join("---:" if c.align == "right" else "---" for c in view.columns) + "|"
-        rows = ["| " + " | ".join(md_escape(cell.text, col.width) for cell, col in zip(row, view.columns, strict=True))
-                + " |" for row in view.rows]
+        rows = [
+            "| "
+            + " | ".join(md_escape(cell.text, col.width) for cell, col in zip(row, view.columns, strict=True))
+            + " |"
+            for row in view.rows
+        ]
         caption = [f"\n_{md_escape(view.caption)}_"] if view.caption else []
         return "\n".join([head, rule, *rows, *caption])
     if isinstance(view, CardView):
@@ -175,9 +181,11 @@ def to_html(view: View) -> str:
             return f"<em>{_h(view.empty)}</em>"
         head = "".join(f"<th>{_h(c.title)}</th>" for c in view.columns) if view.header else ""
         body = "".join(
-            "<tr>" + "".join(f"<td>{_html_cell(cell, col.width)}</td>"
-                             for cell, col in zip(row, view.columns, strict=True)) + "</tr>"
-            for row in view.rows)
+            "<tr>"
+            + "".join(f"<td>{_html_cell(cell, col.width)}</td>" for cell, col in zip(row, view.columns, strict=True))
+            + "</tr>"
+            for row in view.rows
+        )
         table = f"<table>{f'<thead><tr>{head}</tr></thead>' if head else ''}<tbody>{body}</tbody></table>"
         return table + (f"<p><em>{_h(view.caption)}</em></p>" if view.caption else "")
     if isinstance(view, CardView):

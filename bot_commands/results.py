@@ -13,8 +13,22 @@ from typing import Any
 from petstore_api.models import DeprecationNotice, Pet
 
 __all__ = [
-    "ConfirmationNeeded", "EnvInfo", "ExpectationMet", "Help", "HelpEntry", "HistoryListing", "Notice",
-    "OrdersListing", "Paused", "Pet", "PetCreated", "PetDetail", "PetList", "Quit", "Result", "WhoAmI",
+    "ConfirmationNeeded",
+    "EnvInfo",
+    "ExpectationMet",
+    "Help",
+    "HelpEntry",
+    "HistoryListing",
+    "Notice",
+    "OrdersListing",
+    "Paused",
+    "Pet",
+    "PetCreated",
+    "PetDetail",
+    "PetList",
+    "Quit",
+    "Result",
+    "WhoAmI",
 ]
 
 

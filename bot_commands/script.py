@@ -193,8 +193,13 @@ def _report(ran: int, codes: list[int], first: tuple[ScriptLine, Outcome] | None
         return ScriptReport(ran=ran, exit_code=worst_exit_code(codes))
     item, outcome = first
     text = outcome.failure.text if outcome.failure else ""
-    return ScriptReport(ran=ran, exit_code=worst_exit_code(codes), failed=item,
-                        message=f"{item.label}: {item.line}: {text}", remaining=remaining)
+    return ScriptReport(
+        ran=ran,
+        exit_code=worst_exit_code(codes),
+        failed=item,
+        message=f"{item.label}: {item.line}: {text}",
+        remaining=remaining,
+    )
 
 
 def script_lines(pairs: Iterable[tuple[int | str, str]]) -> list[ScriptLine]:

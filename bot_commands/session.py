@@ -280,7 +280,8 @@ class CommandSession:
         if self.confirm is None:
             if self.policy.production:
                 raise ConfirmationRequired(
-                    f"refused to {what} on production without confirmation (petstore run needs --yes)")
+                    f"refused to {what} on production without confirmation (petstore run needs --yes)"
+                )
             raise ConfirmationRequired(f"refused to {what} without confirmation")
         question = f"{what} on PRODUCTION ({show(self.env.base_url, 80)})?" if self.policy.production else f"{what}?"
         if not await self.confirm(question):
@@ -297,11 +298,14 @@ class CommandSession:
         """Run the write waiting for ``code`` (once, by this session's actor, before it expires)."""
         pending = self._pending.pop(code.strip().upper(), None)
         if pending is None:
-            raise NotConfirmable(f"nothing waits for code {show(code, 12)}: a code works once, for the person "
-                                 "it was given to")
+            raise NotConfirmable(
+                f"nothing waits for code {show(code, 12)}: a code works once, for the person it was given to"
+            )
         if self.clock() > pending.expires:
-            raise NotConfirmable(f"code {show(code, 12)} expired after {round(self.confirm_ttl)} s; nothing was "
-                                 f"sent: run the command again")
+            raise NotConfirmable(
+                f"code {show(code, 12)} expired after {round(self.confirm_ttl)} s; nothing was "
+                f"sent: run the command again"
+            )
         self._confirming = pending.invocation.line
         cmd = pending.invocation.command
         return await cmd.handler(self, pending.invocation.values)
@@ -310,8 +314,9 @@ class CommandSession:
         """Drop the write waiting for ``code`` (this session's actor only); returns what it would have done."""
         pending = self._pending.pop(code.strip().upper(), None)
         if pending is None:
-            raise NotConfirmable(f"nothing waits for code {show(code, 12)}: a code works once, for the person "
-                                 "it was given to")
+            raise NotConfirmable(
+                f"nothing waits for code {show(code, 12)}: a code works once, for the person it was given to"
+            )
         self._confirming = pending.invocation.line
         return pending.what
 
@@ -386,12 +391,32 @@ def _audit_entry(actor: Actor, line: str, outcome: Outcome) -> AuditEntry:
     failure, result = outcome.failure, outcome.result
     pet_id = result.pet.id if isinstance(result, (PetCreated, PetDetail)) else None
     if failure is None:
-        held = "pending" if isinstance(result, ConfirmationNeeded) else "cancelled" if isinstance(result, Cancelled) \
+        held = (
+            "pending"
+            if isinstance(result, ConfirmationNeeded)
+            else "cancelled"
+            if isinstance(result, Cancelled)
             else ""
-        return AuditEntry(actor=actor.id, role=str(actor.role), where=actor.where, line=line,
-                          outcome=held or "ok", applied="no" if held else "yes", pet_id=pet_id)
+        )
+        return AuditEntry(
+            actor=actor.id,
+            role=str(actor.role),
+            where=actor.where,
+            line=line,
+            outcome=held or "ok",
+            applied="no" if held else "yes",
+            pet_id=pet_id,
+        )
     refused = failure.exit_code == 2
     applied = "no" if failure.wrote_nothing else "unknown"
     message = failure.message if applied == "no" else f"{failure.message} (the answer was lost: it may have been done)"
-    return AuditEntry(actor=actor.id, role=str(actor.role), where=actor.where, line=line,
-                      outcome="refused" if refused else "failed", applied=applied, code=failure.code, message=message)
+    return AuditEntry(
+        actor=actor.id,
+        role=str(actor.role),
+        where=actor.where,
+        line=line,
+        outcome="refused" if refused else "failed",
+        applied=applied,
+        code=failure.code,
+        message=message,
+    )

@@ -40,8 +40,23 @@ from .results import (
 )
 
 __all__ = [
-    "BlankView", "CardView", "Cell", "Column", "ErrorView", "GroupView", "JsonView", "LinesView", "NoticeView",
-    "Presentation", "TableView", "View", "is_flat_records", "notes_of", "pet_cells", "present", "present_failure",
+    "BlankView",
+    "CardView",
+    "Cell",
+    "Column",
+    "ErrorView",
+    "GroupView",
+    "JsonView",
+    "LinesView",
+    "NoticeView",
+    "Presentation",
+    "TableView",
+    "View",
+    "is_flat_records",
+    "notes_of",
+    "pet_cells",
+    "present",
+    "present_failure",
     "status_style",
 ]
 
@@ -132,19 +147,24 @@ def status_style(status: str) -> str:
 
 def pet_cells(pet: Pet) -> tuple[Cell, Cell, Cell, Cell]:
     """id, name, category id, status of one pet (the list's columns, in every face)."""
-    return (Cell(str(pet.id), "id"), Cell(pet.name), Cell(str(pet.category_id)),
-            Cell(pet.status_text or "-", status_style(pet.status_text)))
+    return (
+        Cell(str(pet.id), "id"),
+        Cell(pet.name),
+        Cell(str(pet.category_id)),
+        Cell(pet.status_text or "-", status_style(pet.status_text)),
+    )
 
 
-PET_COLUMNS = (Column("id", "right"), Column("name", width=NAME_WIDTH), Column("category", "right"),
-               Column("status"))
+PET_COLUMNS = (Column("id", "right"), Column("name", width=NAME_WIDTH), Column("category", "right"), Column("status"))
 
 
 def is_flat_records(data: object) -> bool:
     """A non-empty list of objects whose values are all scalars (shown as a table)."""
     scalar = (str, int, float, bool, type(None))
-    return isinstance(data, list) and bool(data) and all(
-        isinstance(row, dict) and all(isinstance(v, scalar) for v in row.values()) for row in data
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and all(isinstance(row, dict) and all(isinstance(v, scalar) for v in row.values()) for row in data)
     )
 
 
@@ -197,9 +217,13 @@ def present_failure(failure: Failure, *, prefix: str = "/", commands: Collection
     message = failure.problem or failure.message
     repeated = f"{failure.title.lower()}: "
     if message.lower().startswith(repeated):  # "no more pages: run /list first" under the title "No more pages"
-        message = message[len(repeated):]
-    view = ErrorView(title=failure.title, message=shown(message), usage=usage,
-                     hint=shown(failure.hint) if failure.hint else failure.hint)
+        message = message[len(repeated) :]
+    view = ErrorView(
+        title=failure.title,
+        message=shown(message),
+        usage=usage,
+        hint=shown(failure.hint) if failure.hint else failure.hint,
+    )
     return Presentation(view=view, summary=shown(failure.text))
 
 
@@ -224,8 +248,9 @@ def _pet_list_view(result: PetList, prefix: str, *, one_shot: bool = False) -> P
     where = f" with status {result.status}" if result.status else ""
     pages = f" from {result.pages} pages" if result.pages > 1 else ""
     rows = tuple(pet_cells(pet) for pet in result.pets)
-    view = TableView(PET_COLUMNS, rows, caption=count + pages + _more(result, prefix, one_shot=one_shot),
-                     empty=f"no pets{where}")
+    view = TableView(
+        PET_COLUMNS, rows, caption=count + pages + _more(result, prefix, one_shot=one_shot), empty=f"no pets{where}"
+    )
     follow = "; more on the next page" if result.next_url else ""
     if result.truncated:
         follow = f"; stopped at the {result.pages}-page limit of --all, more pets follow"
@@ -244,9 +269,13 @@ def _more(result: PetList, prefix: str, *, one_shot: bool) -> str:
 
 
 def _pet_card(pet: Pet, title: str) -> CardView:
-    name = pet.name if len(pet.name) <= CARD_WIDTH else f"{pet.name[:CARD_WIDTH - 1]}… ({len(pet.name)} characters)"
-    fields = [("id", Cell(str(pet.id), "id")), ("name", Cell(name)), ("categoryId", Cell(str(pet.category_id))),
-              ("status", Cell(pet.status_text or "(not set)", status_style(pet.status_text)))]
+    name = pet.name if len(pet.name) <= CARD_WIDTH else f"{pet.name[: CARD_WIDTH - 1]}… ({len(pet.name)} characters)"
+    fields = [
+        ("id", Cell(str(pet.id), "id")),
+        ("name", Cell(name)),
+        ("categoryId", Cell(str(pet.category_id))),
+        ("status", Cell(pet.status_text or "(not set)", status_style(pet.status_text))),
+    ]
     fields += [(key, Cell(_json_text(value))) for key, value in (pet.model_extra or {}).items()]
     return CardView(title=title, fields=tuple(fields))
 
@@ -291,8 +320,12 @@ def _orders(result: OrdersListing, prefix: str) -> Presentation:
 @_presents(EnvInfo)
 def _env(info: EnvInfo, prefix: str) -> Presentation:
     env_style = "production" if info.env == "production" else "env"
-    fields = (("environment", Cell(info.env, env_style)), ("base URL", Cell(info.base_url)),
-              ("API key", Cell(info.masked_key)), ("read-only", Cell("yes" if info.read_only else "no")))
+    fields = (
+        ("environment", Cell(info.env, env_style)),
+        ("base URL", Cell(info.base_url)),
+        ("API key", Cell(info.masked_key)),
+        ("read-only", Cell("yes" if info.read_only else "no")),
+    )
     mode = " (read-only)" if info.read_only else ""
     summary = f"env {info.env}  url {info.base_url}  key {info.masked_key}{mode}"
     return Presentation(view=CardView(title="", fields=fields), summary=summary)
@@ -300,8 +333,12 @@ def _env(info: EnvInfo, prefix: str) -> Presentation:
 
 @_presents(WhoAmI)
 def _whoami(result: WhoAmI, prefix: str) -> Presentation:
-    fields = (("you", Cell(result.actor)), ("role", Cell(result.role, "bold")), ("where", Cell(result.where)),
-              ("may run", Cell(" ".join([c.replace("/", prefix, 1) for c in result.commands]))))
+    fields = (
+        ("you", Cell(result.actor)),
+        ("role", Cell(result.role, "bold")),
+        ("where", Cell(result.where)),
+        ("may run", Cell(" ".join([c.replace("/", prefix, 1) for c in result.commands]))),
+    )
     return Presentation(view=CardView(title="", fields=fields), summary=f"{result.actor}: {result.role}")
 
 

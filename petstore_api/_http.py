@@ -221,8 +221,7 @@ class Sender:
                 if isinstance(outcome, _Failed):
                     raise outcome.error
                 return outcome
-            logger.debug("%s: retrying in %.2f s (attempt %d/%d)", call.label, wait, attempt + 1,
-                         self._retry.attempts)
+            logger.debug("%s: retrying in %.2f s (attempt %d/%d)", call.label, wait, attempt + 1, self._retry.attempts)
             await self._retry.sleep(wait)
 
     @staticmethod
@@ -245,7 +244,9 @@ class Sender:
         if after > self._retry.retry_after_cap:
             logger.debug(
                 "%s: not retrying, Retry-After %g s exceeds the cap of %g s",
-                call.label, after, self._retry.retry_after_cap,
+                call.label,
+                after,
+                self._retry.retry_after_cap,
             )
             return None
         return after

@@ -17,6 +17,7 @@ from .models import NewPet, PetStatus
 
 __all__ = ["check_limit", "check_status", "check_pet_id", "build_new_pet", "check_idempotency_key"]
 
+
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."

@@ -14,8 +14,15 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-__all__ = ["BotSettings", "BotRoles", "MatrixSettings", "MattermostSettings", "RateLimit", "SlackSettings",
-           "parse_rate_limit"]
+__all__ = [
+    "BotSettings",
+    "BotRoles",
+    "MatrixSettings",
+    "MattermostSettings",
+    "RateLimit",
+    "SlackSettings",
+    "parse_rate_limit",
+]
 
 RoleName = Literal["none", "viewer", "operator"]
 
@@ -86,8 +93,10 @@ class MatrixSettings(BaseModel):
             from .urls import is_loopback  # the client's rule: no secret over plain http beyond this machine
 
             if not is_loopback(urlsplit(value).hostname or ""):
-                raise ValueError("http:// is only for a homeserver on this machine (the password would travel in "
-                                 "clear text): use https://")
+                raise ValueError(
+                    "http:// is only for a homeserver on this machine (the password would travel in "
+                    "clear text): use https://"
+                )
         return value
 
     @field_validator("user_id")

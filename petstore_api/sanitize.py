@@ -16,7 +16,12 @@ ELLIPSIS = "…"
 #: Invisible formatting characters that can reorder or split what is shown.
 _TAGGED = frozenset(
     [
-        0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0xFEFF,
+        0x061C,
+        0x200E,
+        0x200F,
+        0x2028,
+        0x2029,
+        0xFEFF,
         *range(0x202A, 0x202F),  # LRE RLE PDF LRO RLO
         *range(0x2066, 0x206A),  # LRI RLI FSI PDI
     ]

@@ -293,7 +293,8 @@ def _describe(
         what = "unknown setting (petstore config show lists them all; petstore config init writes a commented file)"
     found = setting_source(loc, flags=flags, environ=environ, config_path=path, toml=toml)
     source = {"flag": found.name, "env": ENV_PREFIX + "__".join(loc).upper(), "file": f"{path}: {dotted}"}.get(
-        found.kind, dotted)
+        found.kind, dotted
+    )
     return f"invalid setting {source}: {what}"
 
 
@@ -345,8 +346,9 @@ def resolve_target(settings: Settings) -> Target:
     where = f"in {settings.config_path}" if settings.config_path else "in the config file"
     if env == "custom":
         if not settings.base_url:
-            raise ConfigError("environment 'custom' needs a base URL: pass --base-url, set PETSTORE_BASE_URL, "
-                              f"or base_url {where}")
+            raise ConfigError(
+                f"environment 'custom' needs a base URL: pass --base-url, set PETSTORE_BASE_URL, or base_url {where}"
+            )
         return Target(env="custom", base_url=settings.base_url, api_key=settings.api_key, sandbox=False)
     named: EnvironmentSettings = getattr(settings, env)
     base_url = settings.base_url or named.base_url

@@ -46,8 +46,9 @@ class _Conversation:
 class BotCore:
     """Answers the messages addressed to the bot (they start with ``prefix``); see the module docstring."""
 
-    def __init__(self, *, sessions: SessionFactory, roles: RoleBook, limiter: RateLimiter, platform: str,
-                 prefix: str = "!") -> None:
+    def __init__(
+        self, *, sessions: SessionFactory, roles: RoleBook, limiter: RateLimiter, platform: str, prefix: str = "!"
+    ) -> None:
         self.prefix = prefix
         self.platform = platform
         #: The command names (aliases too) of the sessions' registry, for replies that name a command.
@@ -61,7 +62,7 @@ class BotCore:
         """Whether ``text`` is a command for the bot: the prefix, then a command name (``!list``, ``!/list``)."""
         if not text.startswith(self.prefix):
             return False
-        return text[len(self.prefix):].removeprefix("/")[:1].isalpha()
+        return text[len(self.prefix) :].removeprefix("/")[:1].isalpha()
 
     def role_of(self, user: str) -> Role:
         return self._roles.role_for(user)
@@ -111,8 +112,7 @@ class BotCore:
         if found is not None:
             self._conversations.move_to_end(key)
             return found
-        actor = Actor(id=message.user, role=self._roles.role_for(message.user),
-                      where=f"{self.platform}:{message.room}")
+        actor = Actor(id=message.user, role=self._roles.role_for(message.user), where=f"{self.platform}:{message.room}")
         made = self._conversations[key] = _Conversation(session=self._make_session(actor), lock=asyncio.Lock())
         if not self.commands:
             self.commands = frozenset(made.session.registry.names())

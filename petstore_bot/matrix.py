@@ -227,8 +227,9 @@ class MatrixTransport:
                 if response is None:
                     break
                 batch = dispatcher.begin(response.next_batch)
-                if not await self._handle_batch(client, response, handler, stop=stop, since=since,
-                                                dispatcher=dispatcher, batch=batch):
+                if not await self._handle_batch(
+                    client, response, handler, stop=stop, since=since, dispatcher=dispatcher, batch=batch
+                ):
                     break
                 dispatcher.close(batch)
                 since = response.next_batch
@@ -258,8 +259,15 @@ class MatrixTransport:
         return True
 
     async def _handle_batch(
-        self, client: AsyncClient, response: SyncResponse, handler: Handler, *, stop: asyncio.Event,
-        since: str | None, dispatcher: Dispatcher, batch: Batch,
+        self,
+        client: AsyncClient,
+        response: SyncResponse,
+        handler: Handler,
+        *,
+        stop: asyncio.Event,
+        since: str | None,
+        dispatcher: Dispatcher,
+        batch: Batch,
     ) -> bool:
         """Hands one sync batch's events to the dispatcher; False when ``stop`` interrupted it (not all handed)."""
         await self._handle_invites(client, response, stop=stop)
@@ -286,7 +294,13 @@ class MatrixTransport:
         return not stop.is_set()
 
     async def _handle_event(
-        self, client: AsyncClient, room_id: str, event_id: str, event: Mapping[str, object], handler: Handler, *,
+        self,
+        client: AsyncClient,
+        room_id: str,
+        event_id: str,
+        event: Mapping[str, object],
+        handler: Handler,
+        *,
         stop: asyncio.Event,
     ) -> bool:
         """Answers one event; False when ``stop`` came before its reply went out (answered after a restart)."""

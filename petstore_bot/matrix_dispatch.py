@@ -122,4 +122,3 @@ class Dispatcher:
                 return
             self._batches.popleft()
             self._on_safe(batch.next_batch)
-

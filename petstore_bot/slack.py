@@ -56,8 +56,13 @@ def _json(content: object, *, status_code: int = 200) -> Response:
 async def _send_json(send: Send, content: object) -> None:
     """What ``_json(content)`` sends (the same two messages, the same headers), without building a Response."""
     body = _ENCODE(content).encode("utf-8")
-    await send({"type": "http.response.start", "status": 200, "headers": [
-        (b"content-length", str(len(body)).encode("latin-1")), (b"content-type", b"application/json")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-length", str(len(body)).encode("latin-1")), (b"content-type", b"application/json")],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -87,9 +92,18 @@ class _Command:
 class SlackFace:
     """The app; ``flavour`` is ``slack`` (signed requests, Block Kit) or ``mattermost`` (token, Markdown)."""
 
-    def __init__(self, *, core: BotCore, flavour: Literal["slack", "mattermost"], post: Post,
-                 signature: SlackSignature | None = None, token: MattermostToken | None = None,
-                 response_origin: str = SLACK_ORIGIN, ack_after: float = 1.5, max_body: int = MAX_BODY) -> None:
+    def __init__(
+        self,
+        *,
+        core: BotCore,
+        flavour: Literal["slack", "mattermost"],
+        post: Post,
+        signature: SlackSignature | None = None,
+        token: MattermostToken | None = None,
+        response_origin: str = SLACK_ORIGIN,
+        ack_after: float = 1.5,
+        max_body: int = MAX_BODY,
+    ) -> None:
         if (flavour == "slack") != (signature is not None) or (flavour == "mattermost") != (token is not None):
             raise ValueError("slack needs a signature check, mattermost a token")
         self.core, self.flavour = core, flavour
@@ -99,11 +113,14 @@ class SlackFace:
         self._background: set[asyncio.Task[object]] = set()  # delayed responses on their way
 
     def app(self) -> Starlette:
-        return Starlette(routes=[
-            Route("/slack/commands", _Endpoint(self._commands), methods=["POST"]),
-            Route("/slack/interactions", self._interactions, methods=["POST"]),
-            Route("/healthz", self._health, methods=["GET"]),
-        ], lifespan=self._lifespan)
+        return Starlette(
+            routes=[
+                Route("/slack/commands", _Endpoint(self._commands), methods=["POST"]),
+                Route("/slack/interactions", self._interactions, methods=["POST"]),
+                Route("/healthz", self._health, methods=["GET"]),
+            ],
+            lifespan=self._lifespan,
+        )
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
@@ -160,8 +177,9 @@ class SlackFace:
         def acknowledge() -> None:
             line = command.incoming.text.removeprefix(self.core.prefix)
             working = Message(text=WORKING.format(line=line), in_channel=False)
-            acked.append(loop.create_task(_json(self._payload(working, request, ""))(
-                request.scope, request.receive, send)))
+            acked.append(
+                loop.create_task(_json(self._payload(working, request, ""))(request.scope, request.receive, send))
+            )
             if this is not None:  # drain() waits for the rest of this request: the delayed response
                 self._background.add(this)
                 this.add_done_callback(self._background.discard)
@@ -174,8 +192,9 @@ class SlackFace:
         if acked:
             await acked[0]
             if message is not None:
-                await self._deliver(message, command.response_url, replace=False, request=request,
-                                    user=command.incoming.user)
+                await self._deliver(
+                    message, command.response_url, replace=False, request=request, user=command.incoming.user
+                )
             return
         if message is None:  # rate-limited: silence
             await Response(status_code=200)(request.scope, request.receive, send)
@@ -184,8 +203,13 @@ class SlackFace:
 
     async def _run(self, incoming: Incoming) -> Message | None:
         if not self.core.addressed(incoming.text):
-            incoming = Incoming(platform=incoming.platform, room=incoming.room, user=incoming.user,
-                                event_id=incoming.event_id, text=f"{self.core.prefix}help")
+            incoming = Incoming(
+                platform=incoming.platform,
+                room=incoming.room,
+                user=incoming.user,
+                event_id=incoming.event_id,
+                text=f"{self.core.prefix}help",
+            )
         answer = await self.core.answer(incoming)
         if isinstance(answer, Outcome):
             return message_for(answer, prefix=self.core.prefix, commands=self.core.commands)
@@ -193,6 +217,7 @@ class SlackFace:
 
     def _later(self, work: Awaitable[Message | None], response_url: str, *, replace: bool) -> None:
         """Post the result of ``work`` to response_url when it ends, in a task of its own (a button press)."""
+
         async def deliver() -> None:
             message = await work
             if message is not None:
@@ -202,8 +227,9 @@ class SlackFace:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _deliver(self, message: Message, response_url: str, *, replace: bool, request: Request | None,
-                       user: str) -> None:
+    async def _deliver(
+        self, message: Message, response_url: str, *, replace: bool, request: Request | None, user: str
+    ) -> None:
         """Post ``message`` once to response_url, when it is on the platform's origin; a failure is logged."""
         if origin_of(response_url) != self._origin:
             log.warning("not posting to response_url: it is not on %s", self._origin)
@@ -223,8 +249,10 @@ class SlackFace:
         context = None
         if message.confirm is not None:
             code = message.confirm.code
-            context = {action: {"action": action, "code": code, "user": user,
-                                "sig": self._token.sign(action, code, user)} for action in ("confirm", "cancel")}
+            context = {
+                action: {"action": action, "code": code, "user": user, "sig": self._token.sign(action, code, user)}
+                for action in ("confirm", "cancel")
+            }
         url = str(request.url_for("_interactions")) if request is not None else ""
         return mattermost_payload(message, action_url=url, context=context)
 
@@ -235,8 +263,9 @@ class SlackFace:
         except ValueError:
             raise BadRequest("body is not JSON") from None
         context = data.get("context") if isinstance(data, dict) else None
-        if not isinstance(context, dict) or not all(isinstance(context.get(k), str)
-                                                    for k in ("action", "code", "user", "sig")):
+        if not isinstance(context, dict) or not all(
+            isinstance(context.get(k), str) for k in ("action", "code", "user", "sig")
+        ):
             raise Refused("a button press without a signed context")
         refused = self._token.check_signed(context["sig"], context["action"], context["code"], context["user"])
         if refused or context["action"] not in ("confirm", "cancel"):
@@ -245,8 +274,13 @@ class SlackFace:
         if not isinstance(user, str) or not isinstance(channel, str) or not user or not channel:
             raise BadRequest("user_id and channel_id are required")
         event = str(data.get("trigger_id") or data.get("post_id") or "")
-        incoming = Incoming(platform="mattermost", room=channel, user=f"mattermost:{user}", event_id=f"press:{event}",
-                            text=f"{self.core.prefix}{context['action']} {context['code']}")
+        incoming = Incoming(
+            platform="mattermost",
+            room=channel,
+            user=f"mattermost:{user}",
+            event_id=f"press:{event}",
+            text=f"{self.core.prefix}{context['action']} {context['code']}",
+        )
         message = await self._run(incoming)
         if message is None:
             return _json({})
@@ -371,8 +405,13 @@ def _slack_press(form: Mapping[str, str], *, prefix: str) -> tuple[Incoming, str
         raise BadRequest("payload is not a block_actions interaction")
     verb = "confirm" if kind == CONFIRM_ACTION else "cancel"
     event = f"press:{payload.get('trigger_id') or action.get('action_ts') or ''}"
-    incoming = Incoming(platform="slack", room=f"{team}/{channel}", user=f"slack:{team}/{user}", event_id=event,
-                        text=f"{prefix}{verb} {code}")
+    incoming = Incoming(
+        platform="slack",
+        room=f"{team}/{channel}",
+        user=f"slack:{team}/{user}",
+        event_id=event,
+        text=f"{prefix}{verb} {code}",
+    )
     return incoming, response_url
 
 

@@ -20,8 +20,15 @@ from bot_commands.results import ConfirmationNeeded, PetCreated
 
 from .replies import plain_text, presentation
 
-__all__ = ["CONFIRM_ACTION", "CANCEL_ACTION", "Message", "message_for", "mrkdwn_escape", "slack_payload",
-           "mattermost_payload"]
+__all__ = [
+    "CONFIRM_ACTION",
+    "CANCEL_ACTION",
+    "Message",
+    "message_for",
+    "mrkdwn_escape",
+    "slack_payload",
+    "mattermost_payload",
+]
 
 CONFIRM_ACTION, CANCEL_ACTION = "petstore_confirm", "petstore_cancel"
 #: Slack caps a section's text at 3000 characters and a message at 50 blocks.
@@ -40,8 +47,11 @@ class Message:
 def message_for(outcome: Outcome, *, prefix: str, commands: Collection[str] = ()) -> Message:
     text = plain_text(presentation(outcome, prefix=prefix, commands=commands))
     result = outcome.result
-    return Message(text=text, in_channel=isinstance(result, PetCreated),
-                   confirm=result if isinstance(result, ConfirmationNeeded) else None)
+    return Message(
+        text=text,
+        in_channel=isinstance(result, PetCreated),
+        confirm=result if isinstance(result, ConfirmationNeeded) else None,
+    )
 
 
 def mrkdwn_escape(text: str) -> str:
@@ -72,8 +82,12 @@ def _section(text: str) -> dict[str, object]:
 
 
 def _button(label: str, action_id: str, code: str, style: str | None = None) -> dict[str, object]:
-    button: dict[str, object] = {"type": "button", "action_id": action_id, "value": code,
-                                 "text": {"type": "plain_text", "text": label, "emoji": True}}
+    button: dict[str, object] = {
+        "type": "button",
+        "action_id": action_id,
+        "value": code,
+        "text": {"type": "plain_text", "text": label, "emoji": True},
+    }
     if style:
         button["style"] = style
     return button
@@ -88,22 +102,38 @@ def slack_payload(message: Message) -> dict[str, object]:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "… (reply truncated)"}]})
     if message.confirm is not None:
         code = message.confirm.code
-        blocks.append({"type": "actions", "block_id": f"petstore-{code}", "elements": [
-            _button("Confirm", CONFIRM_ACTION, code, "primary"), _button("Cancel", CANCEL_ACTION, code)]})
-    return {"response_type": "in_channel" if message.in_channel else "ephemeral", "text": escaped[:_SECTION_MAX],
-            "blocks": blocks}
+        blocks.append(
+            {
+                "type": "actions",
+                "block_id": f"petstore-{code}",
+                "elements": [
+                    _button("Confirm", CONFIRM_ACTION, code, "primary"),
+                    _button("Cancel", CANCEL_ACTION, code),
+                ],
+            }
+        )
+    return {
+        "response_type": "in_channel" if message.in_channel else "ephemeral",
+        "text": escaped[:_SECTION_MAX],
+        "blocks": blocks,
+    }
 
 
-def mattermost_payload(message: Message, *, action_url: str, context: dict[str, dict[str, str]] | None = None
-                       ) -> dict[str, object]:
+def mattermost_payload(
+    message: Message, *, action_url: str, context: dict[str, dict[str, str]] | None = None
+) -> dict[str, object]:
     """A Mattermost slash-command response; a waiting write carries Confirm/Cancel buttons posting to ``action_url``.
 
     ``context`` maps each action (``confirm``, ``cancel``) to the context Mattermost sends back when pressed.
     """
-    payload: dict[str, object] = {"response_type": "in_channel" if message.in_channel else "ephemeral",
-                                  "text": fence(message.text)}
+    payload: dict[str, object] = {
+        "response_type": "in_channel" if message.in_channel else "ephemeral",
+        "text": fence(message.text),
+    }
     if message.confirm is not None and context is not None:
-        actions = [{"id": action, "name": label, "integration": {"url": action_url, "context": context[action]}}
-                   for action, label in (("confirm", "Confirm"), ("cancel", "Cancel"))]
+        actions = [
+            {"id": action, "name": label, "integration": {"url": action_url, "context": context[action]}}
+            for action, label in (("confirm", "Confirm"), ("cancel", "Cancel"))
+        ]
         payload["attachments"] = [{"actions": actions}]
     return payload

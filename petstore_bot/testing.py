@@ -33,8 +33,13 @@ class ChatRoom:
 
     async def say(self, user: str, text: str, *, event_id: str | None = None) -> Reply | None:
         """Send ``text`` as ``user``; ``event_id`` repeats an earlier delivery when given."""
-        incoming = Incoming(platform=self.platform, room=self.room, user=user,
-                            event_id=event_id or f"$event{next(self._ids)}", text=text)
+        incoming = Incoming(
+            platform=self.platform,
+            room=self.room,
+            user=user,
+            event_id=event_id or f"$event{next(self._ids)}",
+            text=text,
+        )
         reply = await self.handler(incoming)
         self.transcript.append(Said(user=user, text=text, reply=reply))
         return reply

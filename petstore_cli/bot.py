@@ -71,8 +71,13 @@ def build_core(composition: Composition, bot: BotSettings, *, platform: str, pre
         made.sleep = _chat_sleep
         return made
 
-    return BotCore(sessions=session, roles=role_book(bot), limiter=RateLimiter(bot.rate), platform=platform,
-                   prefix=bot.prefix if prefix is None else prefix)
+    return BotCore(
+        sessions=session,
+        roles=role_book(bot),
+        limiter=RateLimiter(bot.rate),
+        platform=platform,
+        prefix=bot.prefix if prefix is None else prefix,
+    )
 
 
 async def _chat_sleep(seconds: float) -> None:
@@ -87,8 +92,14 @@ def _not_set(table: str, name: str, where: str) -> ConfigError:
     return ConfigError(f"[{table}] {name} is not set: set it in {where} or {variable}")
 
 
-def matrix_main(settings: Settings, *, config_file: Path | None, sandbox_reset: bool = False,
-                audit_flag: Path | None = None, verbose: int = 0) -> int:
+def matrix_main(
+    settings: Settings,
+    *,
+    config_file: Path | None,
+    sandbox_reset: bool = False,
+    audit_flag: Path | None = None,
+    verbose: int = 0,
+) -> int:
     """Entry point of ``petstore bot matrix``; returns the exit code (0 after SIGTERM or Ctrl-C).
 
     ``audit_flag`` is ``--audit-log`` when given: a flag wins over ``[bot] audit_log`` as flags win everywhere.
@@ -101,8 +112,10 @@ def matrix_main(settings: Settings, *, config_file: Path | None, sandbox_reset: 
         if not getattr(matrix, name):
             raise _not_set("bot.matrix", name, where)
     if (matrix.password is None) == (matrix.access_token is None):
-        raise ConfigError(f"[bot.matrix] needs one of password or access_token: set it in {where} or "
-                          "PETSTORE_BOT__MATRIX__PASSWORD / PETSTORE_BOT__MATRIX__ACCESS_TOKEN")
+        raise ConfigError(
+            f"[bot.matrix] needs one of password or access_token: set it in {where} or "
+            "PETSTORE_BOT__MATRIX__PASSWORD / PETSTORE_BOT__MATRIX__ACCESS_TOKEN"
+        )
     _configure_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     core = build_core(composition, settings.bot, platform="matrix")
@@ -117,9 +130,14 @@ def matrix_main(settings: Settings, *, config_file: Path | None, sandbox_reset: 
         accept_invite=lambda inviter: core.role_of(inviter) is Role.OPERATOR,
         addressed=core.addressed,
     )
-    log.info("petstore bot on %s as %s; service %s %s; audit %s", matrix.homeserver, matrix.user_id,
-             composition.env.env,
-             composition.env.base_url, composition.audit.path if composition.audit else "-")
+    log.info(
+        "petstore bot on %s as %s; service %s %s; audit %s",
+        matrix.homeserver,
+        matrix.user_id,
+        composition.env.env,
+        composition.env.base_url,
+        composition.audit.path if composition.audit else "-",
+    )
     try:
         asyncio.run(_serve(transport, core.handle, composition))
     except MatrixError as exc:
@@ -152,8 +170,17 @@ def _configure_logging(*, verbose: int) -> None:
     log.setLevel(logging.DEBUG if verbose else logging.INFO)
 
 
-def slack_main(settings: Settings, *, config_file: Path | None, host: str, port: int, mattermost: bool,
-               sandbox_reset: bool = False, audit_flag: Path | None = None, verbose: int = 0) -> int:
+def slack_main(
+    settings: Settings,
+    *,
+    config_file: Path | None,
+    host: str,
+    port: int,
+    mattermost: bool,
+    sandbox_reset: bool = False,
+    audit_flag: Path | None = None,
+    verbose: int = 0,
+) -> int:
     """Entry point of ``petstore bot slack [--mattermost]``: serve the endpoints until SIGTERM or Ctrl-C."""
     import uvicorn
 
@@ -176,13 +203,25 @@ def slack_main(settings: Settings, *, config_file: Path | None, host: str, port:
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     core = build_core(composition, bot, platform=flavour, prefix=bot.slack.command + " ")
     face = SlackFace(
-        core=core, flavour=flavour, post=post_json, signature=signature, token=token,
+        core=core,
+        flavour=flavour,
+        post=post_json,
+        signature=signature,
+        token=token,
         response_origin=(bot.mattermost.url or "") if mattermost else SLACK_ORIGIN,
     )
-    log.info("petstore bot %s on http://%s:%d; service %s %s; audit %s", flavour, host, port, composition.env.env,
-             composition.env.base_url, composition.audit.path if composition.audit else "-")
-    server = QuietServer(uvicorn.Config(face.app(), host=host, port=port, log_level="warning", access_log=False,
-                                       lifespan="on"))
+    log.info(
+        "petstore bot %s on http://%s:%d; service %s %s; audit %s",
+        flavour,
+        host,
+        port,
+        composition.env.env,
+        composition.env.base_url,
+        composition.audit.path if composition.audit else "-",
+    )
+    server = QuietServer(
+        uvicorn.Config(face.app(), host=host, port=port, log_level="warning", access_log=False, lifespan="on")
+    )
     try:
         asyncio.run(_serve_http(server, composition))
     except (OSError, SystemExit):  # uvicorn exits when it cannot listen (it logged why)

@@ -44,8 +44,16 @@ def ask(prompt: str) -> str:
 class ChatLoop:
     """Read a line, run it, show the result; repeat until /quit or end of input."""
 
-    def __init__(self, session: CommandSession, *, console: Console, runner: asyncio.Runner,
-                 read: Callable[[str], str], interactive: bool, greet: bool = True) -> None:
+    def __init__(
+        self,
+        session: CommandSession,
+        *,
+        console: Console,
+        runner: asyncio.Runner,
+        read: Callable[[str], str],
+        interactive: bool,
+        greet: bool = True,
+    ) -> None:
         self.session = session
         self.greet = greet
         self.console = console
@@ -102,11 +110,19 @@ class ChatLoop:
     def _greet(self) -> None:
         env = self.session.env
         style = "bold red" if env.env == "production" else "bold green"
-        self.console.print(Text.assemble(
-            ("petstore chat", "bold"), " on ", (env.env, style), " ", (visible(env.base_url), "dim"),
-            ("  /help lists the commands, Tab completes, → takes a suggestion, Ctrl-R searches, Ctrl-D quits",
-             "dim"),
-        ))
+        self.console.print(
+            Text.assemble(
+                ("petstore chat", "bold"),
+                " on ",
+                (env.env, style),
+                " ",
+                (visible(env.base_url), "dim"),
+                (
+                    "  /help lists the commands, Tab completes, → takes a suggestion, Ctrl-R searches, Ctrl-D quits",
+                    "dim",
+                ),
+            )
+        )
 
 
 def _dumb_terminal() -> bool:
@@ -183,5 +199,6 @@ def chat_main(settings: Settings, *, sandbox_reset: bool = False) -> int:
     composition = compose(settings, sandbox_reset=sandbox_reset)
     session = composition.session(confirm=make_confirm(console) if interactive else None)
     history_path = default_data_dir() / HISTORY_FILE if interactive else None
-    return run_chat(session, console=console, history_path=history_path,
-                    interactive=interactive, aclose=composition.aclose)
+    return run_chat(
+        session, console=console, history_path=history_path, interactive=interactive, aclose=composition.aclose
+    )

@@ -167,8 +167,7 @@ def _chat(built: _Built, editor: PromptEditor, runner: asyncio.Runner, first: Ca
         return pending.pop()() if pending else editor.read(prompt)
 
     try:
-        loop = ChatLoop(built.session, console=built.console, runner=runner, read=read, interactive=True,
-                        greet=False)
+        loop = ChatLoop(built.session, console=built.console, runner=runner, read=read, interactive=True, greet=False)
         return loop.run()
     finally:
         runner.run(built.composition.aclose())

@@ -116,8 +116,10 @@ def _words(values: list[str] | set[str]) -> str:
 
 
 def bash_script(s: CompletionSpec) -> str:
-    value_cases = "".join(f"        {flag}) COMPREPLY=($(compgen -W {_words(values)} -- \"$cur\")); return;;\n"
-                          for flag, values in sorted(s.flag_values.items()))
+    value_cases = "".join(
+        f'        {flag}) COMPREPLY=($(compgen -W {_words(values)} -- "$cur")); return;;\n'
+        for flag, values in sorted(s.flag_values.items())
+    )
     file_flags = "|".join(sorted(s.file_flags))
     free = "|".join(sorted(s.takes_value - set(s.flag_values) - s.file_flags))
     takes = "|".join(sorted(s.takes_value))
@@ -174,8 +176,10 @@ def _zq(text: str) -> str:
 
 def zsh_script(s: CompletionSpec) -> str:
     described = " ".join(_zq(f"{n}:{sub.summary}") for name, sub in s.subs.items() for n in (name, *sub.aliases))
-    value_cases = "".join(f"    {flag}) compadd -- {' '.join(_zq(v) for v in values)}; return;;\n"
-                          for flag, values in sorted(s.flag_values.items()))
+    value_cases = "".join(
+        f"    {flag}) compadd -- {' '.join(_zq(v) for v in values)}; return;;\n"
+        for flag, values in sorted(s.flag_values.items())
+    )
     sub_cases = ""
     for name, sub in s.subs.items():
         pattern = "|".join((name, *sub.aliases))

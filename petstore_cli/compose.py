@@ -46,13 +46,27 @@ class Composition:
     audit: AuditLog | None = None
     _closers: list[Callable[[], object]] = field(default_factory=list)
 
-    def session(self, *, actor: Actor | None = None, confirm: Confirm | None = None,
-                policy: Policy | None = None, confirm_ttl: float = 60.0,
-                max_history: int | None = None) -> CommandSession:
+    def session(
+        self,
+        *,
+        actor: Actor | None = None,
+        confirm: Confirm | None = None,
+        policy: Policy | None = None,
+        confirm_ttl: float = 60.0,
+        max_history: int | None = None,
+    ) -> CommandSession:
         """A new session on the shared client (its own ``$last``, ``/more`` and history)."""
-        return CommandSession(self.client, env=self.env, registry=self.registry, actor=actor,
-                              policy=policy or self.policy, confirm=confirm, audit=self.audit,
-                              confirm_ttl=confirm_ttl, max_history=max_history)
+        return CommandSession(
+            self.client,
+            env=self.env,
+            registry=self.registry,
+            actor=actor,
+            policy=policy or self.policy,
+            confirm=confirm,
+            audit=self.audit,
+            confirm_ttl=confirm_ttl,
+            max_history=max_history,
+        )
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -103,5 +117,6 @@ def compose(settings: Settings, *, sandbox_reset: bool = False, policy: Policy |
     )
     rules = replace(policy or Policy(), read_only=settings.read_only, production=target.env == "production")
     resume_gc()  # start-up ends here for every face (see petstore_cli.startup)
-    return Composition(client=client, target=target, env=env, registry=default_registry(), policy=rules,
-                       audit=audit, _closers=closers)
+    return Composition(
+        client=client, target=target, env=env, registry=default_registry(), policy=rules, audit=audit, _closers=closers
+    )

@@ -81,8 +81,15 @@ def toml_line(text: str, path: tuple[str, ...]) -> int | None:
     return None
 
 
-def effective_settings(settings: Settings, *, flags: Mapping[str, Any], environ: Mapping[str, str],
-                       path: Path | None, toml: Mapping[str, Any], toml_text: str = "") -> list[Setting]:
+def effective_settings(
+    settings: Settings,
+    *,
+    flags: Mapping[str, Any],
+    environ: Mapping[str, str],
+    path: Path | None,
+    toml: Mapping[str, Any],
+    toml_text: str = "",
+) -> list[Setting]:
     """Every setting, its value (keys masked) and its source, highest source first."""
     out: list[Setting] = []
     for leaf in _leaves(Settings):
@@ -104,8 +111,9 @@ def _show(args: argparse.Namespace) -> int:
     path = loaded.settings.config_path
     text = path.read_text(encoding="utf-8") if loaded.config_file is not None and path is not None else ""
     toml = tomllib.loads(text) if text else {}
-    rows = effective_settings(loaded.settings, flags=flags, environ=os.environ, path=path if text else None,
-                              toml=toml, toml_text=text)
+    rows = effective_settings(
+        loaded.settings, flags=flags, environ=os.environ, path=path if text else None, toml=toml, toml_text=text
+    )
     state = "read" if text else "not found; petstore config init writes one"
     print(f"# config file: {path} ({state})")
     for warning in loaded.warnings:
@@ -121,8 +129,7 @@ def _init(args: argparse.Namespace) -> int:
     path = find_config_file(getattr(args, "config", None))
     assert path is not None
     if path.exists():
-        print(f"petstore config init: {path} exists; not overwritten (edit it, or remove it first)",
-              file=sys.stderr)
+        print(f"petstore config init: {path} exists; not overwritten (edit it, or remove it first)", file=sys.stderr)
         return EXIT_USAGE
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -97,8 +97,12 @@ def return_local() -> str | None:
     ``__dataclass_return_type__``), where it is the function reproduced in :func:`install`; else None."""
     original = getattr(dataclasses, "_create_fn", None)
     code = getattr(original, "__code__", None)
-    if (sys.version_info[:2] not in {(3, 11), (3, 12)} or code is None
-            or code.co_varnames[:len(KNOWN_PARAMETERS)] != KNOWN_PARAMETERS or code.co_kwonlyargcount != 3):
+    if (
+        sys.version_info[:2] not in {(3, 11), (3, 12)}
+        or code is None
+        or code.co_varnames[: len(KNOWN_PARAMETERS)] != KNOWN_PARAMETERS
+        or code.co_kwonlyargcount != 3
+    ):
         return None
     return next((name for name in RETURN_LOCALS if name in code.co_consts), None)
 
@@ -115,8 +119,15 @@ def install(cache: CodeCache | None = None) -> CodeCache | None:
         return None
     cache = cache if cache is not None else CodeCache()
 
-    def _create_fn(name: str, args: list[str], body: list[str], *, globals: dict[str, Any] | None = None,
-                   locals: dict[str, Any] | None = None, return_type: Any = dataclasses.MISSING) -> Any:
+    def _create_fn(
+        name: str,
+        args: list[str],
+        body: list[str],
+        *,
+        globals: dict[str, Any] | None = None,
+        locals: dict[str, Any] | None = None,
+        return_type: Any = dataclasses.MISSING,
+    ) -> Any:
         # dataclasses._create_fn of 3.11/3.12, with compile() replaced by the cache's code.
         if locals is None:
             locals = {}

@@ -35,10 +35,19 @@ def _bot(loaded: LoadedSettings, args: argparse.Namespace) -> int:
     audit_flag = Path(args.audit_log) if getattr(args, "audit_log", None) else None
     verbose = getattr(args, "verbose", None) or 0
     if args.platform == "slack":
-        return slack_main(loaded.settings, config_file=loaded.config_file, host=args.host, port=args.port,
-                          mattermost=args.mattermost, sandbox_reset=reset, audit_flag=audit_flag, verbose=verbose)
-    return matrix_main(loaded.settings, config_file=loaded.config_file, sandbox_reset=reset, audit_flag=audit_flag,
-                       verbose=verbose)
+        return slack_main(
+            loaded.settings,
+            config_file=loaded.config_file,
+            host=args.host,
+            port=args.port,
+            mattermost=args.mattermost,
+            sandbox_reset=reset,
+            audit_flag=audit_flag,
+            verbose=verbose,
+        )
+    return matrix_main(
+        loaded.settings, config_file=loaded.config_file, sandbox_reset=reset, audit_flag=audit_flag, verbose=verbose
+    )
 
 
 def overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -85,10 +94,14 @@ def _run(loaded: LoadedSettings, args: argparse.Namespace) -> int:
     from .runner import RunOptions, run_main
 
     options = RunOptions(
-        script=getattr(args, "script", None), commands=tuple(getattr(args, "commands", ())),
-        lines=tuple(getattr(args, "lines", ())), fmt="jsonl" if args.json else args.format,
-        keep_going=bool(getattr(args, "keep_going", False)), echo=bool(getattr(args, "echo", False)),
-        delay=getattr(args, "delay", 0.0) or 0.0, yes=bool(args.yes),
+        script=getattr(args, "script", None),
+        commands=tuple(getattr(args, "commands", ())),
+        lines=tuple(getattr(args, "lines", ())),
+        fmt="jsonl" if args.json else args.format,
+        keep_going=bool(getattr(args, "keep_going", False)),
+        echo=bool(getattr(args, "echo", False)),
+        delay=getattr(args, "delay", 0.0) or 0.0,
+        yes=bool(args.yes),
         sandbox_reset=bool(getattr(args, "sandbox_reset", False)),
         prefix="petstore " if getattr(args, "lines", ()) else "/",  # a subcommand: petstore get ID
     )

@@ -18,8 +18,9 @@ from .startup import pause_gc, resume_gc, skip_attrs, skip_http2, skip_pydantic_
 #: bot_commands.outcome's exit codes, restated so that --version and --help import nothing of the command layer
 #: (tests/test_cli.py keeps them equal).
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-NO_TERMINAL = ("petstore: the TUI needs a terminal; use `petstore run` (a script, stdin or -c) "
-               "or `petstore chat` without one")
+NO_TERMINAL = (
+    "petstore: the TUI needs a terminal; use `petstore run` (a script, stdin or -c) or `petstore chat` without one"
+)
 
 #: The faces and tools: subcommands of their own. Every other command word is a registry command
 #: (``petstore list sold``), run as ``petstore run -c '/list sold'`` (see petstore_cli.subcommands).
@@ -50,26 +51,43 @@ def global_options(*, suppress: bool) -> argparse.ArgumentParser:
     default = argparse.SUPPRESS if suppress else None
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("connection")
-    g.add_argument("--env", choices=["sandbox", "staging", "production", "custom"], default=default,
-                   help="environment to work with (default: custom when a base URL is set, else sandbox)")
-    g.add_argument("--base-url", metavar="URL", default=default,
-                   help="base address of a conforming server, ending in /v1")
+    g.add_argument(
+        "--env",
+        choices=["sandbox", "staging", "production", "custom"],
+        default=default,
+        help="environment to work with (default: custom when a base URL is set, else sandbox)",
+    )
+    g.add_argument(
+        "--base-url", metavar="URL", default=default, help="base address of a conforming server, ending in /v1"
+    )
     g.add_argument("--config", metavar="FILE", default=default, help="TOML config file")
     g.add_argument("--read-only", action="store_true", default=default, help="refuse every write (/add)")
-    g.add_argument("--audit-log", metavar="FILE", default=default,
-                   help="append every write attempt to FILE as JSON lines (also [audit] path)")
-    g.add_argument("--sandbox-reset", action="store_true", default=default,
-                   help="start the sandbox from its initial data (for demos that replay the same way)")
-    g.add_argument("-v", "--verbose", action="count", default=default,
-                   help="log requests to stderr (Authorization is redacted)")
+    g.add_argument(
+        "--audit-log",
+        metavar="FILE",
+        default=default,
+        help="append every write attempt to FILE as JSON lines (also [audit] path)",
+    )
+    g.add_argument(
+        "--sandbox-reset",
+        action="store_true",
+        default=default,
+        help="start the sandbox from its initial data (for demos that replay the same way)",
+    )
+    g.add_argument(
+        "-v", "--verbose", action="count", default=default, help="log requests to stderr (Authorization is redacted)"
+    )
     return p
 
 
 def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     """The ``petstore`` parser; ``commands=False``: the root's own options only (see :func:`parse`)."""
     parser = argparse.ArgumentParser(
-        prog="petstore", description=DESCRIPTION, epilog=EPILOG,
-        parents=[global_options(suppress=False)], formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="petstore",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        parents=[global_options(suppress=False)],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         exit_on_error=commands,
     )
     parser.add_argument("--version", action="version", version=f"petstore {__version__}")
@@ -80,44 +98,80 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = [global_options(suppress=True)]
 
-    tui = sub.add_parser("tui", parents=common, help="the Textual TUI (the default command)",
-                         description="Open the TUI: pets list, status tabs, add form, detail view, chat prompt.")
+    tui = sub.add_parser(
+        "tui",
+        parents=common,
+        help="the Textual TUI (the default command)",
+        description="Open the TUI: pets list, status tabs, add form, detail view, chat prompt.",
+    )
     _add_tui_options(tui)
-    sub.add_parser("chat", parents=common, help="a chat-like prompt in the terminal",
-                   description="A prompt for slash commands (/help lists them). Reads stdin when piped.")
-    run = sub.add_parser("run", parents=[*common, output_options()],
-                         help="run slash commands from a script, stdin or -c",
-                         description="Run commands one a line; exit 0 ok, 1 failed at the service, 2 bad input.")
+    sub.add_parser(
+        "chat",
+        parents=common,
+        help="a chat-like prompt in the terminal",
+        description="A prompt for slash commands (/help lists them). Reads stdin when piped.",
+    )
+    run = sub.add_parser(
+        "run",
+        parents=[*common, output_options()],
+        help="run slash commands from a script, stdin or -c",
+        description="Run commands one a line; exit 0 ok, 1 failed at the service, 2 bad input.",
+    )
     _add_run_options(run)
-    bot = sub.add_parser("bot", help="run the chat bot (matrix, slack)",
-                         description="Serve the slash commands in team chat: !list, !add ..., with roles, "
-                                     "confirmation and an audit log ([bot] in the config).")
+    bot = sub.add_parser(
+        "bot",
+        help="run the chat bot (matrix, slack)",
+        description="Serve the slash commands in team chat: !list, !add ..., with roles, "
+        "confirmation and an audit log ([bot] in the config).",
+    )
     platforms = bot.add_subparsers(dest="platform", metavar="PLATFORM", required=True)
-    platforms.add_parser("matrix", parents=common, help="a Matrix bot ([bot.matrix] in the config)",
-                         description="Log in to a Matrix homeserver and answer !commands in its rooms.")
-    slack = platforms.add_parser("slack", parents=common, help="Slack (or Mattermost) slash commands over HTTP",
-                                 description="Serve POST /slack/commands, POST /slack/interactions and GET /healthz "
-                                             "for a Slack app's slash command ([bot.slack]) or, with --mattermost, "
-                                             "a Mattermost slash command ([bot.mattermost]).")
+    platforms.add_parser(
+        "matrix",
+        parents=common,
+        help="a Matrix bot ([bot.matrix] in the config)",
+        description="Log in to a Matrix homeserver and answer !commands in its rooms.",
+    )
+    slack = platforms.add_parser(
+        "slack",
+        parents=common,
+        help="Slack (or Mattermost) slash commands over HTTP",
+        description="Serve POST /slack/commands, POST /slack/interactions and GET /healthz "
+        "for a Slack app's slash command ([bot.slack]) or, with --mattermost, "
+        "a Mattermost slash command ([bot.mattermost]).",
+    )
     slack.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     slack.add_argument("--port", type=int, default=3000, help="port (default: 3000)")
     slack.add_argument("--mattermost", action="store_true", help="speak Mattermost's flavour (token, Markdown)")
-    serve = sub.add_parser("serve", help="run the Pet Store service (SQLite) with uvicorn",
-                           description="Serve the Pet Store API under /v1 on HTTP.")
+    serve = sub.add_parser(
+        "serve",
+        help="run the Pet Store service (SQLite) with uvicorn",
+        description="Serve the Pet Store API under /v1 on HTTP.",
+    )
     _add_serve_options(serve)
-    web = sub.add_parser("web", parents=common, help="serve the TUI to browsers (token, loopback by default)",
-                         description="Serve the TUI to web browsers: each browser session runs `petstore tui` "
-                                     "with these settings. The URL to open (with its token) is printed once.")
+    web = sub.add_parser(
+        "web",
+        parents=common,
+        help="serve the TUI to browsers (token, loopback by default)",
+        description="Serve the TUI to web browsers: each browser session runs `petstore tui` "
+        "with these settings. The URL to open (with its token) is printed once.",
+    )
     from .web import add_web_options
 
     add_web_options(web)
     _theme_option(web, suppress=True)
-    completion = sub.add_parser("completion", help="print the shell completion script (bash, zsh, fish)",
-                                description="Print a completion script (the README has the install lines).")
+    completion = sub.add_parser(
+        "completion",
+        help="print the shell completion script (bash, zsh, fish)",
+        description="Print a completion script (the README has the install lines).",
+    )
     completion.add_argument("shell", choices=["bash", "zsh", "fish"])
-    config = sub.add_parser("config", parents=common, help="where the config file is, what is in effect, a new one",
-                            description="path: the file that would be read; show: every effective setting and its "
-                                        "source; init: write a commented config file (mode 0600, never overwrites).")
+    config = sub.add_parser(
+        "config",
+        parents=common,
+        help="where the config file is, what is in effect, a new one",
+        description="path: the file that would be read; show: every effective setting and its "
+        "source; init: write a commented config file (mode 0600, never overwrites).",
+    )
     config.add_argument("action", choices=["path", "show", "init"])
     return parser
 
@@ -126,9 +180,12 @@ def output_options() -> argparse.ArgumentParser:
     """How ``run`` and the registry subcommands print (a parent parser)."""
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("output")
-    g.add_argument("--format", choices=FORMATS, default="table",
-                   help="table (default; plain text off a terminal), plain, tsv, csv, json (one array), "
-                        "jsonl (one object a line)")
+    g.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (default; plain text off a terminal), plain, tsv, csv, json (one array), jsonl (one object a line)",
+    )
     g.add_argument("--json", action="store_true", help="one JSON object per command on stdout (--format jsonl)")
     g.add_argument("--yes", action="store_true", help="confirm writes on the production environment")
     return p
@@ -143,32 +200,57 @@ def _add_tui_options(p: argparse.ArgumentParser) -> None:
 
 def _theme_option(p: argparse.ArgumentParser, *, suppress: bool) -> None:
     """``--theme``: on ``petstore`` (the TUI is its default) and ``petstore tui``."""
-    p.add_argument("--theme", metavar="NAME", default=argparse.SUPPRESS if suppress else None,
-                   help="the TUI's theme: a Textual built-in one, e.g. textual-light, nord, gruvbox "
-                        "(also [tui] theme); default: the one last chosen in the TUI")
+    p.add_argument(
+        "--theme",
+        metavar="NAME",
+        default=argparse.SUPPRESS if suppress else None,
+        help="the TUI's theme: a Textual built-in one, e.g. textual-light, nord, gruvbox "
+        "(also [tui] theme); default: the one last chosen in the TUI",
+    )
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("script", nargs="?", metavar="SCRIPT|-", help="script file, or - for stdin")
-    p.add_argument("-c", dest="commands", action="append", default=[], metavar="COMMAND",
-                   help="a command to run (repeatable; runs after the script)")
+    p.add_argument(
+        "-c",
+        dest="commands",
+        action="append",
+        default=[],
+        metavar="COMMAND",
+        help="a command to run (repeatable; runs after the script)",
+    )
     p.add_argument("--keep-going", action="store_true", help="do not stop at the first failing command")
     p.add_argument("--echo", action="store_true", help="print each command before its result")
-    p.add_argument("--delay", type=float, default=0.0, metavar="SECONDS",
-                   help="with --echo, type each command out at this delay per character")
+    p.add_argument(
+        "--delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="with --echo, type each command out at this delay per character",
+    )
 
 
 def _add_serve_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8080, help="port (default: 8080)")
-    p.add_argument("--db", metavar="PATH|URL", default=None,
-                   help="SQLite file or sqlite:///PATH, or postgresql://user@host:port/db "
-                        "(also PETSTORE_SERVER_DB; default: ./petstore.db)")
+    p.add_argument(
+        "--db",
+        metavar="PATH|URL",
+        default=None,
+        help="SQLite file or sqlite:///PATH, or postgresql://user@host:port/db "
+        "(also PETSTORE_SERVER_DB; default: ./petstore.db)",
+    )
     p.add_argument("--workers", type=int, default=1, metavar="N", help="worker processes (default: 1)")
     p.add_argument("--access-log", metavar="FILE|-", help="write JSON access log lines to FILE (or - for stdout)")
-    p.add_argument("--api-key", dest="api_keys", action="append", default=[], metavar="KEY",
-                   help="accepted API key (repeatable; also PETSTORE_SERVER_API_KEYS, comma-separated); "
-                        "none given: one is generated and printed once")
+    p.add_argument(
+        "--api-key",
+        dest="api_keys",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="accepted API key (repeatable; also PETSTORE_SERVER_API_KEYS, comma-separated); "
+        "none given: one is generated and printed once",
+    )
     p.add_argument("--seed", action="store_true", help="add the sample pets when the database is empty")
 
 
@@ -209,7 +291,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def command_index(argv: Sequence[str]) -> int | None:
     """Where the command word is in ``argv`` (skipping global options and their values), if any."""
     takes_value = {
-        option for action in global_options(suppress=True)._actions if action.nargs != 0
+        option
+        for action in global_options(suppress=True)._actions
+        if action.nargs != 0
         for option in action.option_strings
     } | {"--theme"}  # the root's own option (the TUI is its default face)
     index = 0

@@ -40,17 +40,19 @@ if TYPE_CHECKING:  # pragma: no cover - the prompt is up before these are import
 
 __all__ = ["CommandCompleter", "CommandLexer", "PromptEditor", "SecretFreeFileHistory", "holds_secret"]
 
-STYLE = Style.from_dict({
-    "command": "bold ansigreen",
-    "flag": "ansicyan",
-    "string": "ansiyellow",
-    "error": "bold ansired underline",
-    "bottom-toolbar": "noreverse bg:#303030 #d0d0d0",
-    "bottom-toolbar.production": "bold bg:ansired #ffffff",
-    "bottom-toolbar.dim": "#8a8a8a",
-    "bottom-toolbar.failed": "bold #ff8787",
-    "completion-menu.meta.completion": "bg:#444444 #bbbbbb",
-})
+STYLE = Style.from_dict(
+    {
+        "command": "bold ansigreen",
+        "flag": "ansicyan",
+        "string": "ansiyellow",
+        "error": "bold ansired underline",
+        "bottom-toolbar": "noreverse bg:#303030 #d0d0d0",
+        "bottom-toolbar.production": "bold bg:ansired #ffffff",
+        "bottom-toolbar.dim": "#8a8a8a",
+        "bottom-toolbar.failed": "bold #ff8787",
+        "completion-menu.meta.completion": "bg:#444444 #bbbbbb",
+    }
+)
 
 _TOKEN = re.compile(r"(?P<space>\s+)|(?P<string>\"[^\"]*\"?|'[^']*'?)|(?P<word>[^\s\"']+)")
 
@@ -86,8 +88,12 @@ class CommandCompleter(Completer):
         current, words = self.session.complete_words(text)
         command = _command_of(self.session.registry, text)
         for word in words:  # a space after it, as a shell does: the next word can follow at once
-            yield Completion(f"{word} ", start_position=-len(current), display=word,
-                             display_meta=_describe(self.session, command, word))
+            yield Completion(
+                f"{word} ",
+                start_position=-len(current),
+                display=word,
+                display_meta=_describe(self.session, command, word),
+            )
 
 
 def _command_of(registry: Registry, text: str) -> Command | None:
@@ -148,9 +154,15 @@ class CommandLexer(Lexer):
 class PromptEditor:
     """The chat's ``read(prompt)`` on a prompt_toolkit session (``input``/``output`` for tests)."""
 
-    def __init__(self, session: CommandSession | None, *, history_path: Path | None,
-                 runner: asyncio.Runner | None = None, input: Input | None = None,
-                 output: Output | None = None) -> None:
+    def __init__(
+        self,
+        session: CommandSession | None,
+        *,
+        history_path: Path | None,
+        runner: asyncio.Runner | None = None,
+        input: Input | None = None,
+        output: Output | None = None,
+    ) -> None:
         self.session: CommandSession | None = None
         self.runner = runner
         history: History = InMemoryHistory()
@@ -191,7 +203,8 @@ class PromptEditor:
         env = self.session.env
         env_style = "class:bottom-toolbar.production" if env.env == "production" else ""
         parts: StyleAndTextTuples = [
-            (env_style, f" {env.env} "), ("", f" {clip(visible(env.base_url), 50)} "),
+            (env_style, f" {env.env} "),
+            ("", f" {clip(visible(env.base_url), 50)} "),
             ("class:bottom-toolbar.dim", f" key {env.masked_key} "),
         ]
         if self.session.read_only:

@@ -72,9 +72,20 @@ def styled(text: str, style: str) -> Text:
 class RunFace:
     """Prints each line's outcome in the chosen format; the engine decides what counts."""
 
-    def __init__(self, *, out: IO[str], err: IO[str], fmt: str, echo: bool, delay: float, sleep: Sleep,
-                 one_shot: bool = False, spinner: Spinner | None = None, prefix: str = "/",
-                 commands: Collection[str] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        out: IO[str],
+        err: IO[str],
+        fmt: str,
+        echo: bool,
+        delay: float,
+        sleep: Sleep,
+        one_shot: bool = False,
+        spinner: Spinner | None = None,
+        prefix: str = "/",
+        commands: Collection[str] = (),
+    ) -> None:
         self.out_file, self.err_file = out, err
         if fmt == "table" and not (may_be_terminal(out) and self.out.is_terminal):
             fmt = "plain"  # off a terminal: no colour, no wrapping, long cells clipped
@@ -207,9 +218,18 @@ async def run_script(
     /sleep uses too). ``one_shot``: nothing suggests a follow-up command (``/more``). ``prefix``:
     how failures name commands (``petstore `` for the subcommands: ``Usage: petstore get ID``).
     """
-    face = RunFace(out=out, err=err, fmt="jsonl" if json_mode else fmt, echo=echo, delay=max(delay, 0.0),
-                   sleep=sleep or session.sleep, one_shot=one_shot, spinner=spinner, prefix=prefix,
-                   commands=frozenset(session.registry.names()) if prefix != "/" else ())
+    face = RunFace(
+        out=out,
+        err=err,
+        fmt="jsonl" if json_mode else fmt,
+        echo=echo,
+        delay=max(delay, 0.0),
+        sleep=sleep or session.sleep,
+        one_shot=one_shot,
+        spinner=spinner,
+        prefix=prefix,
+        commands=frozenset(session.registry.names()) if prefix != "/" else (),
+    )
     if spinner is not None:
         session.progress = spinner.update
     report = await play_script(session, script_lines(lines), face=face, keep_going=keep_going)
@@ -279,9 +299,19 @@ def run_main(settings: Settings, options: RunOptions) -> int:
 
     async def main() -> int:
         try:
-            return await run_script(session, items, out=sys.stdout, err=sys.stderr, fmt=options.fmt,
-                                    keep_going=options.keep_going, echo=options.echo, delay=options.delay,
-                                    one_shot=not script, spinner=spinner, prefix=options.prefix)
+            return await run_script(
+                session,
+                items,
+                out=sys.stdout,
+                err=sys.stderr,
+                fmt=options.fmt,
+                keep_going=options.keep_going,
+                echo=options.echo,
+                delay=options.delay,
+                one_shot=not script,
+                spinner=spinner,
+                prefix=options.prefix,
+            )
         finally:
             if spinner is not None:
                 spinner.stop()

@@ -64,8 +64,12 @@ def command_parser(cmd: Command) -> argparse.ArgumentParser:
     usage = cmd.usage.replace(f"/{cmd.name}", f"petstore {cmd.name}", 1) + " [petstore options]"
     aliases = f" (also: {', '.join('petstore ' + a for a in cmd.aliases)})" if cmd.aliases else ""
     parser = argparse.ArgumentParser(
-        prog=f"petstore {cmd.name}", usage=usage, description=cmd.summary + aliases, epilog=cmd.details or None,
-        parents=[global_options(suppress=True), output_options()], add_help=True,
+        prog=f"petstore {cmd.name}",
+        usage=usage,
+        description=cmd.summary + aliases,
+        epilog=cmd.details or None,
+        parents=[global_options(suppress=True), output_options()],
+        add_help=True,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     group = parser.add_argument_group(f"arguments of /{cmd.name} (as in run -c and chat)")
@@ -77,16 +81,22 @@ def command_parser(cmd: Command) -> argparse.ArgumentParser:
         elif arg.flag:
             group.add_argument(arg.flag, metavar=arg.metavar, help=shown or None)
         else:
-            group.add_argument(f"{arg.dest}_{len(group._group_actions)}", metavar=arg.metavar or arg.dest,
-                               nargs="?", help=shown or None)
+            group.add_argument(
+                f"{arg.dest}_{len(group._group_actions)}",
+                metavar=arg.metavar or arg.dest,
+                nargs="?",
+                help=shown or None,
+            )
     return parser
 
 
 def _unknown(word: str, registry: Registry) -> int:
     hint = suggest(word.lower(), [*FACES, *registry.names()])
     maybe = f" (did you mean {hint}?)" if hint else ""
-    print(f"petstore: unknown command '{word}'{maybe}; petstore --help lists the faces, petstore help the commands",
-          file=sys.stderr)
+    print(
+        f"petstore: unknown command '{word}'{maybe}; petstore --help lists the faces, petstore help the commands",
+        file=sys.stderr,
+    )
     return EXIT_USAGE
 
 
@@ -97,7 +107,7 @@ def subcommand_args(argv: Sequence[str], index: int, parser: argparse.ArgumentPa
     cmd = registry.get(word)
     if cmd is None or word.lower() in FACES:
         return _unknown(word, registry)
-    ours, theirs = split_words(argv[index + 1:])
+    ours, theirs = split_words(argv[index + 1 :])
     if "-h" in ours or "--help" in ours:
         command_parser(cmd).print_help()
         return 0

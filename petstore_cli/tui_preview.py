@@ -94,8 +94,9 @@ class PreviewProcess:
 
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader()
-        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
-                                                    os.fdopen(self.fd, "rb", buffering=0))
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(self.fd, "rb", buffering=0)
+        )
         try:
             data = await reader.read()
         finally:
@@ -149,7 +150,7 @@ def _child(args: argparse.Namespace, fd: int) -> int:
         return 1
     data = memoryview(json.dumps(preview.to_json()).encode())
     while data:
-        data = data[os.write(fd, data):]
+        data = data[os.write(fd, data) :]
     return 0
 
 
@@ -175,7 +176,8 @@ def page_preview(result: Result | None, env: EnvInfo) -> Preview | None:
 
     if not isinstance(result, PetList):
         return None
-    rows = tuple((str(pet.id), tuple(PlainCell(cell.text, cell.style) for cell in pet_cells(pet)))
-                 for pet in result.pets)
+    rows = tuple(
+        (str(pet.id), tuple(PlainCell(cell.text, cell.style) for cell in pet_cells(pet))) for pet in result.pets
+    )
     label = EnvLabel(env=env.env, base_url=env.base_url, masked_key=env.masked_key, read_only=env.read_only)
     return Preview(status=result.status, rows=rows, env=label)

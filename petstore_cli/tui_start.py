@@ -40,8 +40,13 @@ def start_tui(args: argparse.Namespace, *, preview: PreviewSource | None = None)
         print(f"petstore: {problem}", file=sys.stderr)
         return 2
     data_dir = default_data_dir()
-    return run_tui(start=partial(build, args), theme=flag_theme, history_path=data_dir / HISTORY_FILE,
-                   theme_memory_path=data_dir / TUI_STATE_FILE, preview=preview)
+    return run_tui(
+        start=partial(build, args),
+        theme=flag_theme,
+        history_path=data_dir / HISTORY_FILE,
+        theme_memory_path=data_dir / TUI_STATE_FILE,
+        preview=preview,
+    )
 
 
 def checked_settings(args: argparse.Namespace) -> tuple[LoadedSettings, str | None]:
@@ -79,13 +84,20 @@ def build(args: argparse.Namespace) -> Started:
     loaded, config_theme = checked_settings(args)
     settings = loaded.settings
     try:
-        player = make_player(getattr(args, "play", None), getattr(args, "delay", None),
-                             bool(getattr(args, "exit", False)))
+        player = make_player(
+            getattr(args, "play", None), getattr(args, "delay", None), bool(getattr(args, "exit", False))
+        )
         configure_logging(getattr(args, "verbose", None) or 0)
         composition = compose(settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
     except (PetStoreError, CommandError) as exc:
         raise StartupError(str(exc)) from exc
     confirm = TuiConfirm()  # writes that need confirming ask in a modal first
-    return Started(session=composition.session(confirm=confirm), aclose=composition.aclose, confirm=confirm,
-                   page_size=settings.ui.page_size, theme=config_theme, player=player,
-                   warnings=tuple(loaded.warnings))
+    return Started(
+        session=composition.session(confirm=confirm),
+        aclose=composition.aclose,
+        confirm=confirm,
+        page_size=settings.ui.page_size,
+        theme=config_theme,
+        player=player,
+        warnings=tuple(loaded.warnings),
+    )

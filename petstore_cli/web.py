@@ -16,8 +16,10 @@ from .main import EXIT_USAGE
 if TYPE_CHECKING:  # the parser imports this module: nothing heavy at import time
     from petstore_api.settings import LoadedSettings
 
-REMOTE_WARNING = ("petstore: warning: listening on {host}, beyond this machine: the traffic, the token included, "
-                  "is not encrypted unless a TLS proxy is in front")
+REMOTE_WARNING = (
+    "petstore: warning: listening on {host}, beyond this machine: the traffic, the token included, "
+    "is not encrypted unless a TLS proxy is in front"
+)
 
 
 def add_web_options(p: argparse.ArgumentParser) -> None:
@@ -25,12 +27,19 @@ def add_web_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
     p.add_argument("--play", metavar="SCRIPT", help="play this script of slash commands in every new session")
     p.add_argument("--delay", type=float, default=None, metavar="SECONDS", help="typing delay when playing")
-    p.add_argument("--token-file", metavar="FILE",
-                   help="read the access token from FILE (its first line) instead of generating one")
-    p.add_argument("--allow-remote", action="store_true",
-                   help="allow an address beyond loopback (the traffic is not encrypted: put a TLS proxy in front)")
-    p.add_argument("--max-sessions", type=_positive, default=4, metavar="N",
-                   help="TUI processes at most at once (default: 4)")
+    p.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="read the access token from FILE (its first line) instead of generating one",
+    )
+    p.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow an address beyond loopback (the traffic is not encrypted: put a TLS proxy in front)",
+    )
+    p.add_argument(
+        "--max-sessions", type=_positive, default=4, metavar="N", help="TUI processes at most at once (default: 4)"
+    )
 
 
 def _positive(text: str) -> int:
@@ -47,8 +56,11 @@ def web_main(loaded: LoadedSettings, args: argparse.Namespace) -> int:
     from petstore_web.access import TokenError, is_loopback, new_token, read_token
 
     if not is_loopback(args.host) and not args.allow_remote:
-        print(f"petstore: {args.host} is beyond loopback; add --allow-remote to serve other machines "
-              "(the traffic is not encrypted: put a TLS proxy in front)", file=sys.stderr)
+        print(
+            f"petstore: {args.host} is beyond loopback; add --allow-remote to serve other machines "
+            "(the traffic is not encrypted: put a TLS proxy in front)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     try:
         token = read_token(Path(args.token_file)) if args.token_file else new_token()
@@ -97,8 +109,10 @@ def tui_argv(args: argparse.Namespace, *, play: Path | None) -> tuple[str, ...]:
     for flag in ("env", "base_url", "config", "audit_log", "theme"):
         value = getattr(args, flag, None)
         if value is not None:
-            argv += [f"--{flag.replace('_', '-')}", str(Path(value).resolve()) if flag in ("config", "audit_log")
-                     else str(value)]
+            argv += [
+                f"--{flag.replace('_', '-')}",
+                str(Path(value).resolve()) if flag in ("config", "audit_log") else str(value),
+            ]
     if getattr(args, "read_only", None):
         argv.append("--read-only")
     argv.append("tui")
@@ -126,7 +140,6 @@ def _serve(args: argparse.Namespace, *, token: str, argv: tuple[str, ...]) -> in
 
     def announce(url: str) -> None:
         print(f"petstore web: open {url}", flush=True)
-        print(f"  each browser session runs the TUI (at most {args.max_sessions} at once); Ctrl-C stops",
-              flush=True)
+        print(f"  each browser session runs the TUI (at most {args.max_sessions} at once); Ctrl-C stops", flush=True)
 
     return serve(options, announce=announce)

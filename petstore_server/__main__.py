@@ -10,9 +10,7 @@ from .serve import DB_ENV, KEYS_ENV, keys_from_env, run_server
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m petstore_server", description="Run the Pet Store service."
-    )
+    parser = argparse.ArgumentParser(prog="python -m petstore_server", description="Run the Pet Store service.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080, help="0 picks a free port (printed at start)")
     parser.add_argument(
@@ -22,9 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default: 1)")
     parser.add_argument("--access-log", metavar="FILE|-", help="JSON access log lines to FILE or stdout")
-    parser.add_argument(
-        "--api-key", action="append", default=[], help=f"accepted key; repeatable (also ${KEYS_ENV})"
-    )
+    parser.add_argument("--api-key", action="append", default=[], help=f"accepted key; repeatable (also ${KEYS_ENV})")
     parser.add_argument("--seed", action="store_true", help="add the sample pets to an empty database")
     parser.add_argument("--log-level", default="warning")
     args = parser.parse_args(argv)

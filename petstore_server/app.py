@@ -69,7 +69,7 @@ _HEALTHY = b'{"status":"ok"}'
 def _header(scope: Scope, name: bytes) -> bytes | None:
     for key, value in scope["headers"]:
         if key == name:
-            return value
+            return bytes(value)
     return None
 
 
@@ -160,11 +160,7 @@ class _Service:
     async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
         too_large = ApiError(413, f"request body is over {self._max_body} bytes")
         declared = _header(scope, b"content-length")
-        if (
-            declared is not None
-            and declared.isdigit()
-            and (len(declared) > 12 or int(declared) > self._max_body)
-        ):
+        if declared is not None and declared.isdigit() and (len(declared) > 12 or int(declared) > self._max_body):
             raise too_large
         chunks: list[bytes] = []
         size = 0

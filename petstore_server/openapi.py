@@ -166,9 +166,7 @@ def _list_pets() -> dict[str, Any]:
 
 
 def _create_pet() -> dict[str, Any]:
-    replayed = _header(
-        "`true` when this is the stored answer to an earlier request with the same key.", enum=["true"]
-    )
+    replayed = _header("`true` when this is the stored answer to an earlier request with the same key.", enum=["true"])
     return {
         "operationId": "createPet",
         "tags": ["Pets"],

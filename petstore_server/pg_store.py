@@ -87,9 +87,7 @@ class PostgresStore:
         self._clock = clock
 
     @classmethod
-    async def open(
-        cls, conninfo: str, *, max_size: int = 10, clock: Callable[[], float] = time.time
-    ) -> PostgresStore:
+    async def open(cls, conninfo: str, *, max_size: int = 10, clock: Callable[[], float] = time.time) -> PostgresStore:
         pool: AsyncConnectionPool[AsyncConnection] = AsyncConnectionPool(
             conninfo, min_size=1, max_size=max_size, kwargs={"autocommit": True}, open=False
         )

@@ -48,9 +48,9 @@ def _listen(host: str, port: int) -> socket.socket:
     Created with an explicit IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets whose proto
     says TCP, and accepted sockets inherit it (without it every response waits ~40 ms on Nagle).
     """
-    family, kind, proto, _, address = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[
+        0
+    ]
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -171,8 +171,9 @@ def run_server(
         print(f"API key: {keys[0]}", flush=True)
     plural = f" with {workers} workers" if workers > 1 else ""
     with sock:
-        return _run(config, sock, workers=workers,
-                    banner=f"Serving the Pet Store API at {_url(sock)}{plural} (Ctrl-C to stop)")
+        return _run(
+            config, sock, workers=workers, banner=f"Serving the Pet Store API at {_url(sock)}{plural} (Ctrl-C to stop)"
+        )
 
 
 def _run(config: uvicorn.Config, sock: socket.socket, *, workers: int, banner: str) -> int:

@@ -181,9 +181,7 @@ class PetStore:
         """
         now = self._clock()
         with self._lock, self._transaction():
-            self._conn.execute(
-                "DELETE FROM idempotency WHERE created_at <= ?", (now - IDEMPOTENCY_TTL_SECONDS,)
-            )
+            self._conn.execute("DELETE FROM idempotency WHERE created_at <= ?", (now - IDEMPOTENCY_TTL_SECONDS,))
             found = self._conn.execute(
                 "SELECT fingerprint, status_code, body FROM idempotency WHERE key = ?", (key,)
             ).fetchone()
@@ -194,9 +192,7 @@ class PetStore:
             pet_id = self._conn.execute(_INSERT, (name, category_id, status)).lastrowid
             assert pet_id is not None
             body = PetRecord(pet_id, name, category_id, status).json()
-            self._conn.execute(
-                "INSERT INTO idempotency VALUES (?, ?, 201, ?, ?)", (key, fingerprint, body, now)
-            )
+            self._conn.execute("INSERT INTO idempotency VALUES (?, ?, 201, ?, ?)", (key, fingerprint, body, now))
         return Created(status_code=201, body=body, replayed=False)
 
     def seed_sample(self) -> int:

@@ -27,8 +27,10 @@ def read_token(path: Path) -> str:
         raise TokenError(f"cannot read token file {path}: {getattr(exc, 'strerror', None) or exc}") from None
     token = text.strip().splitlines()[0].strip() if text.strip() else ""
     if len(token) < MIN_TOKEN or not token.isascii() or not token.isprintable() or " " in token:
-        raise TokenError(f"token file {path}: the first line must be a token of at least {MIN_TOKEN} "
-                         "printable ASCII characters without spaces")
+        raise TokenError(
+            f"token file {path}: the first line must be a token of at least {MIN_TOKEN} "
+            "printable ASCII characters without spaces"
+        )
     return token
 
 

@@ -55,16 +55,17 @@ class WebServer:
 
     def application(self) -> web.Application:
         app = web.Application(middlewares=[self._guard])
-        app.add_routes([
-            web.get("/", self.index),
-            web.get("/ws", self.websocket),
-            web.static("/static", STATIC, show_index=False),
-        ])
+        app.add_routes(
+            [
+                web.get("/", self.index),
+                web.get("/ws", self.websocket),
+                web.static("/static", STATIC, show_index=False),
+            ]
+        )
         return app
 
     @web.middleware
-    async def _guard(self, request: web.Request,
-                     handler: Callable[[web.Request], object]) -> web.StreamResponse:
+    async def _guard(self, request: web.Request, handler: Callable[[web.Request], object]) -> web.StreamResponse:
         token, cookie = self.options.token, cookie_name(self.port)
         if "token" in request.query:
             if request.path != "/" or not same_token(request.query.get("token"), token):
@@ -97,9 +98,15 @@ class WebServer:
             if not ending:
                 await socket.close()
 
-        app = AppProcess(self.options.argv, write_bytes=socket.send_bytes, write_str=socket.send_str,
-                         close=close, downloads=self.downloads, env=self.options.env,
-                         grace=self.options.grace)
+        app = AppProcess(
+            self.options.argv,
+            write_bytes=socket.send_bytes,
+            write_str=socket.send_str,
+            close=close,
+            downloads=self.downloads,
+            env=self.options.env,
+            grace=self.options.grace,
+        )
         self.sessions.apps.add(app)  # before any await: the limit holds against concurrent sockets
         self.sockets.add(socket)
         try:

@@ -24,11 +24,24 @@ GRACE = 3.0
 class AppProcess(AppService):
     """The app of one browser session: ``argv`` run with the web driver, relaying to the websocket."""
 
-    def __init__(self, argv: Sequence[str], *, write_bytes: Callable[[bytes], Awaitable[None]],
-                 write_str: Callable[[str], Awaitable[None]], close: Callable[[], Awaitable[None]],
-                 downloads: DownloadManager, env: dict[str, str], grace: float = GRACE) -> None:
-        super().__init__(" ".join(argv), write_bytes=write_bytes, write_str=write_str,
-                         close=self._close_when_ended, download_manager=downloads)
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        write_bytes: Callable[[bytes], Awaitable[None]],
+        write_str: Callable[[str], Awaitable[None]],
+        close: Callable[[], Awaitable[None]],
+        downloads: DownloadManager,
+        env: dict[str, str],
+        grace: float = GRACE,
+    ) -> None:
+        super().__init__(
+            " ".join(argv),
+            write_bytes=write_bytes,
+            write_str=write_str,
+            close=self._close_when_ended,
+            download_manager=downloads,
+        )
         self._close_session = close
         self.argv = list(argv)
         self.env = env
@@ -44,8 +57,11 @@ class AppProcess(AppService):
 
     async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
         self._process = process = await asyncio.create_subprocess_exec(
-            *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=self._build_environment(width=width, height=height),
+            *self.argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=self._build_environment(width=width, height=height),
             start_new_session=True,
         )
         assert process.stdin is not None

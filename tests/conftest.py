@@ -87,8 +87,9 @@ async def make_session(
         clients.append(client)
         info = EnvInfo(env=env, base_url=BASE, masked_key=mask_secret(sandbox.api_key), sandbox=env == "sandbox")
         policy = Policy(read_only=read_only, production=env == "production")
-        return CommandSession(client, env=info, registry=default_registry(), policy=policy, confirm=confirm,
-                              sleep=sleeps)
+        return CommandSession(
+            client, env=info, registry=default_registry(), policy=policy, confirm=confirm, sleep=sleeps
+        )
 
     yield make
     for client in clients:

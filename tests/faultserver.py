@@ -32,8 +32,16 @@ class Recorded:
 
 
 def _response(status: int, body: bytes, *, ctype: str = "application/json", extra: str = "") -> bytes:
-    reason = {200: "OK", 201: "Created", 400: "Bad Request", 429: "Too Many Requests", 500: "Internal Server Error",
-              502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}.get(status, "Status")
+    reason = {
+        200: "OK",
+        201: "Created",
+        400: "Bad Request",
+        429: "Too Many Requests",
+        500: "Internal Server Error",
+        502: "Bad Gateway",
+        503: "Service Unavailable",
+        504: "Gateway Timeout",
+    }.get(status, "Status")
     head = (
         f"HTTP/1.1 {status} {reason}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"
         f"Connection: close\r\n{extra}\r\n"
@@ -139,7 +147,7 @@ async def _hang(server: FaultServer, req: Recorded, writer: Writer) -> None:
 
 
 async def _close_mid_body(server: FaultServer, req: Recorded, writer: Writer) -> None:
-    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[{\"id\": 1,")
+    writer.write(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[{"id": 1,')
     await writer.drain()
 
 

@@ -73,8 +73,11 @@ def running_nginx(backend_port: int, workdir: Path) -> Iterator[int]:
     site = site.replace("listen 80;", f"listen 127.0.0.1:{port};")
     (workdir / "site.conf").write_text(site)
     (workdir / "nginx.conf").write_text(_MAIN.format(dir=workdir))
-    proc = subprocess.Popen([binary, "-p", str(workdir), "-c", str(workdir / "nginx.conf")],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [binary, "-p", str(workdir), "-c", str(workdir / "nginx.conf")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         _wait_listening(port, proc, workdir / "error.log")
         yield port

@@ -69,11 +69,15 @@ def _throwaway_cluster() -> Iterator[PgServer]:
         prefix = ["runuser", "-u", "postgres", "--"]
     data, port = root / "data", _free_port()
     try:
-        subprocess.run([*prefix, "initdb", "-D", str(data), "-U", "postgres", "--auth=trust"], check=True,
-                       capture_output=True)
+        subprocess.run(
+            [*prefix, "initdb", "-D", str(data), "-U", "postgres", "--auth=trust"], check=True, capture_output=True
+        )
         options = f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={root}"
-        subprocess.run([*prefix, "pg_ctl", "-D", str(data), "-o", options, "-w", "-l", str(root / "log"), "start"],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [*prefix, "pg_ctl", "-D", str(data), "-o", options, "-w", "-l", str(root / "log"), "start"],
+            check=True,
+            capture_output=True,
+        )
     except (OSError, subprocess.CalledProcessError) as exc:
         shutil.rmtree(root, ignore_errors=True)
         pg_unavailable(f"a throwaway cluster did not start: {exc}")

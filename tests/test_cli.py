@@ -17,7 +17,12 @@ def petstore(*args: str, env: dict[str, str] | None = None, stdin: str = "") -> 
     base = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
     return subprocess.run(
         [sys.executable, "-m", "petstore_cli", *args],
-        cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=60, env={**base, **(env or {})},
+        cwd=ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**base, **(env or {})},
     )
 
 
@@ -111,13 +116,25 @@ def test_the_cli_exit_codes_are_the_command_layers() -> None:
     from bot_commands import outcome
     from petstore_cli import main
 
-    assert (main.EXIT_OK, main.EXIT_FAILED, main.EXIT_USAGE) == (outcome.EXIT_OK, outcome.EXIT_FAILED,
-                                                                 outcome.EXIT_USAGE)
+    assert (main.EXIT_OK, main.EXIT_FAILED, main.EXIT_USAGE) == (
+        outcome.EXIT_OK,
+        outcome.EXIT_FAILED,
+        outcome.EXIT_USAGE,
+    )
 
 
-@pytest.mark.parametrize("words", [[], ["--env", "production"], ["--theme", "nord", "-v", "-v"], ["--read-only"],
-                                   ["--config", "c.toml", "--base-url", "http://x/v1", "--sandbox-reset"],
-                                   ["tui", "--play", "demo.pets"], ["--env", "staging", "chat"]])
+@pytest.mark.parametrize(
+    "words",
+    [
+        [],
+        ["--env", "production"],
+        ["--theme", "nord", "-v", "-v"],
+        ["--read-only"],
+        ["--config", "c.toml", "--base-url", "http://x/v1", "--sandbox-reset"],
+        ["tui", "--play", "demo.pets"],
+        ["--env", "staging", "chat"],
+    ],
+)
 def test_parsing_without_the_commands_parser_reads_what_the_whole_parser_reads(words: list[str]) -> None:
     """`petstore` with no command word (the TUI) skips building every command's parser: same namespace."""
     from petstore_cli.main import build_parser, parse
@@ -125,10 +142,13 @@ def test_parsing_without_the_commands_parser_reads_what_the_whole_parser_reads(w
     assert vars(parse(words)) == vars(build_parser().parse_args(words))
 
 
-@pytest.mark.parametrize(("words", "says"), [(["--bogus"], "unrecognized arguments: --bogus"),
-                                             (["--env", "nope"], "argument --env: invalid choice: 'nope'")])
+@pytest.mark.parametrize(
+    ("words", "says"),
+    [(["--bogus"], "unrecognized arguments: --bogus"), (["--env", "nope"], "argument --env: invalid choice: 'nope'")],
+)
 def test_a_usage_error_without_a_command_word_shows_the_whole_usage(
-        words: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    words: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     from petstore_cli.main import parse
 
     with pytest.raises(SystemExit) as ended:

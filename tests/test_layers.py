@@ -36,12 +36,25 @@ FORBIDDEN = {
     | WEB
     | {"petstore_web"},
     # The TUI takes what it shows and checks from bot_commands (outcomes, views, validation), never the client.
-    "tui": {"petstore_server", "petstore_cli", "petstore_api", "httpx", "petstore_bot", "petstore_web"} | CHAT_SDKS | WEB,
+    "tui": {"petstore_server", "petstore_cli", "petstore_api", "httpx", "petstore_bot", "petstore_web"}
+    | CHAT_SDKS
+    | WEB,
     "petstore_bot": {"textual", "tui", "petstore_server", "petstore_cli", "petstore_web"} | WEB,
     # The web face serves pages and relays bytes to `petstore tui` processes: it imports no product layer and
     # no textual (the TUI runs in its own processes), no chat SDK but the aiohttp textual-serve runs on.
-    "petstore_web": {"textual", "tui", "petstore_server", "petstore_cli", "petstore_api", "bot_commands", "httpx",
-                     "petstore_bot", "pydantic", "starlette", "uvicorn"}
+    "petstore_web": {
+        "textual",
+        "tui",
+        "petstore_server",
+        "petstore_cli",
+        "petstore_api",
+        "bot_commands",
+        "httpx",
+        "petstore_bot",
+        "pydantic",
+        "starlette",
+        "uvicorn",
+    }
     | (CHAT_SDKS - {"aiohttp"}),
 }
 
@@ -135,8 +148,13 @@ def test_chat_types_import_no_sdk() -> None:
 
 def test_the_bot_core_is_platform_neutral() -> None:
     """The core every platform shares (and its in-memory test backend) loads no chat SDK."""
-    modules = ["petstore_bot.core", "petstore_bot.roles", "petstore_bot.ratelimit", "petstore_bot.replies",
-               "petstore_bot.testing"]
+    modules = [
+        "petstore_bot.core",
+        "petstore_bot.roles",
+        "petstore_bot.ratelimit",
+        "petstore_bot.replies",
+        "petstore_bot.testing",
+    ]
     code = (
         "import importlib, json, sys\n"
         f"for name in {modules!r}:\n"

@@ -47,7 +47,10 @@ def test_a_base_url_alone_selects_the_custom_environment(monkeypatch: pytest.Mon
 
 
 def test_precedence_flags_over_env_over_file_over_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cfg = write(tmp_path / "c.toml", 'base_url = "https://file.example/v1"\n[http]\ntimeout = 12\nretries = 2\nread_timeout = 7\n')
+    cfg = write(
+        tmp_path / "c.toml",
+        'base_url = "https://file.example/v1"\n[http]\ntimeout = 12\nretries = 2\nread_timeout = 7\n',
+    )
     monkeypatch.setenv("PETSTORE_HTTP__RETRIES", "5")
     monkeypatch.setenv("PETSTORE_HTTP__READ_TIMEOUT", "8")
     monkeypatch.setenv("PETSTORE_BASE_URL", "https://env.example/v1")
@@ -61,7 +64,7 @@ def test_precedence_flags_over_env_over_file_over_defaults(tmp_path: Path, monke
 
 
 def test_config_path_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cfg = write(tmp_path / "c.toml", 'read_only = true\n')
+    cfg = write(tmp_path / "c.toml", "read_only = true\n")
     monkeypatch.setenv("PETSTORE_CONFIG", str(cfg))
     assert load_settings().settings.read_only is True
 
@@ -71,12 +74,15 @@ def test_platform_config_file_is_read_when_present(tmp_path: Path) -> None:
 
     path = default_config_path()
     path.parent.mkdir(parents=True)
-    write(path, '[ui]\npage_size = 50\n')
+    write(path, "[ui]\npage_size = 50\n")
     assert load_settings().settings.ui.page_size == 50
 
 
 def test_named_environment_uses_its_own_url_and_key(tmp_path: Path) -> None:
-    cfg = write(tmp_path / "c.toml", f'env = "production"\n[production]\nbase_url = "https://prod.example/v1"\napi_key = "{CANARY}"\n')
+    cfg = write(
+        tmp_path / "c.toml",
+        f'env = "production"\n[production]\nbase_url = "https://prod.example/v1"\napi_key = "{CANARY}"\n',
+    )
     target = resolve_target(load_settings(config_path=cfg).settings)
     assert target.env == "production" and target.base_url == "https://prod.example/v1"
     assert target.api_key is not None and target.api_key.get_secret_value() == CANARY
@@ -161,6 +167,7 @@ def test_mask_secret(secret: str | None, shown: str) -> None:
 
 def test_example_config_lists_every_setting_and_loads(tmp_path: Path) -> None:
     text = (Path(__file__).resolve().parents[1] / "config.example.toml").read_text(encoding="utf-8")
+
     def check(fields: dict[str, Any], table: str) -> None:
         for name, field in fields.items():
             nested = getattr(field.annotation, "model_fields", None)

@@ -74,11 +74,21 @@ class PetStoreApp(App[int]):
             super().__init__()
             self.line = line
 
-    def __init__(self, session: CommandSession | None = None, *, start: Start | None = None, page_size: int = 20,
-                 theme: str | None = None, confirm: TuiConfirm | None = None,
-                 today: Callable[[], date] = date.today, player: Player | None = None,
-                 history_path: Path | None = None, theme_memory: ThemeMemory | None = None,
-                 preview: PreviewSource | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        session: CommandSession | None = None,
+        *,
+        start: Start | None = None,
+        page_size: int = 20,
+        theme: str | None = None,
+        confirm: TuiConfirm | None = None,
+        today: Callable[[], date] = date.today,
+        player: Player | None = None,
+        history_path: Path | None = None,
+        theme_memory: ThemeMemory | None = None,
+        preview: PreviewSource | None = None,
+        **kwargs: Any,
+    ) -> None:
         """``confirm``: the session's confirmation dialog (the app shows it); see :func:`tui.run.run_tui`.
 
         ``history_path``: the prompt history shared with ``petstore chat``; ``theme_memory``: where

@@ -37,4 +37,3 @@ class TuiConfirm:
 
         self.app.push_screen(ConfirmScreen(question), done)
         return await answer
-

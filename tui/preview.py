@@ -41,9 +41,16 @@ class Preview:
     env: EnvLabel
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "rows": [[key, [list(cell) for cell in cells]] for key, cells in self.rows],
-                "env": {"env": self.env.env, "base_url": self.env.base_url, "masked_key": self.env.masked_key,
-                        "read_only": self.env.read_only}}
+        return {
+            "status": self.status,
+            "rows": [[key, [list(cell) for cell in cells]] for key, cells in self.rows],
+            "env": {
+                "env": self.env.env,
+                "base_url": self.env.base_url,
+                "masked_key": self.env.masked_key,
+                "read_only": self.env.read_only,
+            },
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Preview:
@@ -51,11 +58,17 @@ class Preview:
         status = data["status"]
         if status is not None and not isinstance(status, str):
             raise ValueError("status is not a string")
-        rows = tuple((_text(key), tuple(PlainCell(_text(text), _text(style)) for text, style in cells))
-                     for key, cells in data["rows"])
+        rows = tuple(
+            (_text(key), tuple(PlainCell(_text(text), _text(style)) for text, style in cells))
+            for key, cells in data["rows"]
+        )
         env = data["env"]
-        label = EnvLabel(env=_text(env["env"]), base_url=_text(env["base_url"]), masked_key=_text(env["masked_key"]),
-                         read_only=env["read_only"] is True)
+        label = EnvLabel(
+            env=_text(env["env"]),
+            base_url=_text(env["base_url"]),
+            masked_key=_text(env["masked_key"]),
+            read_only=env["read_only"] is True,
+        )
         return cls(status=status, rows=rows, env=label)
 
 

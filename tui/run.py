@@ -59,8 +59,17 @@ def run_tui(
         print(f"petstore: {exc}", file=sys.stderr)
         return 2
     memory = ThemeMemory(theme_memory_path) if theme_memory_path is not None else None
-    app = PetStoreApp(session, start=start, page_size=page_size or 20, theme=theme, confirm=confirm,
-                      player=player, history_path=history_path, theme_memory=memory, preview=preview)
+    app = PetStoreApp(
+        session,
+        start=start,
+        page_size=page_size or 20,
+        theme=theme,
+        confirm=confirm,
+        player=player,
+        history_path=history_path,
+        theme_memory=memory,
+        preview=preview,
+    )
 
     async def main() -> None:
         try:

@@ -30,8 +30,8 @@ def failure_message(failure: Failure) -> str:
     """What went wrong, worded once: the log and the toast say the same (the title is not repeated)."""
     message = failure.problem or failure.message if failure.usage else failure.message
     title = failure.title.lower()
-    if message.lower().startswith(title) and message[len(title):len(title) + 1] in (":", " "):
-        message = message[len(title):].lstrip(": ")  # "Not found: Not Found: no such resource"
+    if message.lower().startswith(title) and message[len(title) : len(title) + 1] in (":", " "):
+        message = message[len(title) :].lstrip(": ")  # "Not found: Not Found: no such resource"
     return message
 
 

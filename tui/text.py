@@ -22,7 +22,6 @@ NAME_CELL_WIDTH = 400
 STATUS_CELL_WIDTH = 20
 
 
-
 class CellLike(Protocol):
     """A view's cell: ``bot_commands.views.Cell``, or a :class:`tui.preview.PlainCell` from a preview."""
 

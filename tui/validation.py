@@ -37,8 +37,9 @@ def form_errors(*, name: str, category: str, status: str | None) -> dict[str, st
 
 def parse_form(*, name: str, category: str, status: str | None) -> FormValues:
     """Values of a form that :func:`form_errors` found valid."""
-    return FormValues(name=name, category_id=check_category_id(category), status=check_status(status) if status
-                      else None)
+    return FormValues(
+        name=name, category_id=check_category_id(category), status=check_status(status) if status else None
+    )
 
 
 class Check(Validator):

@@ -180,7 +180,9 @@ async def test_set_api_key_after_a_401(service: Any) -> None:
     from petstore_api.errors import ConfigError
 
     app, _ = service
-    async with PetStoreClient(base_url=BASE, api_key="sk-wrong-key-0000", transport=httpx.ASGITransport(app=app)) as client:
+    async with PetStoreClient(
+        base_url=BASE, api_key="sk-wrong-key-0000", transport=httpx.ASGITransport(app=app)
+    ) as client:
         with pytest.raises(AuthenticationError):
             await client.list_pets()
         client.set_api_key(CANARY)

@@ -25,8 +25,16 @@ from petstore_api.errors import (
 
 @pytest.mark.parametrize(
     ("status", "cls"),
-    [(400, BadRequestError), (401, AuthenticationError), (404, NotFoundError), (429, RateLimitedError),
-     (500, ServerError), (501, ServerError), (418, APIError), (422, APIError)],
+    [
+        (400, BadRequestError),
+        (401, AuthenticationError),
+        (404, NotFoundError),
+        (429, RateLimitedError),
+        (500, ServerError),
+        (501, ServerError),
+        (418, APIError),
+        (422, APIError),
+    ],
 )
 async def test_status_maps_to_its_error_class(mock_client, status: int, cls: type[APIError]) -> None:
     body = {"code": "some_code", "message": "what went wrong", "status": status, "detail": "kept"}
@@ -43,15 +51,16 @@ async def test_status_maps_to_its_error_class(mock_client, status: int, cls: typ
 @pytest.mark.parametrize(
     ("reply", "message"),
     [
-        (httpx.Response(502, text="<html><body>Bad Gateway</body></html>", headers={"Content-Type": "text/html"}),
-         "Bad Gateway: the service failed, try again later"),
+        (
+            httpx.Response(502, text="<html><body>Bad Gateway</body></html>", headers={"Content-Type": "text/html"}),
+            "Bad Gateway: the service failed, try again later",
+        ),
         (httpx.Response(401), "Unauthorized: the API key is missing or invalid"),
         (jresp(404, {"message": "no such pet"}), "no such pet"),
         (jresp(400, {"code": 7, "message": ["x"]}), "Bad Request: the request was refused as invalid"),
         (jresp(418, ["not", "an", "error"]), "I'm a Teapot: the service sent no error details"),
         (httpx.Response(499, text="?"), "HTTP 499: the service sent no error details"),
-        (httpx.Response(500, content=b'{"code": "trunc'),
-         "Internal Server Error: the service failed, try again later"),
+        (httpx.Response(500, content=b'{"code": "trunc'), "Internal Server Error: the service failed, try again later"),
     ],
 )
 async def test_unusable_error_bodies_are_synthesised(mock_client, reply: httpx.Response, message: str) -> None:
@@ -80,8 +89,14 @@ HTML = httpx.Response(200, text="<!doctype html><h1>Welcome to nginx!</h1>", hea
         (httpx.Response(200, content=b'[{"id": 1, "name": "Re'), LIST + "got invalid or truncated JSON"),
         (httpx.Response(200), LIST + "got an empty body"),
         (httpx.Response(200, content=b" \r\n "), LIST + "got an empty body"),
-        (httpx.Response(200, text="<html><body>Sign in to the network</body></html>",
-                        headers={"Content-Type": "application/json"}), LIST + "got an HTML page"),
+        (
+            httpx.Response(
+                200,
+                text="<html><body>Sign in to the network</body></html>",
+                headers={"Content-Type": "application/json"},
+            ),
+            LIST + "got an HTML page",
+        ),
         (jresp(200, {"pets": [PET]}), LIST + "got a JSON object"),
         (jresp(200, [{"name": "Rex", "categoryId": 3}]), LIST + "but item 0: id is missing"),
         (jresp(200, [PET, {**PET, "id": "1"}]), LIST + "but item 1: id is a string, expected a 64-bit integer"),
@@ -144,17 +159,29 @@ async def test_huge_body_is_capped(mock_client) -> None:
 @pytest.mark.parametrize(
     ("exc", "cls", "message"),
     [
-        (httpx.ConnectError("[Errno -2] Name or service not known"), ConnectError,
-         "cannot connect to 127.0.0.1: host name not found"),
+        (
+            httpx.ConnectError("[Errno -2] Name or service not known"),
+            ConnectError,
+            "cannot connect to 127.0.0.1: host name not found",
+        ),
         (httpx.ConnectTimeout("t"), TimeoutError, "cannot connect to 127.0.0.1 within 5 s (connect timeout)"),
         (httpx.PoolTimeout("t"), TimeoutError, "no free connection to 127.0.0.1 within 5 s (pool timeout)"),
         (httpx.WriteTimeout("t"), TimeoutError, "sending to 127.0.0.1 stalled for 10 s (write timeout)"),
-        (httpx.RemoteProtocolError("peer closed connection"), TransportError,
-         "the connection to 127.0.0.1 broke off before the response was complete (peer closed connection)"),
-        (httpx.DecodingError("bad gzip"), ProtocolError,
-         "GET /pets: the response body could not be decoded (bad gzip)"),
-        (httpx.UnsupportedProtocol("nope"), TransportError,
-         "GET /pets: the request to 127.0.0.1 failed (UnsupportedProtocol: nope)"),
+        (
+            httpx.RemoteProtocolError("peer closed connection"),
+            TransportError,
+            "the connection to 127.0.0.1 broke off before the response was complete (peer closed connection)",
+        ),
+        (
+            httpx.DecodingError("bad gzip"),
+            ProtocolError,
+            "GET /pets: the response body could not be decoded (bad gzip)",
+        ),
+        (
+            httpx.UnsupportedProtocol("nope"),
+            TransportError,
+            "GET /pets: the request to 127.0.0.1 failed (UnsupportedProtocol: nope)",
+        ),
         (httpx.StreamConsumed(), TransportError, "GET /pets: the request to 127.0.0.1 failed"),
     ],
 )

@@ -73,8 +73,11 @@ async def test_pet_id_must_be_int64(mock_client, bad) -> None:
         ({"name": "Rex", "category_id": 2**63}, "category_id", "category id 9223372036854775808 is outside"),
         ({"name": "Rex", "category_id": 1, "status": "lost"}, "status", f"unknown status 'lost'; {_STATUSES}"),
         ({"name": "\ud800", "category_id": 1}, "name", "the name must be valid Unicode text"),
-        ({"name": "Rex", "category_id": 1, "idempotency_key": "has space"}, "idempotency_key",
-         "idempotency key must be 1 to 255 visible ASCII characters"),
+        (
+            {"name": "Rex", "category_id": 1, "idempotency_key": "has space"},
+            "idempotency_key",
+            "idempotency key must be 1 to 255 visible ASCII characters",
+        ),
         ({"name": "Rex", "category_id": 1, "idempotency_key": ""}, "idempotency_key", "idempotency key must be"),
     ],
 )

@@ -172,7 +172,9 @@ async def test_total_deadline_covers_backoff_sleeps(mock_client) -> None:
         await asyncio.sleep(60)
 
     script = Script(jresp(503, ERR), jresp(200, [PET]))
-    client = mock_client(script, timeouts=Timeouts(total=0.2), retry=RetryPolicy(sleep=slow_sleep, backoff=0.01, jitter=False))
+    client = mock_client(
+        script, timeouts=Timeouts(total=0.2), retry=RetryPolicy(sleep=slow_sleep, backoff=0.01, jitter=False)
+    )
     with pytest.raises(TimeoutError, match="total time limit"):
         await client.list_pets()
     assert len(script.requests) == 1

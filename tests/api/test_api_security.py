@@ -19,8 +19,15 @@ from petstore_api.errors import ConfigError, InsecureTransportError, PetStoreErr
 
 
 @pytest.mark.parametrize(
-    "url", ["http://127.0.0.1/v1", "http://127.8.9.10:8080/v1", "http://localhost:1/v1", "http://[::1]:80/v1",
-            "HTTP://LOCALHOST/v1/", "https://pets.example/v1"],
+    "url",
+    [
+        "http://127.0.0.1/v1",
+        "http://127.8.9.10:8080/v1",
+        "http://localhost:1/v1",
+        "http://[::1]:80/v1",
+        "HTTP://LOCALHOST/v1/",
+        "https://pets.example/v1",
+    ],
 )
 async def test_key_allowed_over_https_and_loopback(url: str) -> None:
     async with PetStoreClient(base_url=url, api_key=CANARY) as client:

@@ -53,15 +53,26 @@ def config(tmp_path: Path, extra: str = "", *, top: str = "", roles: tuple[list[
 async def make_bot(tmp_path: Path) -> AsyncIterator[Callable[..., Bot]]:
     made: list[Composition] = []
 
-    def make(extra: str = "", *, top: str = "", roles: tuple[list[str], list[str]] | None = None,
-             platform: str = "matrix", prefix: str | None = None) -> Bot:
+    def make(
+        extra: str = "",
+        *,
+        top: str = "",
+        roles: tuple[list[str], list[str]] | None = None,
+        platform: str = "matrix",
+        prefix: str | None = None,
+    ) -> Bot:
         """A bot with ``extra`` lines in its [bot] table and ``top`` at the top of the config."""
         settings = load_settings(config_path=config(tmp_path, extra, top=top, roles=roles)).settings
         composition = compose_bot(settings)
         made.append(composition)
         core = build_core(composition, settings.bot, platform=platform, prefix=prefix)
-        return Bot(core=core, room=ChatRoom(core.handle), composition=composition, settings=settings,
-                   audit=audit_path(settings))
+        return Bot(
+            core=core,
+            room=ChatRoom(core.handle),
+            composition=composition,
+            settings=settings,
+            audit=audit_path(settings),
+        )
 
     yield make
     for composition in made:

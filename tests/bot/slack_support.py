@@ -74,8 +74,11 @@ class Capture:
 def sign(body: bytes, *, secret: str = SECRET, timestamp: int | None = None) -> dict[str, str]:
     ts = str(int(time.time()) if timestamp is None else timestamp)
     digest = hmac.new(secret.encode(), f"v0:{ts}:".encode() + body, hashlib.sha256).hexdigest()
-    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}",
-            "Content-Type": "application/x-www-form-urlencoded"}
+    return {
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": f"v0={digest}",
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
 
 
 @dataclass
@@ -91,9 +94,17 @@ class SlackClient:
 
     def command_body(self, text: str, *, user: str, **extra: str) -> bytes:
         self._n += 1
-        form = {"command": "/pets", "text": text, "user_id": user, "user_name": user.lower(), "team_id": self.team,
-                "channel_id": self.channel, "response_url": f"{self.hook}/hook/cmd{self._n}",
-                "trigger_id": f"trigger-{self._n}-{time.monotonic_ns()}", **extra}
+        form = {
+            "command": "/pets",
+            "text": text,
+            "user_id": user,
+            "user_name": user.lower(),
+            "team_id": self.team,
+            "channel_id": self.channel,
+            "response_url": f"{self.hook}/hook/cmd{self._n}",
+            "trigger_id": f"trigger-{self._n}-{time.monotonic_ns()}",
+            **extra,
+        }
         return urlencode(form).encode()
 
     async def command(self, text: str, *, user: str, **extra: str) -> httpx.Response:
@@ -102,11 +113,15 @@ class SlackClient:
 
     def press_body(self, action: str, code: str, *, user: str, team: str | None = None) -> bytes:
         self._n += 1
-        payload = {"type": "block_actions", "user": {"id": user, "team_id": team or self.team},
-                   "team": {"id": team or self.team}, "channel": {"id": self.channel},
-                   "trigger_id": f"press-{self._n}-{time.monotonic_ns()}",
-                   "response_url": f"{self.hook}/hook/press{self._n}",
-                   "actions": [{"action_id": action, "value": code, "action_ts": str(time.time())}]}
+        payload = {
+            "type": "block_actions",
+            "user": {"id": user, "team_id": team or self.team},
+            "team": {"id": team or self.team},
+            "channel": {"id": self.channel},
+            "trigger_id": f"press-{self._n}-{time.monotonic_ns()}",
+            "response_url": f"{self.hook}/hook/press{self._n}",
+            "actions": [{"action_id": action, "value": code, "action_ts": str(time.time())}],
+        }
         return urlencode({"payload": json.dumps(payload)}).encode()
 
     async def press(self, action: str, code: str, *, user: str) -> httpx.Response:
@@ -120,5 +135,6 @@ def block_text(payload: dict[str, Any]) -> str:
 
 
 def buttons(payload: dict[str, Any]) -> dict[str, str]:
-    return {e["action_id"]: e["value"] for b in payload.get("blocks", []) if b["type"] == "actions"
-            for e in b["elements"]}
+    return {
+        e["action_id"]: e["value"] for b in payload.get("blocks", []) if b["type"] == "actions" for e in b["elements"]
+    }

@@ -25,11 +25,14 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
 
 
 def test_no_homeserver_names_the_setting_the_file_and_the_variable(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, err = run(capsys)
     expected = tmp_path / "xdg_config_home" / "petstore" / "config.toml"
-    assert (code, err) == (2, f"petstore: [bot.matrix] homeserver is not set: set it in {expected} or "
-                              "PETSTORE_BOT__MATRIX__HOMESERVER\n")
+    assert (code, err) == (
+        2,
+        f"petstore: [bot.matrix] homeserver is not set: set it in {expected} or PETSTORE_BOT__MATRIX__HOMESERVER\n",
+    )
 
 
 def test_neither_password_nor_token(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -40,16 +43,20 @@ def test_neither_password_nor_token(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert err.count("\n") == 1
 
 
-@pytest.mark.parametrize(("line", "expected"), [
-    ('[bot]\nrate_limit = "fast"', "bot.rate_limit: 'fast' is not a rate: use COUNT/PERIOD such as 10/10s"),
-    ('[bot]\ndefault_role = "admin"', "bot.default_role: Input should be 'none', 'viewer' or 'operator'"),
-    ('[bot.matrix]\nuser_id = "petbot"', "bot.matrix.user_id: must be a full Matrix user id"),
-    ('[bot.matrix]\nhomeserver = "matrix.example.org"', "bot.matrix.homeserver: must start with https://"),
-    ('[bot]\nprefix = "b "', "bot.prefix: must be punctuation"),
-    ('[bot.roles]\nadmins = ["@a:b"]', "bot.roles.admins: unknown setting"),
-])
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('[bot]\nrate_limit = "fast"', "bot.rate_limit: 'fast' is not a rate: use COUNT/PERIOD such as 10/10s"),
+        ('[bot]\ndefault_role = "admin"', "bot.default_role: Input should be 'none', 'viewer' or 'operator'"),
+        ('[bot.matrix]\nuser_id = "petbot"', "bot.matrix.user_id: must be a full Matrix user id"),
+        ('[bot.matrix]\nhomeserver = "matrix.example.org"', "bot.matrix.homeserver: must start with https://"),
+        ('[bot]\nprefix = "b "', "bot.prefix: must be punctuation"),
+        ('[bot.roles]\nadmins = ["@a:b"]', "bot.roles.admins: unknown setting"),
+    ],
+)
 def test_a_bad_setting_is_one_line_naming_the_key(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, expected: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, expected: str
+) -> None:
     cfg = tmp_path / "bot.toml"
     cfg.write_text(line + "\n", encoding="utf-8")
     code, err = run(capsys, "--config", str(cfg))
@@ -58,7 +65,8 @@ def test_a_bad_setting_is_one_line_naming_the_key(
 
 
 def test_the_matrix_password_from_the_environment_is_never_shown(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PETSTORE_BOT__MATRIX__PASSWORD", "hunter2-canary-secret")
     monkeypatch.setenv("PETSTORE_BOT__MATRIX__ACCESS_TOKEN", "token-canary-secret")
     code, err = run(capsys, "--base-url", "http://127.0.0.1:9/v1")
@@ -69,12 +77,16 @@ def test_slack_without_a_signing_secret(tmp_path: Path, capsys: pytest.CaptureFi
     code = main(["bot", "slack"])
     err = capsys.readouterr().err
     expected = tmp_path / "xdg_config_home" / "petstore" / "config.toml"
-    assert (code, err) == (2, f"petstore: [bot.slack] signing_secret is not set: set it in {expected} or "
-                              "PETSTORE_BOT__SLACK__SIGNING_SECRET\n")
+    assert (code, err) == (
+        2,
+        f"petstore: [bot.slack] signing_secret is not set: set it in {expected} or "
+        "PETSTORE_BOT__SLACK__SIGNING_SECRET\n",
+    )
 
 
-def test_mattermost_without_its_url(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mattermost_without_its_url(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PETSTORE_BOT__MATTERMOST__TOKEN", "tok-canary")
     code = main(["bot", "slack", "--mattermost"])
     err = capsys.readouterr().err
@@ -98,10 +110,18 @@ def test_petstore_bot_slack_serves_a_signed_command_and_ends_with_0_on_sigterm(t
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
-    env.update(XDG_CONFIG_HOME=str(tmp_path / "c"), XDG_DATA_HOME=str(tmp_path / "d"),
-               PETSTORE_BOT__SLACK__SIGNING_SECRET=SECRET)
-    proc = subprocess.Popen([sys.executable, "-m", "petstore_cli", "bot", "slack", "--port", str(port)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env.update(
+        XDG_CONFIG_HOME=str(tmp_path / "c"),
+        XDG_DATA_HOME=str(tmp_path / "d"),
+        PETSTORE_BOT__SLACK__SIGNING_SECRET=SECRET,
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "petstore_cli", "bot", "slack", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         body = b"command=%2Fpets&text=whoami&user_id=U1&team_id=T1&channel_id=C1&response_url=https%3A%2F%2Fx"
         deadline = time.monotonic() + 30

@@ -11,8 +11,11 @@ from petstore_cli.bot import CHAT_SLEEP_MAX, build_core, compose_bot
 
 def _settings(tmp_path: Path, extra: str = ""):
     config = tmp_path / "petstore.toml"
-    config.write_text(f'[sandbox]\ndata_dir = "{tmp_path / "sandbox"}"\n[bot]\nrate_limit = "off"\n'
-                      f'audit_log = "{tmp_path / "bot-audit.ndjson"}"\n{extra}', encoding="utf-8")
+    config.write_text(
+        f'[sandbox]\ndata_dir = "{tmp_path / "sandbox"}"\n[bot]\nrate_limit = "off"\n'
+        f'audit_log = "{tmp_path / "bot-audit.ndjson"}"\n{extra}',
+        encoding="utf-8",
+    )
     return load_settings(config_path=config).settings
 
 
@@ -27,12 +30,13 @@ async def test_the_bot_audit_log_wins_over_the_terminal_one_and_the_flag_over_bo
 
 
 async def test_a_long_pause_in_chat_is_refused_and_a_short_one_runs(tmp_path: Path) -> None:
-    settings = _settings(tmp_path, '[bot.roles]\noperators = []\n')
+    settings = _settings(tmp_path, "[bot.roles]\noperators = []\n")
     composition = compose_bot(settings, sandbox_reset=True)
     room = ChatRoom(build_core(composition, settings.bot, platform="test").handle)
     try:
         assert await room.text("@anyone:test", "!sleep 60") == (
-            f"Not allowed: !sleep in chat is at most {CHAT_SLEEP_MAX:g} s: a pause holds your next commands")
+            f"Not allowed: !sleep in chat is at most {CHAT_SLEEP_MAX:g} s: a pause holds your next commands"
+        )
         assert await room.text("@anyone:test", "!sleep 0") == "(paused 0 s)"
     finally:
         await composition.aclose()

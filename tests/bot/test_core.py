@@ -49,10 +49,13 @@ async def test_help_lists_only_what_the_asker_may_run(bot: Bot) -> None:
 
 
 async def test_default_role_none_may_ask_who_they_are_and_nothing_from_the_service(
-        make_bot: Callable[..., Bot]) -> None:
+    make_bot: Callable[..., Bot],
+) -> None:
     bot = make_bot('default_role = "none"')
-    assert await bot.room.text(CAROL, "!list") == \
-        "Not allowed: !list needs the viewer role; you have none (ask an operator)"
+    assert (
+        await bot.room.text(CAROL, "!list")
+        == "Not allowed: !list needs the viewer role; you have none (ask an operator)"
+    )
     whoami = await bot.room.text(CAROL, "!whoami")
     assert "role     none" in whoami and "matrix:!room:test" in whoami
 
@@ -71,7 +74,11 @@ async def test_a_write_runs_once_after_the_same_users_confirmation(bot: Bot) -> 
     assert again.startswith("Nothing to confirm: nothing waits for code") and await bot.pet_count() == before + 1
     lines = [json.loads(line) for line in bot.audit_lines()]
     assert [(e["actor"], e["outcome"]) for e in lines] == [
-        (ALICE, "pending"), (OSCAR, "refused"), (ALICE, "ok"), (ALICE, "refused")]
+        (ALICE, "pending"),
+        (OSCAR, "refused"),
+        (ALICE, "ok"),
+        (ALICE, "refused"),
+    ]
     assert lines[2]["line"] == f"/confirm {code.lower()}: /add Rex --category 3"
     assert lines[2]["where"] == "matrix:!room:test" and isinstance(lines[2]["pet_id"], int)
 
@@ -83,7 +90,9 @@ async def test_a_confirmation_code_expires(make_bot: Callable[..., Bot]) -> None
     core = BotCore(
         sessions=lambda actor: _session_with_clock(bot, actor, policy, lambda: now[0]),
         roles=RoleBook.of(operators=[ALICE], viewers=[], default="viewer"),
-        limiter=RateLimiter(bot.settings.bot.rate), platform="matrix")
+        limiter=RateLimiter(bot.settings.bot.rate),
+        platform="matrix",
+    )
     room = ChatRoom(core.handle)
     before = await bot.pet_count()
     code = code_in(await room.text(ALICE, "!add Late --category 1"))
@@ -95,8 +104,16 @@ async def test_a_confirmation_code_expires(make_bot: Callable[..., Bot]) -> None
 
 def _session_with_clock(bot: Bot, actor: Actor, policy: Policy, clock: Callable[[], float]) -> CommandSession:
     c = bot.composition
-    return CommandSession(c.client, env=c.env, registry=c.registry, actor=actor, policy=policy, audit=c.audit,
-                          confirm_ttl=60.0, clock=clock)
+    return CommandSession(
+        c.client,
+        env=c.env,
+        registry=c.registry,
+        actor=actor,
+        policy=policy,
+        audit=c.audit,
+        confirm_ttl=60.0,
+        clock=clock,
+    )
 
 
 async def test_confirm_writes_false_writes_at_once_but_never_on_production() -> None:
@@ -185,15 +202,17 @@ async def test_the_rate_limit_answers_once_then_stays_silent_until_it_calms_down
 
 async def test_the_rate_limit_reply_through_the_core(make_bot: Callable[..., Bot]) -> None:
     bot = make_bot()
-    core = BotCore(sessions=lambda actor: bot.composition.session(actor=actor), roles=RoleBook.of(
-        operators=[], viewers=[], default="viewer"), limiter=RateLimiter(parse_rate_limit("2/1h")), platform="matrix")
+    core = BotCore(
+        sessions=lambda actor: bot.composition.session(actor=actor),
+        roles=RoleBook.of(operators=[], viewers=[], default="viewer"),
+        limiter=RateLimiter(parse_rate_limit("2/1h")),
+        platform="matrix",
+    )
     room = ChatRoom(core.handle)
     answers = [await room.say(BOB, "!whoami") for _ in range(4)]
     assert [a is not None for a in answers] == [True, True, True, False]
     assert answers[2] is not None
     assert answers[2].text == "Slow down: at most 2 commands in 3600 s per person; yours are ignored until then."
-
-
 
 
 def test_every_registry_command_is_either_offered_in_chat_or_terminal_only() -> None:
@@ -210,17 +229,23 @@ async def test_a_waiting_write_can_be_cancelled_by_the_person_asked_only(bot: Bo
     before = await bot.pet_count()
     code = code_in(await bot.room.text(ALICE, "!add Maybe --category 1"))
     assert (await bot.room.text(OSCAR, f"!cancel {code}")).startswith("Nothing to confirm: nothing waits for code")
-    assert await bot.room.text(ALICE, f"!cancel {code}") == \
-        f"Cancelled: add pet 'Maybe' (category 1) (code {code}); nothing was sent."
+    assert (
+        await bot.room.text(ALICE, f"!cancel {code}")
+        == f"Cancelled: add pet 'Maybe' (category 1) (code {code}); nothing was sent."
+    )
     assert (await bot.room.text(ALICE, f"!confirm {code}")).startswith("Nothing to confirm")
     assert await bot.pet_count() == before
     last = json.loads(bot.audit_lines()[-2])
     assert (last["line"], last["outcome"], last["applied"]) == (
-        f"/cancel {code}: /add Maybe --category 1", "cancelled", "no")
+        f"/cancel {code}: /add Maybe --category 1",
+        "cancelled",
+        "no",
+    )
 
 
 async def test_reads_are_logged_only_when_verbose_writes_and_refusals_always(
-        bot: Bot, caplog: pytest.LogCaptureFixture) -> None:
+    bot: Bot, caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level(logging.INFO, logger="petstore_bot"):
         await bot.room.text(BOB, "!list --limit 1")
         await bot.room.text(BOB, "!whoami")

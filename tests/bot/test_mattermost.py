@@ -31,29 +31,57 @@ class MM:
     face: SlackFace
 
     async def command(self, text: str, *, user: str, token: str | None = TOKEN) -> httpx.Response:
-        form = {"channel_id": "ch1", "command": "/pets", "response_url": f"{self.hook}/hook/x", "team_id": "team1",
-                "text": text, "user_id": user, "user_name": user, "trigger_id": f"t-{text}-{user}"}
+        form = {
+            "channel_id": "ch1",
+            "command": "/pets",
+            "response_url": f"{self.hook}/hook/x",
+            "team_id": "team1",
+            "text": text,
+            "user_id": user,
+            "user_name": user,
+            "trigger_id": f"t-{text}-{user}",
+        }
         if token is not None:
             form["token"] = token
-        return await self.http.post(f"{self.base}/slack/commands", content=urlencode(form).encode(),
-                                    headers={"Content-Type": "application/x-www-form-urlencoded"})
+        return await self.http.post(
+            f"{self.base}/slack/commands",
+            content=urlencode(form).encode(),
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
 
     async def press(self, action: dict[str, Any], *, user: str) -> httpx.Response:
-        body = {"user_id": user, "channel_id": "ch1", "team_id": "team1", "post_id": "p1",
-                "trigger_id": f"press-{user}", "context": action["integration"]["context"]}
+        body = {
+            "user_id": user,
+            "channel_id": "ch1",
+            "team_id": "team1",
+            "post_id": "p1",
+            "trigger_id": f"press-{user}",
+            "context": action["integration"]["context"],
+        }
         return await self.http.post(action["integration"]["url"], json=body)
 
 
 @pytest.fixture
 async def mm(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[..., Any]]:
     async with contextlib.AsyncExitStack() as stack:
+
         async def start(*, extra: str = "", ack_after: float = 2.5) -> MM:
-            bot = make_bot(extra, roles=([f"mattermost:{ALICE}", f"mattermost:{OSCAR}"], [f"mattermost:{BOB}"]),
-                           platform="mattermost", prefix="/pets ")
+            bot = make_bot(
+                extra,
+                roles=([f"mattermost:{ALICE}", f"mattermost:{OSCAR}"], [f"mattermost:{BOB}"]),
+                platform="mattermost",
+                prefix="/pets ",
+            )
             capture = Capture()
             hook = await stack.enter_async_context(serving(capture.app()))
-            face = SlackFace(core=bot.core, flavour="mattermost", post=post_json, token=MattermostToken(TOKEN),
-                             response_origin=hook, ack_after=ack_after)
+            face = SlackFace(
+                core=bot.core,
+                flavour="mattermost",
+                post=post_json,
+                token=MattermostToken(TOKEN),
+                response_origin=hook,
+                ack_after=ack_after,
+            )
             base = await stack.enter_async_context(serving(face.app()))
             http = await stack.enter_async_context(httpx.AsyncClient(timeout=30))
             return MM(bot=bot, http=http, base=base, hook=hook, capture=capture, face=face)

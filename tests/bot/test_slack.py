@@ -64,8 +64,15 @@ class SlowClient:
 @pytest.fixture
 async def rig(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[..., Any]]:
     async with contextlib.AsyncExitStack() as stack:
-        async def start(*, extra: str = "", delay: float = 0.0, ack_after: float = 2.5,
-                        origin: str | None = None, clock: Callable[[], float] | None = None) -> Rig:
+
+        async def start(
+            *,
+            extra: str = "",
+            delay: float = 0.0,
+            ack_after: float = 2.5,
+            origin: str | None = None,
+            clock: Callable[[], float] | None = None,
+        ) -> Rig:
             bot = make_bot(extra, roles=(OPERATORS, VIEWERS), platform="slack", prefix="/pets ")
             if delay or clock:  # sessions as the bot makes them, on a slow client or the test's clock
                 policy = bot_policy(bot.composition.policy, bot.settings.bot)
@@ -73,15 +80,28 @@ async def rig(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[..., Any]]
                 def session(actor: Actor) -> CommandSession:
                     c = bot.composition
                     client = SlowClient(c.client, delay) if delay else c.client
-                    return CommandSession(client, env=c.env, registry=c.registry, actor=actor, policy=policy,
-                                          audit=c.audit, confirm_ttl=bot.settings.bot.confirm_ttl,
-                                          clock=clock or time.monotonic)
+                    return CommandSession(
+                        client,
+                        env=c.env,
+                        registry=c.registry,
+                        actor=actor,
+                        policy=policy,
+                        audit=c.audit,
+                        confirm_ttl=bot.settings.bot.confirm_ttl,
+                        clock=clock or time.monotonic,
+                    )
 
                 bot.core._make_session = session
             capture = Capture()
             hook = await stack.enter_async_context(serving(capture.app()))
-            face = SlackFace(core=bot.core, flavour="slack", post=post_json, signature=SlackSignature(SECRET),
-                             response_origin=origin or hook, ack_after=ack_after)
+            face = SlackFace(
+                core=bot.core,
+                flavour="slack",
+                post=post_json,
+                signature=SlackSignature(SECRET),
+                response_origin=origin or hook,
+                ack_after=ack_after,
+            )
             base = await stack.enter_async_context(serving(face.app()))
             http = await stack.enter_async_context(httpx.AsyncClient(timeout=30))
             return Rig(bot=bot, slack=SlackClient(http=http, base=base, hook=hook), capture=capture, face=face)
@@ -102,8 +122,14 @@ async def test_reads_answer_at_once_ephemeral_in_a_monospaced_block(rig: Callabl
     assert text.startswith("```\nid  name    category  status\n 4  Goldie") and text.endswith("```")
     assert "more on the next page (/pets more, or /pets list --all for every page)" in text
     assert "Tweety" not in block_text((await r.slack.command("more", user=BOB)).json())  # sold only: 4, 6, 9 ...
-    for line, expected in [("get 1", "Rex"), ("orders", "orders"), ("whoami", "slack:T1/UBOB"),
-                           ("env", "sk-..."), ("", "/pets list [STATUS]"), ("help get", "/pets get ID")]:
+    for line, expected in [
+        ("get 1", "Rex"),
+        ("orders", "orders"),
+        ("whoami", "slack:T1/UBOB"),
+        ("env", "sk-..."),
+        ("", "/pets list [STATUS]"),
+        ("help get", "/pets get ID"),
+    ]:
         payload = (await r.slack.command(line, user=BOB)).json()
         assert payload["response_type"] == "ephemeral" and expected in block_text(payload), line
     assert r.capture.posts == []
@@ -178,14 +204,28 @@ async def test_a_press_after_the_confirmation_expired_sends_nothing(rig: Callabl
 
 
 #: A line for every command of the registry (a new command fails the test below until it has one).
-SAMPLE_LINES = {"list": "list --limit 2", "more": "more", "add": "add Rex --category 1", "get": "get 1",
-                "orders": "orders", "env": "env", "whoami": "whoami", "help": "help", "confirm": "confirm ABCD",
-                "cancel": "cancel ABCD", "history": "history", "sleep": "sleep 0", "expect": "expect ok",
-                "quit": "quit"}
+SAMPLE_LINES = {
+    "list": "list --limit 2",
+    "more": "more",
+    "add": "add Rex --category 1",
+    "get": "get 1",
+    "orders": "orders",
+    "env": "env",
+    "whoami": "whoami",
+    "help": "help",
+    "confirm": "confirm ABCD",
+    "cancel": "cancel ABCD",
+    "history": "history",
+    "sleep": "sleep 0",
+    "expect": "expect ok",
+    "quit": "quit",
+}
 #: What each role gets: the commands refused (and why); every other command runs.
 REFUSED = {
-    "none": {**dict.fromkeys(["list", "more", "get", "orders", "env"], "needs the viewer role; you have none"),
-             **dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role; you have none")},
+    "none": {
+        **dict.fromkeys(["list", "more", "get", "orders", "env"], "needs the viewer role; you have none"),
+        **dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role; you have none"),
+    },
     "viewer": dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role; you have viewer"),
     "operator": {},
 }
@@ -214,8 +254,9 @@ async def test_every_command_for_every_role(rig: Callable[..., Any], role: str) 
     assert r.capture.posts == []
 
 
-@pytest.mark.parametrize("case", ["bad signature", "old timestamp", "future timestamp", "no headers", "not a number",
-                                  "other secret"])
+@pytest.mark.parametrize(
+    "case", ["bad signature", "old timestamp", "future timestamp", "no headers", "not a number", "other secret"]
+)
 async def test_an_unverified_request_gets_401_and_runs_nothing(rig: Callable[..., Any], case: str) -> None:
     r: Rig = await rig(extra="confirm_writes = false")
     before = await r.bot.pet_count()
@@ -235,23 +276,29 @@ async def test_an_unverified_request_gets_401_and_runs_nothing(rig: Callable[...
 
 
 async def test_the_refusal_reason_is_logged_never_the_secret(
-        rig: Callable[..., Any], caplog: pytest.LogCaptureFixture) -> None:
+    rig: Callable[..., Any], caplog: pytest.LogCaptureFixture
+) -> None:
     r: Rig = await rig()
     body = r.slack.command_body("list", user=ALICE)
     with caplog.at_level(logging.WARNING, logger="petstore_bot.slack"):
-        await r.slack.http.post(f"{r.slack.base}/slack/commands", content=body,
-                                headers=sign(body, timestamp=int(time.time()) - 3600))
+        await r.slack.http.post(
+            f"{r.slack.base}/slack/commands", content=body, headers=sign(body, timestamp=int(time.time()) - 3600)
+        )
     assert "more than 5 minutes away" in caplog.text and SECRET not in caplog.text
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    (b"x" * 20_000, "request body too large: at most 16384 bytes"),
-    (b"%%%not a form", "body is not a URL-encoded form"),
-    (b"\xff\xfe", "body is not UTF-8"),
-    (b"text=list&user_id=U1", "missing form fields: command, channel_id, response_url, team_id"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"x" * 20_000, "request body too large: at most 16384 bytes"),
+        (b"%%%not a form", "body is not a URL-encoded form"),
+        (b"\xff\xfe", "body is not UTF-8"),
+        (b"text=list&user_id=U1", "missing form fields: command, channel_id, response_url, team_id"),
+    ],
+)
 async def test_a_huge_or_malformed_body_is_a_clear_400_or_401_and_runs_nothing(
-        rig: Callable[..., Any], body: bytes, message: str) -> None:
+    rig: Callable[..., Any], body: bytes, message: str
+) -> None:
     r: Rig = await rig()
     answer = await r.slack.http.post(f"{r.slack.base}/slack/commands", content=body, headers=sign(body))
     if message == "body is not UTF-8":  # cannot be verified at all
@@ -272,7 +319,8 @@ async def test_a_slow_service_gets_an_ack_then_one_delayed_response(rig: Callabl
 
 
 async def test_a_response_url_off_the_platform_origin_is_never_called(
-        rig: Callable[..., Any], caplog: pytest.LogCaptureFixture) -> None:
+    rig: Callable[..., Any], caplog: pytest.LogCaptureFixture
+) -> None:
     r: Rig = await rig(delay=0.3, ack_after=0.05, origin="https://hooks.slack.com")
     with caplog.at_level(logging.WARNING, logger="petstore_bot.slack"):
         await r.slack.command("get 1", user=BOB)
@@ -310,8 +358,11 @@ def test_every_payload_shape_is_valid_block_kit() -> None:
     from petstore_bot.slack_render import Message, slack_payload
 
     asked = ConfirmationNeeded(code="7F3K", what="add pet 'Rex'", line="add Rex", ttl=60)
-    for message in (Message(text="a\n" * 5000, in_channel=False), Message(text="x", in_channel=True),
-                    Message(text="To add pet 'Rex'?", in_channel=False, confirm=asked)):
+    for message in (
+        Message(text="a\n" * 5000, in_channel=False),
+        Message(text="x", in_channel=True),
+        Message(text="To add pet 'Rex'?", in_channel=False, confirm=asked),
+    ):
         blocks = slack_payload(message)["blocks"]
         assert isinstance(blocks, list) and len(blocks) <= 50
         for block in blocks:
@@ -365,8 +416,9 @@ def test_replies_are_encoded_as_starlettes_json_response_encodes_them() -> None:
         return {"type": "http.disconnect"}
 
     scope = {"type": "http", "method": "POST", "path": "/"}
-    assert asyncio.run(sent(lambda send: _send_json(send, payload))) == \
-        asyncio.run(sent(lambda send: JSONResponse(payload)(scope, receive, send)))
+    assert asyncio.run(sent(lambda send: _send_json(send, payload))) == asyncio.run(
+        sent(lambda send: JSONResponse(payload)(scope, receive, send))
+    )
 
 
 @given(st.lists(st.integers(min_value=0, max_value=3000), min_size=0, max_size=4), st.sampled_from(["\n", "\r\n"]))

@@ -27,8 +27,9 @@ def ok(result: object) -> Outcome:
 
 LIST = ok(PetList(pets=[pet(1, "Rex"), pet(2, "Tom", "sold")]))
 DETAIL = ok(PetDetail(pet=pet(3, "Tweety", "pending"), notice=DeprecationNotice("getPet", date(2030, 12, 5))))
-NOT_FOUND = Outcome(line="/get 9", failure=classify(NotFoundError(ErrorBody(code="not_found", message="no pet",
-                                                                           status=404))))
+NOT_FOUND = Outcome(
+    line="/get 9", failure=classify(NotFoundError(ErrorBody(code="not_found", message="no pet", status=404)))
+)
 USAGE = Outcome(line="/list --limit 0", failure=classify(UsageError("limit", usage="/list")))
 
 

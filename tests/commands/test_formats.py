@@ -13,15 +13,20 @@ from bot_commands.session import CommandSession
 from bot_commands.views import present
 from petstore_api.models import Pet
 
-PETS = [Pet.model_validate({"id": 1, "name": 'Rex, "the"\tdog', "categoryId": 3, "status": "sold"}),
-        Pet.model_validate({"id": 2, "name": "\U0001f436" * 40, "categoryId": 4})]
+PETS = [
+    Pet.model_validate({"id": 1, "name": 'Rex, "the"\tdog', "categoryId": 3, "status": "sold"}),
+    Pet.model_validate({"id": 2, "name": "\U0001f436" * 40, "categoryId": 4}),
+]
 
 
 def test_a_pet_list_is_a_header_and_one_row_per_pet() -> None:
     view = present(r.PetList(pets=PETS)).view
     rows = list(csv.reader(io.StringIO(to_csv(view))))
-    assert rows == [["id", "name", "category", "status"], ["1", 'Rex, "the"␉dog', "3", "sold"],
-                    ["2", "\U0001f436" * 40, "4", "-"]]
+    assert rows == [
+        ["id", "name", "category", "status"],
+        ["1", 'Rex, "the"␉dog', "3", "sold"],
+        ["2", "\U0001f436" * 40, "4", "-"],
+    ]
     assert to_tsv(view).splitlines()[1] == '1\tRex, "the"␉dog\t3\tsold'
 
 
@@ -29,7 +34,12 @@ def test_truncation_is_in_the_json_object_only_when_all_stopped_at_its_guard() -
     cut = r.PetList(pets=PETS, next_url="http://x/v1/pets?cursor=9", pages=100, truncated=True)
     assert truncation(cut) == {"truncated": True, "pages": 100}
     assert record(Outcome(line="/list --all", result=cut)) == {
-        "command": "/list --all", "ok": True, "result": [], "truncated": True, "pages": 100}
+        "command": "/list --all",
+        "ok": True,
+        "result": [],
+        "truncated": True,
+        "pages": 100,
+    }
     assert truncation(r.PetList(pets=PETS, next_url="http://x/v1/pets?cursor=9")) == {}
 
 

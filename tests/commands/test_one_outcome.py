@@ -57,8 +57,12 @@ def _rich(view: object) -> str:
 
 
 RENDERERS: dict[str, Callable[[object], str]] = {
-    "rich": _rich, "plain": to_plain, "markdown": to_markdown, "html": to_html,  # type: ignore[dict-item]
-    "tsv": to_tsv, "csv": to_csv,  # type: ignore[dict-item]
+    "rich": _rich,
+    "plain": to_plain,
+    "markdown": to_markdown,
+    "html": to_html,  # type: ignore[dict-item]
+    "tsv": to_tsv,
+    "csv": to_csv,  # type: ignore[dict-item]
 }
 
 
@@ -141,8 +145,13 @@ async def test_read_only_hides_writes_and_refuses_them(as_actor) -> None:
     assert outcome.failure is not None and outcome.failure.code == "read_only"
 
 
-@pytest.mark.parametrize("flags", [dict(zip(("read_only", "production", "confirm_writes", "deferred", "terminal"),
-                                                bits, strict=True)) for bits in itertools.product((False, True), repeat=5)])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        dict(zip(("read_only", "production", "confirm_writes", "deferred", "terminal"), bits, strict=True))
+        for bits in itertools.product((False, True), repeat=5)
+    ],
+)
 def test_what_help_lists_as_allowed_the_policy_never_refuses(flags: dict[str, bool]) -> None:
     """The session runs a command it lists as allowed without asking the policy again: that must be the same answer."""
     policy = Policy(**flags)

@@ -14,8 +14,22 @@ from bot_commands.registry import Arg, Registry, command
 
 REGISTRY = default_registry()
 
-NAMES = ["list", "more", "add", "get", "orders", "env", "whoami", "help", "confirm", "cancel", "history", "sleep", "expect",
-         "quit"]
+NAMES = [
+    "list",
+    "more",
+    "add",
+    "get",
+    "orders",
+    "env",
+    "whoami",
+    "help",
+    "confirm",
+    "cancel",
+    "history",
+    "sleep",
+    "expect",
+    "quit",
+]
 
 
 def parse(line: str) -> dict[str, Any]:
@@ -179,8 +193,12 @@ def test_help_comes_from_the_registry() -> None:
 
 
 def test_a_new_registry_derives_everything_from_one_declaration() -> None:
-    @command("greet", aliases=("hi",), summary="Say hello", args=[
-        Arg("who", "WHO", required=True), Arg("loud", flag="--loud", switch=True)])
+    @command(
+        "greet",
+        aliases=("hi",),
+        summary="Say hello",
+        args=[Arg("who", "WHO", required=True), Arg("loud", flag="--loud", switch=True)],
+    )
     async def greet(session: Any, args: dict[str, Any]) -> Any:
         return None
 
@@ -195,8 +213,32 @@ def test_a_new_registry_derives_everything_from_one_declaration() -> None:
 
 
 WORDS = st.sampled_from(
-    ["/list", "list", "/add", "/get", "/expect", "/history", "/sleep", "/help", "--limit", "--status", "--all",
-     "--category", "sold", "name=", "categoryId=", "$last", '"', "'", "\u201c", "\u2014", "--", "-", "=", "save"]
+    [
+        "/list",
+        "list",
+        "/add",
+        "/get",
+        "/expect",
+        "/history",
+        "/sleep",
+        "/help",
+        "--limit",
+        "--status",
+        "--all",
+        "--category",
+        "sold",
+        "name=",
+        "categoryId=",
+        "$last",
+        '"',
+        "'",
+        "\u201c",
+        "\u2014",
+        "--",
+        "-",
+        "=",
+        "save",
+    ]
 )
 LINES = st.one_of(
     st.text(max_size=120),

@@ -110,8 +110,10 @@ def test_detail_and_its_deprecation_notice_once() -> None:
     first = PetDetail(pet=pet(3, "Tweety"), notice=notice, first_notice=True)
     later = PetDetail(pet=pet(3, "Tweety"), notice=notice, first_notice=False)
     assert "Pet 3" in draw(render(first))
-    assert notices(first) == ["note: getPet is deprecated and will be removed on 5 December 2030; "
-                              "use listPets (GET /pets) with a status filter instead."]
+    assert notices(first) == [
+        "note: getPet is deprecated and will be removed on 5 December 2030; "
+        "use listPets (GET /pets) with a status filter instead."
+    ]
     assert notices(later) == [] and notices(Quit()) == []
 
 
@@ -156,14 +158,20 @@ def test_env_notice_history_expectation_and_silent_results() -> None:
 @pytest.mark.parametrize(
     ("exc", "line"),
     [
-        (NotFoundError(ErrorBody(code="not_found", message="no pet \x1b[31m", status=404)),
-         "error: no pet \u241b[31m (HTTP 404, not_found)"),
+        (
+            NotFoundError(ErrorBody(code="not_found", message="no pet \x1b[31m", status=404)),
+            "error: no pet \u241b[31m (HTTP 404, not_found)",
+        ),
         (UsageError("limit too big", usage="/list [--limit N]"), "limit too big. Usage: /list [--limit N]"),
         (ExpectationFailed(expected="count 3", actual="count 2"), "expectation failed: expected count 3, got count 2"),
-        (ConnectError("cannot connect to 127.0.0.1:9"),
-         "error: cannot connect to 127.0.0.1:9. Is the service running? Check the base URL (--base-url or PETSTORE_BASE_URL)."),
-        (AuthenticationError(ErrorBody(code="unauthorized", message="invalid API key", status=401)),
-         "error: invalid API key (HTTP 401, unauthorized). Check the API key: PETSTORE_API_KEY, or api_key in the config file."),
+        (
+            ConnectError("cannot connect to 127.0.0.1:9"),
+            "error: cannot connect to 127.0.0.1:9. Is the service running? Check the base URL (--base-url or PETSTORE_BASE_URL).",
+        ),
+        (
+            AuthenticationError(ErrorBody(code="unauthorized", message="invalid API key", status=401)),
+            "error: invalid API key (HTTP 401, unauthorized). Check the API key: PETSTORE_API_KEY, or api_key in the config file.",
+        ),
         (KeyError("boom"), "internal error: KeyError: 'boom'"),
     ],
 )
@@ -186,15 +194,22 @@ def test_visible_keeps_printable_text_and_newlines_on_request() -> None:
     assert clip("abcdef", 4) == "abc…" and clip("abc", 4) == "abc" and clip("abc", 0) == ""
 
 
-@pytest.mark.parametrize(("text", "shown"), [
-    ("unknown command /lsit; did you mean /list? /help lists the commands",
-     "unknown command /lsit; did you mean !list? !help lists the commands"),  # /lsit is no command
-    ("/add needs the operator role", "!add needs the operator role"),
-    ("(see /help)", "(see !help)"),
-    ("GET /v1/pets failed; see http://host/list or /tmp/list.log", "GET /v1/pets failed; see http://host/list or "
-     "/tmp/list.log"),  # paths and addresses stay
-    ("a pet named x/list or /listing", "a pet named x/list or /listing"),
-])
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "unknown command /lsit; did you mean /list? /help lists the commands",
+            "unknown command /lsit; did you mean !list? !help lists the commands",
+        ),  # /lsit is no command
+        ("/add needs the operator role", "!add needs the operator role"),
+        ("(see /help)", "(see !help)"),
+        (
+            "GET /v1/pets failed; see http://host/list or /tmp/list.log",
+            "GET /v1/pets failed; see http://host/list or /tmp/list.log",
+        ),  # paths and addresses stay
+        ("a pet named x/list or /listing", "a pet named x/list or /listing"),
+    ],
+)
 def test_a_failure_names_commands_as_the_face_types_them(text: str, shown: str) -> None:
     assert with_prefix(text, prefix="!", commands={"list", "help", "add"}) == shown
     assert with_prefix(text, prefix="/", commands={"list", "help", "add"}) == text

@@ -113,8 +113,16 @@ async def test_env_never_shows_the_key(session: CommandSession, sandbox: Any) ->
 
 
 BAD_LINES = [
-    "/lst", "/add 'Rex --category 3", "/list --limit 0", "/list --limit 101", "/list --limit abc",
-    "/list adopted", "/add --category 3", "/add Rex", "/get 9223372036854775808", "/get -9223372036854775809",
+    "/lst",
+    "/add 'Rex --category 3",
+    "/list --limit 0",
+    "/list --limit 101",
+    "/list --limit abc",
+    "/list adopted",
+    "/add --category 3",
+    "/add Rex",
+    "/get 9223372036854775808",
+    "/get -9223372036854775809",
 ]
 
 
@@ -201,8 +209,14 @@ async def test_history_lists_and_saves_a_replayable_script(
         await session.execute("/lst")
     listing = await session.execute("/history")
     assert isinstance(listing, HistoryListing)
-    assert listing.lines == ("/list sold", "/add Rex --category 1", "/get $last", "# failed: /get 999",
-                             "/get 998", "/expect error 404")
+    assert listing.lines == (
+        "/list sold",
+        "/add Rex --category 1",
+        "/get $last",
+        "# failed: /get 999",
+        "/get 998",
+        "/expect error 404",
+    )
     target = tmp_path / "saved.txt"
     notice = await session.execute(f"/history save {target}")
     assert isinstance(notice, Notice) and "saved 6 commands" in notice.text
@@ -247,15 +261,42 @@ async def test_seen_ids_and_completion(session: CommandSession) -> None:
     assert session.complete("/list s") == ["/list sold"]
     assert session.complete("/list sold --") == ["/list sold --status", "/list sold --limit", "/list sold --all"]
     assert session.complete("/add Rex status=a") == ["/add Rex status=available"]
-    assert session.complete("/expect status ") == ["/expect status available", "/expect status pending",
-                                                  "/expect status sold"]
+    assert session.complete("/expect status ") == [
+        "/expect status available",
+        "/expect status pending",
+        "/expect status sold",
+    ]
     assert session.complete("/help hi") == ["/help history"]
     assert session.complete("/nope ") == [] and session.complete('/add "Rex ') == []
 
 
 LINE_PARTS = st.sampled_from(
-    ["/list", "/add", "/get", "/orders", "/env", "/help", "/expect", "/history", "/sleep", "count", "error", "ok",
-     "--limit", "--status", "--all", "--category", "sold", "Rex", "3", "-1", "$last", "name=", "categoryId=7", '"']
+    [
+        "/list",
+        "/add",
+        "/get",
+        "/orders",
+        "/env",
+        "/help",
+        "/expect",
+        "/history",
+        "/sleep",
+        "count",
+        "error",
+        "ok",
+        "--limit",
+        "--status",
+        "--all",
+        "--category",
+        "sold",
+        "Rex",
+        "3",
+        "-1",
+        "$last",
+        "name=",
+        "categoryId=7",
+        '"',
+    ]
 )
 
 

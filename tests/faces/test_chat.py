@@ -107,8 +107,13 @@ def test_interactive_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_exits(clien
     out = io.StringIO()
     session = CommandSession(client, registry=REGISTRY, env=ENV)
     with asyncio.Runner() as runner:
-        loop = ChatLoop(session, console=Console(file=out, width=100), runner=runner,
-                        read=reader(KeyboardInterrupt, "/env", EOFError), interactive=True)
+        loop = ChatLoop(
+            session,
+            console=Console(file=out, width=100),
+            runner=runner,
+            read=reader(KeyboardInterrupt, "/env", EOFError),
+            interactive=True,
+        )
         assert loop.prompt == "sandbox> "
         assert loop.run() == 0
         runner.run(client.aclose())

@@ -23,8 +23,14 @@ CANARY = "sk-CANARY-config-77aa99bb"
 def petstore(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
     base.update(XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
-    return subprocess.run([sys.executable, "-m", "petstore_cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, env={**base, **env})
+    return subprocess.run(
+        [sys.executable, "-m", "petstore_cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**base, **env},
+    )
 
 
 # -- config -------------------------------------------------------------------------------------
@@ -54,11 +60,20 @@ def test_path_init_and_never_overwrite(tmp_path: Path) -> None:
 
 def test_show_names_the_source_of_every_setting_and_masks_keys(tmp_path: Path) -> None:
     cfg = tmp_path / "c.toml"
-    cfg.write_text(f'# mine\nbase_url = "http://127.0.0.1:9/v1"\n\n[http]\ntimeout = 5\n\n[production]\n'
-                   f'api_key = "{CANARY}"\n')
+    cfg.write_text(
+        f'# mine\nbase_url = "http://127.0.0.1:9/v1"\n\n[http]\ntimeout = 5\n\n[production]\napi_key = "{CANARY}"\n'
+    )
     cfg.chmod(0o600)
-    out = petstore(tmp_path, "config", "show", "--config", str(cfg), "--read-only", PETSTORE_HTTP__RETRIES="4",
-                   PETSTORE_API_KEY=CANARY)
+    out = petstore(
+        tmp_path,
+        "config",
+        "show",
+        "--config",
+        str(cfg),
+        "--read-only",
+        PETSTORE_HTTP__RETRIES="4",
+        PETSTORE_API_KEY=CANARY,
+    )
     assert out.returncode == 0, out.stderr
     rows = {line.split()[0]: line.split()[1:] for line in out.stdout.splitlines() if not line.startswith("#")}
     assert rows["read_only"] == ["true", "flag", "--read-only"]
@@ -80,15 +95,18 @@ def _leaves(model: type) -> list[str]:
     out = []
     for name, field in model.model_fields.items():  # type: ignore[attr-defined]
         kind = field.annotation
-        out += [f"{name}.{leaf}" for leaf in _leaves(kind)] if isinstance(kind, type) and issubclass(
-            kind, BaseModel) else [name]
+        out += (
+            [f"{name}.{leaf}" for leaf in _leaves(kind)]
+            if isinstance(kind, type) and issubclass(kind, BaseModel)
+            else [name]
+        )
     return out
 
 
 def test_toml_line_finds_sections_and_dotted_keys() -> None:
     text = 'env = "x"\n[http]\n# timeout = 1\ntimeout = 2\n[ui]\npage_size=3\n'
     assert toml_line(text, ("env",)) == 1 and toml_line(text, ("http", "timeout")) == 4
-    assert toml_line(text, ("ui", "page_size")) == 6 and toml_line('http.retries = 1\n', ("http", "retries")) == 1
+    assert toml_line(text, ("ui", "page_size")) == 6 and toml_line("http.retries = 1\n", ("http", "retries")) == 1
 
 
 def test_missing_settings_name_the_file_and_the_variable(tmp_path: Path) -> None:
@@ -141,8 +159,9 @@ def _bash_complete(tmp_path: Path, *words: str) -> list[str]:
         script.write_text(petstore(tmp_path, "completion", "bash").stdout)
     driver = tmp_path / "driver.sh"
     driver.write_text(BASH_DRIVER)
-    out = subprocess.run(["bash", str(driver), str(script), *words], capture_output=True, text=True, timeout=30,
-                         cwd=tmp_path)
+    out = subprocess.run(
+        ["bash", str(driver), str(script), *words], capture_output=True, text=True, timeout=30, cwd=tmp_path
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout.split()
 

@@ -73,8 +73,14 @@ said = {
 
 def run(tmp_path: Path, *, cached: bool) -> tuple[dict[str, object], int]:
     """What the classes do, and how many entries the process compiled (-1: no cache installed)."""
-    install = (f"from petstore_cli.dataclass_code import CodeCache, install\n"
-               f"cache = install(CodeCache({str(tmp_path / 'cache' / 'code.marshal')!r}))\n") if cached else "cache = None\n"
+    install = (
+        (
+            f"from petstore_cli.dataclass_code import CodeCache, install\n"
+            f"cache = install(CodeCache({str(tmp_path / 'cache' / 'code.marshal')!r}))\n"
+        )
+        if cached
+        else "cache = None\n"
+    )
     code = install + CLASSES + "print(json.dumps([said, -1 if cache is None else len(cache.new)]))\n"
     said, compiled = json.loads(python_run(code).stdout)
     return said, compiled
@@ -126,11 +132,13 @@ def test_nothing_is_installed_where_dataclasses_builds_methods_another_way(monke
 
 
 def test_the_program_installs_it_but_not_for_version_or_help(tmp_path: Path) -> None:
-    probe = ("import sys, dataclasses\n"
-             "sys.argv = ['petstore', *{words!r}]\n"
-             "from petstore_cli.main import main\n"
-             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-             "print('petstore_cli.dataclass_code' in sys.modules, file=sys.stderr)\n")
+    probe = (
+        "import sys, dataclasses\n"
+        "sys.argv = ['petstore', *{words!r}]\n"
+        "from petstore_cli.main import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('petstore_cli.dataclass_code' in sys.modules, file=sys.stderr)\n"
+    )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     for words, installed in ((["--version"], "False"), (["--help"], "False"), (["config", "path"], "True")):
         out = python_run(probe.format(words=words), env=env)

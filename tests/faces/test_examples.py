@@ -22,7 +22,11 @@ def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
     return subprocess.run(
         [sys.executable, "-m", "petstore_cli", "--sandbox-reset", "run", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

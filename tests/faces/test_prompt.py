@@ -77,17 +77,19 @@ def test_menu_shows_each_command_with_its_summary(client: PetStoreClient) -> Non
     completer = PromptEditor(session, history_path=None, output=DummyOutput()).prompt_session.completer
     assert completer is not None
     menu = {c.display_text: c.display_meta_text for c in completer.get_completions(Document("/h"), CompleteEvent())}
-    assert menu == {"/help": "List the commands, or explain one",
-                    "/history": "Show this session's commands, or save them as a script"}
-    flags = {c.display_text: c.display_meta_text for c in
-             completer.get_completions(Document("/list --"), CompleteEvent())}
+    assert menu == {
+        "/help": "List the commands, or explain one",
+        "/history": "Show this session's commands, or save them as a script",
+    }
+    flags = {
+        c.display_text: c.display_meta_text for c in completer.get_completions(Document("/list --"), CompleteEvent())
+    }
     assert flags["--limit"] == "pets per page, 1 to 100" and "--all" in flags
     ids = list(completer.get_completions(Document("/get "), CompleteEvent()))
     assert [(c.text, c.display_meta_text) for c in ids] == [("42 ", "a pet id seen in this session")]
 
 
-def test_right_arrow_takes_the_suggestion_from_history(client: PetStoreClient, pipe: PipeInput,
-                                                       tmp_path: Path) -> None:
+def test_right_arrow_takes_the_suggestion_from_history(client: PetStoreClient, pipe: PipeInput, tmp_path: Path) -> None:
     path = tmp_path / "history"
     session = CommandSession(client, registry=REGISTRY, env=ENV)
     first = editor(session, pipe, path)
@@ -105,8 +107,9 @@ def test_ctrl_r_searches_the_history(client: PetStoreClient, pipe: PipeInput, tm
     assert typed(edit, pipe, CTRL_R, "get", ENTER, ENTER) == "/get 7"
 
 
-def test_history_file_keeps_no_line_with_a_key_and_is_private(client: PetStoreClient, pipe: PipeInput,
-                                                               tmp_path: Path) -> None:
+def test_history_file_keeps_no_line_with_a_key_and_is_private(
+    client: PetStoreClient, pipe: PipeInput, tmp_path: Path
+) -> None:
     path = tmp_path / "data" / "history"
     edit = editor(CommandSession(client, registry=REGISTRY, env=ENV), pipe, path)
     typed(edit, pipe, "/env", ENTER)
@@ -142,10 +145,15 @@ async def test_toolbar_shows_where_and_the_last_outcome(client: PetStoreClient) 
 def test_lexer_marks_what_cannot_run() -> None:
     lexer = CommandLexer(REGISTRY)
     assert lexer.tokens('/list --status sold "Rex"') == [
-        ("class:command", "/list"), ("", " "), ("class:flag", "--status"), ("", " "), ("", "sold"), ("", " "),
-        ("class:string", '"Rex"')]
-    assert [s for s, _ in lexer.tokens('/lsit --bogus "open')] == ["class:error", "", "", "",
-                                                                   "class:error"]
+        ("class:command", "/list"),
+        ("", " "),
+        ("class:flag", "--status"),
+        ("", " "),
+        ("", "sold"),
+        ("", " "),
+        ("class:string", '"Rex"'),
+    ]
+    assert [s for s, _ in lexer.tokens('/lsit --bogus "open')] == ["class:error", "", "", "", "class:error"]
     assert lexer.tokens("/list --nope")[-1] == ("class:error", "--nope")
 
 
@@ -167,8 +175,15 @@ class Terminal:
         env.update(TERM="xterm", XDG_DATA_HOME=str(home / "data"), XDG_CONFIG_HOME=str(home / "config"))
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # 100 x 30
-        self.proc = subprocess.Popen([sys.executable, "-m", "petstore_cli", *args, "chat"], cwd=Path(__file__).parents[2],
-                                     env=env, stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "petstore_cli", *args, "chat"],
+            cwd=Path(__file__).parents[2],
+            env=env,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            close_fds=True,
+        )
         os.close(slave)
         self.seen = ""
 
@@ -186,7 +201,7 @@ class Terminal:
             if b"\x1b[6n" in chunk:  # a cursor position request, as a terminal answers it (the toolbar needs it)
                 os.write(self.master, b"\x1b[1;1R")
             self.seen += chunk.decode("utf-8", "replace")
-        self.seen = self.seen[self.seen.index(text) + len(text):]
+        self.seen = self.seen[self.seen.index(text) + len(text) :]
 
     def send(self, keys: str) -> None:
         import os

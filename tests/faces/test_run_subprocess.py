@@ -25,9 +25,26 @@ pytestmark = [
 def server(tmp_path: Path) -> Iterator[str]:
     """``petstore serve`` on an ephemeral loopback port, seeded; yields its base URL."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "petstore_cli", "serve", "--host", "127.0.0.1", "--port", "0",
-         "--db", str(tmp_path / "pets.db"), "--api-key", KEY, "--seed"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path),
+        [
+            sys.executable,
+            "-m",
+            "petstore_cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--db",
+            str(tmp_path / "pets.db"),
+            "--api-key",
+            KEY,
+            "--seed",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path),
     )
     try:
         line = proc.stdout.readline() if proc.stdout else ""
@@ -47,8 +64,13 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def petstore(tmp_path: Path, *args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "petstore_cli", *args], cwd=ROOT, input=stdin, capture_output=True, text=True,
-        timeout=60, env=_env(tmp_path, PETSTORE_API_KEY=KEY, **env),
+        [sys.executable, "-m", "petstore_cli", *args],
+        cwd=ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(tmp_path, PETSTORE_API_KEY=KEY, **env),
     )
 
 
@@ -90,8 +112,17 @@ def test_every_command_as_json_lines(tmp_path: Path, server: str) -> None:
 
 
 def test_bad_input_exits_2_with_one_line_each_and_nothing_sent(tmp_path: Path, server: str) -> None:
-    bad = ["/lst", '/add "Rex --category 3', "/list --limit 0", "/list --limit 101", "/list --limit abc",
-           "/list adopted", "/add --category 3", "/add Rex", "/get 9223372036854775808"]
+    bad = [
+        "/lst",
+        '/add "Rex --category 3',
+        "/list --limit 0",
+        "/list --limit 101",
+        "/list --limit abc",
+        "/list adopted",
+        "/add --category 3",
+        "/add Rex",
+        "/get 9223372036854775808",
+    ]
     args = [a for line in bad for a in ("-c", line)]
     code, objs, _ = run_json(tmp_path, server, "--keep-going", *args, "-c", "/list")
     assert code == 2
@@ -146,10 +177,13 @@ def test_chat_reads_piped_stdin(tmp_path: Path, server: str) -> None:
 def test_piped_plain_output_never_loads_rich_console(tmp_path: Path, extra: dict[str, str], rich_loaded: bool) -> None:
     """A one-shot list into a pipe writes plain text without importing Rich's console (start-up,
     issue 20); when Rich may still call the pipe a terminal (FORCE_COLOR), Rich decides."""
-    code = ("import sys\nfrom petstore_cli.main import main\ncode = main(['run', '-c', '/list --limit 3'])\n"
-            "print(code, 'rich.console' in sys.modules, file=sys.stderr)\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                          env=_env(tmp_path, **extra))
+    code = (
+        "import sys\nfrom petstore_cli.main import main\ncode = main(['run', '-c', '/list --limit 3'])\n"
+        "print(code, 'rich.console' in sys.modules, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, env=_env(tmp_path, **extra)
+    )
     assert done.stderr.strip().splitlines()[-1] == f"0 {rich_loaded}"
     assert "Rex" in done.stdout
     if not rich_loaded:  # plain text: the header row as the plain format writes it

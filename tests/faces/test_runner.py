@@ -26,8 +26,9 @@ class FakeTTY(io.StringIO):
         return True
 
 
-async def run(session: CommandSession, script: str, *, out: io.StringIO | None = None,
-              **options: Any) -> tuple[int, str, str]:
+async def run(
+    session: CommandSession, script: str, *, out: io.StringIO | None = None, **options: Any
+) -> tuple[int, str, str]:
     out = out if out is not None else io.StringIO()
     err = io.StringIO()
     code = await run_script(session, parse_script(script), out=out, err=err, **options)
@@ -55,16 +56,23 @@ async def test_json_mode_prints_exactly_one_object_per_command(session: CommandS
     assert code == 0
     objs = lines(out)
     assert [o["command"] for o in objs] == [
-        "/list sold", "/expect count 4", '/add "Rex the Dog" --category 3 --status available', "/get 13",
-        '/expect name "Rex the Dog"', "/orders", "/env",
+        "/list sold",
+        "/expect count 4",
+        '/add "Rex the Dog" --category 3 --status available',
+        "/get 13",
+        '/expect name "Rex the Dog"',
+        "/orders",
+        "/env",
     ]
     assert all(o["ok"] is True and set(o) == {"command", "ok", "result"} for o in objs)
     assert [p["id"] for p in objs[0]["result"]] == [4, 6, 9, 11]
     assert objs[2]["result"] == {"id": 13, "name": "Rex the Dog", "categoryId": 3, "status": "available"}
     assert objs[3]["result"] == objs[2]["result"] and objs[5]["result"] == []
     assert objs[6]["result"]["api_key"].startswith("sk-...") and sandbox.api_key not in out + err
-    assert err.strip() == ("note: getPet is deprecated and will be removed on 5 December 2030; "
-                           "use listPets (GET /pets) with a status filter instead.")
+    assert err.strip() == (
+        "note: getPet is deprecated and will be removed on 5 December 2030; "
+        "use listPets (GET /pets) with a status filter instead."
+    )
 
 
 async def test_human_mode_renders_like_the_chat(session: CommandSession) -> None:
@@ -80,8 +88,11 @@ async def test_service_failure_stops_with_exit_1(session: CommandSession) -> Non
     assert code == 1
     objs = lines(out)
     assert len(objs) == 2
-    assert objs[1] == {"command": "/get 999", "ok": False,
-                       "error": {"code": "not_found", "message": "no pet with id '999'", "status": 404}}
+    assert objs[1] == {
+        "command": "/get 999",
+        "ok": False,
+        "error": {"code": "not_found", "message": "no pet with id '999'", "status": 404},
+    }
     assert "stopped: 2 commands not run (--keep-going runs them)" in err
 
 
@@ -123,8 +134,11 @@ async def test_failed_expectation_names_the_line_and_what_differed(session: Comm
     code, out, err = await run(session, script, json_mode=True)
     objs = lines(out)
     assert code == 1 and len(objs) == 2
-    assert objs[1]["error"] == {"code": "expectation_failed", "status": 0,
-                                "message": "line 3: expected count 3, got count 4"}
+    assert objs[1]["error"] == {
+        "code": "expectation_failed",
+        "status": 0,
+        "message": "line 3: expected count 3, got count 4",
+    }
     assert "line 3: expectation failed" in err
 
 
@@ -202,9 +216,14 @@ async def test_unreachable_service_is_exit_1_with_code_connect(sleeps: Any) -> N
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("connection refused", request=request)
 
-    client = PetStoreClient(base_url="http://127.0.0.1:9/v1", transport=httpx.MockTransport(refuse),
-                            retry=RetryPolicy(attempts=1, sleep=sleeps))
-    session = CommandSession(client, registry=REGISTRY, env=EnvInfo(env="custom", base_url="http://127.0.0.1:9/v1", masked_key="(none)"))
+    client = PetStoreClient(
+        base_url="http://127.0.0.1:9/v1",
+        transport=httpx.MockTransport(refuse),
+        retry=RetryPolicy(attempts=1, sleep=sleeps),
+    )
+    session = CommandSession(
+        client, registry=REGISTRY, env=EnvInfo(env="custom", base_url="http://127.0.0.1:9/v1", masked_key="(none)")
+    )
     async with client:
         code, out, _ = await run(session, "/list\n/env\n", json_mode=True)
     (obj,) = lines(out)

@@ -37,9 +37,25 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
     """``petstore serve`` on loopback, seeded with the dozen sample pets: (base URL, database)."""
     db = tmp_path_factory.mktemp("serve") / "pets.db"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "petstore_cli", "serve", "--host", "127.0.0.1", "--port", "0", "--db", str(db),
-         "--api-key", KEY, "--seed"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "petstore_cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--db",
+            str(db),
+            "--api-key",
+            KEY,
+            "--seed",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env=_env(tmp_path_factory.mktemp("home")),
     )
     try:
@@ -53,15 +69,22 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PETSTORE_", "NO_COLOR", "FORCE_COLOR"))}
-    env.update(XDG_CONFIG_HOME=str(home / "config"), XDG_DATA_HOME=str(home / "data"), COLUMNS="100",
-               PETSTORE_API_KEY=KEY)
+    env.update(
+        XDG_CONFIG_HOME=str(home / "config"), XDG_DATA_HOME=str(home / "data"), COLUMNS="100", PETSTORE_API_KEY=KEY
+    )
     env.update(extra)
     return env
 
 
 def petstore(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "petstore_cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, env=_env(tmp_path, **env))
+    return subprocess.run(
+        [sys.executable, "-m", "petstore_cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(tmp_path, **env),
+    )
 
 
 def jsonl(out: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
@@ -71,18 +94,21 @@ def jsonl(out: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
 # -- the same as run -c -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("words", [
-    ["list", "sold", "--limit", "2"],
-    ["ls", "--status", "pending"],
-    ["get", "3"],
-    ["get", "424242"],
-    ["orders"],
-    ["env"],
-    ["list", "--limit", "0"],
-    ["list", "--limti", "3"],
-    ["add", "--category", "3"],
-    ["whoami"],
-])
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["list", "sold", "--limit", "2"],
+        ["ls", "--status", "pending"],
+        ["get", "3"],
+        ["get", "424242"],
+        ["orders"],
+        ["env"],
+        ["list", "--limit", "0"],
+        ["list", "--limti", "3"],
+        ["add", "--category", "3"],
+        ["whoami"],
+    ],
+)
 def test_a_subcommand_is_run_c_of_its_line(tmp_path: Path, service: tuple[str, Path], words: list[str]) -> None:
     url = service[0]
     sub = petstore(tmp_path, *words, "--base-url", url, "--json")
@@ -95,8 +121,9 @@ def test_a_subcommand_is_run_c_of_its_line(tmp_path: Path, service: tuple[str, P
     human_run = petstore(tmp_path, "run", "--base-url", url, "-c", line)
     assert human_sub.returncode == human_run.returncode and human_sub.stdout == human_run.stdout
     names = set(default_registry().names())  # the subcommand's failures name commands as typed: petstore get ID
-    assert human_sub.stderr.replace(f"petstore {default_registry().resolve(words[0]).name}: ", "") == \
-        with_prefix(human_run.stderr.replace("-c 1: ", ""), prefix="petstore ", commands=names)
+    assert human_sub.stderr.replace(f"petstore {default_registry().resolve(words[0]).name}: ", "") == with_prefix(
+        human_run.stderr.replace("-c 1: ", ""), prefix="petstore ", commands=names
+    )
 
 
 def test_a_name_with_spaces_and_quotes_round_trips(tmp_path: Path, service: tuple[str, Path]) -> None:
@@ -108,8 +135,9 @@ def test_a_name_with_spaces_and_quotes_round_trips(tmp_path: Path, service: tupl
 
 def test_policy_and_audit_as_in_run(tmp_path: Path, service: tuple[str, Path]) -> None:
     url, audit = service[0], tmp_path / "audit.ndjson"
-    out = petstore(tmp_path, "add", "Rex", "--category", "1", "--base-url", url, "--read-only", "--json",
-                   "--audit-log", str(audit))
+    out = petstore(
+        tmp_path, "add", "Rex", "--category", "1", "--base-url", url, "--read-only", "--json", "--audit-log", str(audit)
+    )
     assert out.returncode == 2 and jsonl(out)[0]["error"]["code"] == "read_only"
     entry = json.loads(audit.read_text())
     assert entry["line"] == "/add Rex --category 1" and entry["outcome"] == "refused"
@@ -132,7 +160,9 @@ def test_a_subcommands_bad_input_names_it_as_typed_and_run_c_keeps_the_slash(tmp
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr == "petstore get: pet id must be a whole number, not 'abc'. Usage: petstore get ID\n"
     out = petstore(tmp_path, "list", "bogus")
-    assert out.returncode == 2 and out.stderr.endswith("Usage: petstore list [STATUS] [--status S] [--limit N] [--all]\n")
+    assert out.returncode == 2 and out.stderr.endswith(
+        "Usage: petstore list [STATUS] [--status S] [--limit N] [--all]\n"
+    )
     out = petstore(tmp_path, "run", "-c", "/get abc")
     assert out.returncode == 2 and out.stderr == "-c 1: pet id must be a whole number, not 'abc'. Usage: /get ID\n"
 
@@ -149,7 +179,9 @@ def test_no_command_shadows_a_face_and_no_flag_shadows_an_option() -> None:
     assert not set(registry.names()) & set(FACES)
     assert not {a.flag for c in registry.commands() for a in c.args if a.flag} & set(petstore_options())
     assert split_words(["sold", "--env", "production", "--limit=5", "-vv", "--format=csv", "--", "--json"]) == (
-        ["--env", "production", "-vv", "--format=csv"], ["sold", "--limit=5", "--", "--json"])
+        ["--env", "production", "-vv", "--format=csv"],
+        ["sold", "--limit=5", "--", "--json"],
+    )
 
 
 def test_faces_keep_their_names(tmp_path: Path) -> None:
@@ -196,8 +228,9 @@ def test_json_is_one_array_jsonl_one_object_a_line(tmp_path: Path, service: tupl
     url = service[0]
     args = ["run", "--base-url", url, "-c", "/list sold", "-c", "/env"]
     as_json = json.loads(petstore(tmp_path, *args, "--format", "json").stdout)
-    assert as_json == jsonl(petstore(tmp_path, *args, "--format", "jsonl")) == jsonl(petstore(tmp_path, *args,
-                                                                                            "--json"))
+    assert (
+        as_json == jsonl(petstore(tmp_path, *args, "--format", "jsonl")) == jsonl(petstore(tmp_path, *args, "--json"))
+    )
     assert [o["command"] for o in as_json] == ["/list sold", "/env"]
 
 
@@ -257,8 +290,13 @@ def test_no_spinner_off_a_terminal(tmp_path: Path, many: str) -> None:
 def test_spinner_on_a_terminal_for_a_command_still_running(tmp_path: Path) -> None:
     """stderr on a pty, stdout piped: ``/sleep 1`` outlasts the spinner's delay; stdout stays clean."""
     master, slave = os.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "petstore_cli", "sleep", "1"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=slave, env=_env(tmp_path, TERM="xterm"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "petstore_cli", "sleep", "1"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        env=_env(tmp_path, TERM="xterm"),
+    )
     os.close(slave)
     seen = b""
     try:

@@ -58,11 +58,19 @@ class BotConfig:
     def text(self) -> str:
         sections: dict[str, dict[str, Any]] = {
             "sandbox": {"data_dir": str(self.data_dir)},
-            "bot": {"default_role": self.default_role, "confirm_writes": self.confirm_writes,
-                    "rate_limit": self.rate_limit, "audit_log": str(self.audit_log)},
+            "bot": {
+                "default_role": self.default_role,
+                "confirm_writes": self.confirm_writes,
+                "rate_limit": self.rate_limit,
+                "audit_log": str(self.audit_log),
+            },
             "bot.roles": {"operators": list(self.operators), "viewers": list(self.viewers)},
-            "bot.matrix": {"homeserver": self.homeserver, "user_id": self.user_id, "rooms": list(self.rooms),
-                           "state_dir": str(self.root / "bot-state")},
+            "bot.matrix": {
+                "homeserver": self.homeserver,
+                "user_id": self.user_id,
+                "rooms": list(self.rooms),
+                "state_dir": str(self.root / "bot-state"),
+            },
         }
         for name, values in self.extra.items():
             sections.setdefault(name, {}).update(values)
@@ -96,11 +104,11 @@ class BotProcess:
     def start(self) -> BotProcess:
         self.config_path.write_text(self.config.text(), encoding="utf-8")
         env = petstore_env(self.config.root, PETSTORE_BOT__MATRIX__PASSWORD=self.password)
-        command = [sys.executable, "-m", "petstore_cli", *self.args, "bot", "matrix", "--config",
-                   str(self.config_path)]
+        command = [sys.executable, "-m", "petstore_cli", *self.args, "bot", "matrix", "--config", str(self.config_path)]
         with self.stderr_path.open("ab") as err:
-            self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                                            stdout=err, stderr=err)
+            self.process = subprocess.Popen(
+                command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=err, stderr=err
+            )
         return self
 
     def log(self) -> str:

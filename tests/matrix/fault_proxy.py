@@ -55,8 +55,9 @@ class FaultProxy:
             return web.json_response({"errcode": "M_UNKNOWN", "error": "proxy: homeserver unavailable"}, status=503)
         assert self._session is not None
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
-        async with self._session.request(request.method, self.upstream + request.path_qs, headers=headers,
-                                         data=await request.read()) as upstream:
+        async with self._session.request(
+            request.method, self.upstream + request.path_qs, headers=headers, data=await request.read()
+        ) as upstream:
             body = await upstream.read()
             kept = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP}
             return web.Response(status=upstream.status, body=body, headers=kept)

@@ -48,8 +48,14 @@ def _run(script: list[str], root: Path) -> list[dict[str, Any]]:
     root.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(script) + "\n", encoding="utf-8")
     env = petstore_env(root, PETSTORE_SANDBOX__DATA_DIR=str(root / "sandbox"))
-    done = subprocess.run([sys.executable, "-m", "petstore_cli", "--sandbox-reset", "run", "--json", "--keep-going",
-                           str(path)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "petstore_cli", "--sandbox-reset", "run", "--json", "--keep-going", str(path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert "Traceback" not in done.stderr, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()]
 
@@ -88,13 +94,19 @@ def _compare(line: str, ran: dict[str, Any], reply: dict[str, Any]) -> int:
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.stem)
-async def test_an_example_played_in_a_room_matches_petstore_run(homeserver: SynapseServer, tmp_path: Path,
-                                                                 script: Path) -> None:
+async def test_an_example_played_in_a_room_matches_petstore_run(
+    homeserver: SynapseServer, tmp_path: Path, script: Path
+) -> None:
     lines = [line for _, line in read_script(script)]
     runnable = [line for line in lines if command_word(line) not in TERMINAL_ONLY]
     account, bot_account = register(homeserver, "alice"), register(homeserver, "petbot")
-    config = BotConfig(homeserver=homeserver.url, user_id=bot_account.user_id, root=tmp_path / "bot",
-                       operators=[account.user_id], confirm_writes=False)
+    config = BotConfig(
+        homeserver=homeserver.url,
+        user_id=bot_account.user_id,
+        root=tmp_path / "bot",
+        operators=[account.user_id],
+        confirm_writes=False,
+    )
     bot = BotProcess(config, password=bot_account.password, args=["--sandbox-reset"]).start()
     alice = await MatrixUser.login(base_url=homeserver.url, user_id=account.user_id, password=account.password)
     try:

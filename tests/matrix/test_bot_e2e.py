@@ -53,19 +53,25 @@ class Shared:
 def _seed(data_dir: Path) -> dict[str, int]:
     """A fresh sandbox with a pet for every hostile name (written before the bot opens it)."""
     with Sandbox.open(data_dir, reset=True) as sandbox:
-        return {name: int(sandbox.store.create_pet(name=name, category_id=1, status="available")["id"]) for name in HOSTILE}
+        return {
+            name: int(sandbox.store.create_pet(name=name, category_id=1, status="available")["id"]) for name in HOSTILE
+        }
 
 
 def _ops_room(server: SynapseServer, owner: Account, bot_id: str) -> str:
     """A room with an alias, made by an operator before the bot starts: the bot joins it from its config."""
-    body = {"type": "m.login.password", "identifier": {"type": "m.id.user", "user": owner.user_id},
-            "password": owner.password}
+    body = {
+        "type": "m.login.password",
+        "identifier": {"type": "m.id.user", "user": owner.user_id},
+        "password": owner.password,
+    }
     api = f"{server.url}/_matrix/client/v3"
     token = httpx.post(f"{api}/login", json=body, timeout=30).json()["access_token"]
     alias = f"ops-{secrets.token_hex(4)}"
     room = {"preset": "private_chat", "room_alias_name": alias, "invite": [bot_id]}
-    httpx.post(f"{api}/createRoom", json=room, headers={"Authorization": f"Bearer {token}"},
-               timeout=30).raise_for_status()
+    httpx.post(
+        f"{api}/createRoom", json=room, headers={"Authorization": f"Bearer {token}"}, timeout=30
+    ).raise_for_status()
     return f"#{alias}:localhost"
 
 
@@ -77,9 +83,16 @@ def shared(synapse: SynapseServer, tmp_path_factory: pytest.TempPathFactory) -> 
     root = tmp_path_factory.mktemp("bot-e2e")
     bot_id = accounts["petbot"].user_id
     ops_room = _ops_room(synapse, accounts["alice"], bot_id)
-    config = BotConfig(homeserver=synapse.url, user_id=bot_id, root=root, rooms=[ops_room],
-                       operators=[accounts["alice"].user_id, accounts["olivia"].user_id],
-                       viewers=[accounts["bob"].user_id], default_role="none", confirm_writes=True)
+    config = BotConfig(
+        homeserver=synapse.url,
+        user_id=bot_id,
+        root=root,
+        rooms=[ops_room],
+        operators=[accounts["alice"].user_id, accounts["olivia"].user_id],
+        viewers=[accounts["bob"].user_id],
+        default_role="none",
+        confirm_writes=True,
+    )
     hostile = _seed(config.data_dir)
     bot = BotProcess(config, password=accounts["petbot"].password).start()
     try:
@@ -100,8 +113,9 @@ async def people(shared: Shared) -> AsyncIterator[People]:
 
     async def login(name: str) -> MatrixUser:
         account = shared.accounts[name]
-        user = await MatrixUser.login(base_url=shared.bot.config.homeserver, user_id=account.user_id,
-                                      password=account.password)
+        user = await MatrixUser.login(
+            base_url=shared.bot.config.homeserver, user_id=account.user_id, password=account.password
+        )
         made.append(user)
         return user
 
@@ -173,8 +187,9 @@ async def test_a_write_runs_once_on_the_askers_confirm_and_is_audited(shared: Sh
     room = await room_with(alice, shared.bot_id, olivia)
     before = shared.bot.pet_count()
     asked = await say(shared, alice, room, '!add "Rex the Dog" --category 3')
-    code = re.fullmatch(r"To add pet 'Rex the Dog' \(category 3\), reply !confirm (\w{4}) within 60 seconds\.",
-                        asked["body"])
+    code = re.fullmatch(
+        r"To add pet 'Rex the Dog' \(category 3\), reply !confirm (\w{4}) within 60 seconds\.", asked["body"]
+    )
     assert code, asked["body"]
     assert shared.bot.pet_count() == before, "nothing is sent before the confirmation"
 
@@ -193,9 +208,7 @@ async def test_a_write_runs_once_on_the_askers_confirm_and_is_audited(shared: Sh
         ("ok", f'/confirm {code[1]}: /add "Rex the Dog" --category 3'),
     ]
     assert mine[-1]["pet_id"] == pet_id and mine[-1]["role"] == "operator" and mine[-1]["applied"] == "yes"
-    assert [(e["actor"], e["outcome"]) for e in audit if e["actor"] == olivia.user_id] == [
-        (olivia.user_id, "refused")
-    ]
+    assert [(e["actor"], e["outcome"]) for e in audit if e["actor"] == olivia.user_id] == [(olivia.user_id, "refused")]
 
     again = await say(shared, alice, room, f"!confirm {code[1]}")
     assert first_line(again).startswith("Nothing to confirm")
@@ -249,8 +262,9 @@ async def test_env_shows_the_key_masked_and_no_reply_holds_a_secret(shared: Shar
     assert shared.bot.password not in shared.bot.log() and key not in shared.bot.log()
 
 
-async def test_huge_binary_and_unknown_messages_get_one_line_and_the_bot_goes_on(shared: Shared,
-                                                                                people: People) -> None:
+async def test_huge_binary_and_unknown_messages_get_one_line_and_the_bot_goes_on(
+    shared: Shared, people: People
+) -> None:
     alice = await people("alice")
     room = await room_with(alice, shared.bot_id)
     huge = await say(shared, alice, room, "!add " + "x" * 5000 + " --category 1")

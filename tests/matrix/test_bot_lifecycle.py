@@ -25,8 +25,7 @@ pytestmark = pytest.mark.slow
 
 def _bot(server: SynapseServer, root: Path, *, operators: list[str], **options: object) -> BotProcess:
     account = register(server, "petbot")
-    config = BotConfig(homeserver=server.url, user_id=account.user_id, root=root, operators=operators,
-                       **options)  # type: ignore[arg-type]
+    config = BotConfig(homeserver=server.url, user_id=account.user_id, root=root, operators=operators, **options)  # type: ignore[arg-type]
     return BotProcess(config, password=account.password, args=["--sandbox-reset"]).start().ready()
 
 
@@ -34,8 +33,9 @@ async def _login(server: SynapseServer, account: Account) -> MatrixUser:
     return await MatrixUser.login(base_url=server.url, user_id=account.user_id, password=account.password)
 
 
-async def test_over_the_rate_limit_one_reply_then_silence_and_sigterm_exits_0(homeserver: SynapseServer,
-                                                                             tmp_path: Path) -> None:
+async def test_over_the_rate_limit_one_reply_then_silence_and_sigterm_exits_0(
+    homeserver: SynapseServer, tmp_path: Path
+) -> None:
     accounts = [register(homeserver, name) for name in ("alice", "olivia")]
     bot = _bot(homeserver, tmp_path, operators=[a.user_id for a in accounts], rate_limit="3/1h")
     alice, olivia = [await _login(homeserver, a) for a in accounts]
@@ -61,8 +61,9 @@ async def test_over_the_rate_limit_one_reply_then_silence_and_sigterm_exits_0(ho
     assert bot.password not in log and bot.sandbox_key() not in log
 
 
-async def test_the_homeserver_restarts_mid_session_and_nothing_is_answered_twice(homeserver: SynapseServer,
-                                                                                tmp_path: Path) -> None:
+async def test_the_homeserver_restarts_mid_session_and_nothing_is_answered_twice(
+    homeserver: SynapseServer, tmp_path: Path
+) -> None:
     account = register(homeserver, "alice")
     bot = _bot(homeserver, tmp_path, operators=[account.user_id], confirm_writes=False)
     alice = await _login(homeserver, account)
@@ -78,8 +79,7 @@ async def test_the_homeserver_restarts_mid_session_and_nothing_is_answered_twice
         after = await ask(alice, room, "!add After --category 1", bot_id=bot.config.user_id)
         assert after["body"].startswith("Added pet 14\n")
         listing = await ask(alice, room, "!list --limit 100", bot_id=bot.config.user_id)
-        assert re.findall(r"^\s*(\d+)\s+(Before|After)\s", listing["body"], re.M) == [("13", "Before"),
-                                                                                      ("14", "After")]
+        assert re.findall(r"^\s*(\d+)\s+(Before|After)\s", listing["body"], re.M) == [("13", "Before"), ("14", "After")]
         assert bot.pet_count() == start + 2
         events = await alice.messages(room)
         assert len(from_sender(events, bot.config.user_id)) == 3
@@ -90,14 +90,20 @@ async def test_the_homeserver_restarts_mid_session_and_nothing_is_answered_twice
     assert code == 0, bot.log()[-3000:]
 
 
-async def test_a_write_that_reached_the_service_is_not_repeated_after_a_crash(homeserver: SynapseServer,
-                                                                            tmp_path: Path) -> None:
+async def test_a_write_that_reached_the_service_is_not_repeated_after_a_crash(
+    homeserver: SynapseServer, tmp_path: Path
+) -> None:
     """The bot crashes after the write but before its reply goes out (the homeserver refuses sends meanwhile);
     started again, it handles that message again: same pet, one reply, nothing added twice (Idempotency-Key)."""
     account, bot_account = register(homeserver, "alice"), register(homeserver, "petbot")
     proxy = await FaultProxy(homeserver.url).start()
-    config = BotConfig(homeserver=proxy.url, user_id=bot_account.user_id, root=tmp_path,
-                       operators=[account.user_id], confirm_writes=False)
+    config = BotConfig(
+        homeserver=proxy.url,
+        user_id=bot_account.user_id,
+        root=tmp_path,
+        operators=[account.user_id],
+        confirm_writes=False,
+    )
     first = BotProcess(config, password=bot_account.password, args=["--sandbox-reset"]).start()
     again = BotProcess(config, password=bot_account.password)  # the same state dir and sandbox, not reset
     alice = await _login(homeserver, account)
@@ -128,30 +134,39 @@ async def test_a_write_that_reached_the_service_is_not_repeated_after_a_crash(ho
 @pytest.mark.parametrize(
     ("section", "key", "expected"),
     [
-        ("[bot]\nrate_limit = \"lots\"\n", "bot.rate_limit", "is not a rate"),
-        ("[bot]\ndefault_role = \"admin\"\n", "bot.default_role", "'none', 'viewer' or 'operator'"),
-        ("[bot.matrix]\nhomeserver = \"ftp://x\"\n", "bot.matrix.homeserver", "must start with https://"),
-        ("[bot.matrix]\nhomeserver = \"http://matrix.example.org\"\n", "bot.matrix.homeserver", "use https://"),
-        ("[bot.matrix]\nuser_id = \"@petbot:localhost\"\n", "[bot.matrix] homeserver", "PETSTORE_BOT__MATRIX__"),
-        ("[bot.matrix]\nhomeserver = \"http://127.0.0.1:9\"\nuser_id = \"@petbot:localhost\"\n",
-         "password or access_token", "PETSTORE_BOT__MATRIX__PASSWORD"),
+        ('[bot]\nrate_limit = "lots"\n', "bot.rate_limit", "is not a rate"),
+        ('[bot]\ndefault_role = "admin"\n', "bot.default_role", "'none', 'viewer' or 'operator'"),
+        ('[bot.matrix]\nhomeserver = "ftp://x"\n', "bot.matrix.homeserver", "must start with https://"),
+        ('[bot.matrix]\nhomeserver = "http://matrix.example.org"\n', "bot.matrix.homeserver", "use https://"),
+        ('[bot.matrix]\nuser_id = "@petbot:localhost"\n', "[bot.matrix] homeserver", "PETSTORE_BOT__MATRIX__"),
+        (
+            '[bot.matrix]\nhomeserver = "http://127.0.0.1:9"\nuser_id = "@petbot:localhost"\n',
+            "password or access_token",
+            "PETSTORE_BOT__MATRIX__PASSWORD",
+        ),
     ],
     ids=["rate", "role", "scheme", "clear-text", "no-homeserver", "no-secret"],
 )
-def test_bad_config_is_one_line_naming_the_key_and_exit_2(tmp_path: Path, section: str, key: str,
-                                                          expected: str) -> None:
+def test_bad_config_is_one_line_naming_the_key_and_exit_2(
+    tmp_path: Path, section: str, key: str, expected: str
+) -> None:
     config = tmp_path / "petstore.toml"
     config.write_text(section, encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "petstore_cli", "bot", "matrix", "--config", str(config)],
-                          cwd=ROOT, env=petstore_env(tmp_path), capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "petstore_cli", "bot", "matrix", "--config", str(config)],
+        cwd=ROOT,
+        env=petstore_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
     [line] = done.stderr.splitlines()
     assert line.startswith("petstore: ") and key in line and expected in line, line
 
 
-def test_a_refused_login_is_one_line_without_the_password_and_exit_1(homeserver: SynapseServer,
-                                                                    tmp_path: Path) -> None:
+def test_a_refused_login_is_one_line_without_the_password_and_exit_1(homeserver: SynapseServer, tmp_path: Path) -> None:
     account = register(homeserver, "petbot")
     wrong = "pw-wrong-" + account.password
     config = BotConfig(homeserver=homeserver.url, user_id=account.user_id, root=tmp_path)

@@ -100,8 +100,13 @@ class Proxy:
             up_writer.close()
             writer.close()
 
-    async def _relay_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                         up_reader: asyncio.StreamReader, up_writer: asyncio.StreamWriter) -> bool:
+    async def _relay_one(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        up_reader: asyncio.StreamReader,
+        up_writer: asyncio.StreamWriter,
+    ) -> bool:
         """One request; False when the client's connection must end."""
         request, first, headers = await _message(reader)
         method, path, _ = first.split(" ", 2)

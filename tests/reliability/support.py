@@ -68,11 +68,13 @@ def petstore(tmp_path: Path, *args: str, stdin: str = "", env: dict[str, str] | 
     """``python -m petstore_cli ARGS`` with ``stdin`` piped in; bounded by HANG_GUARD."""
     proc = subprocess.run(
         [sys.executable, "-m", "petstore_cli", *args],
-        cwd=ROOT, input=stdin.encode(), capture_output=True, timeout=HANG_GUARD,
+        cwd=ROOT,
+        input=stdin.encode(),
+        capture_output=True,
+        timeout=HANG_GUARD,
         env=env if env is not None else clean_env(tmp_path),
     )
-    return Ran(args=tuple(args), code=proc.returncode, out=proc.stdout.decode("utf-8"),
-               err=proc.stderr.decode("utf-8"))
+    return Ran(args=tuple(args), code=proc.returncode, out=proc.stdout.decode("utf-8"), err=proc.stderr.decode("utf-8"))
 
 
 def assert_terminal_safe(text: str) -> None:

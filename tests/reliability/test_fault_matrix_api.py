@@ -51,14 +51,18 @@ async def test_client_under_fault(faults: FaultServer, fault: str) -> None:
     url = refused_url() if fault == "refuse" else faults.url(fault)
     expect = EXPECT[fault]
     client = PetStoreClient(
-        base_url=url, api_key=CANARY,
+        base_url=url,
+        api_key=CANARY,
         timeouts=Timeouts(connect=1.0, read=5.0, total=1.0),
         retry=RetryPolicy(attempts=3, backoff=0.05, retry_after_cap=1.0),
     )
     async with client:
         listed, added, got, orders = await asyncio.gather(
-            client.list_pets(), client.create_pet(name="Rex", category_id=3), client.get_pet(1),
-            client.list_orders(), return_exceptions=True,
+            client.list_pets(),
+            client.create_pet(name="Rex", category_id=3),
+            client.get_pet(1),
+            client.list_orders(),
+            return_exceptions=True,
         )
     assert_no_secret(repr(client))
     if expect.error is None:

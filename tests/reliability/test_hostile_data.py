@@ -80,8 +80,9 @@ def _check(ran: Ran, width: int = 100, *, cards_unwrapped: bool = False) -> None
     layout = [line for line in ran.out.splitlines() if not line.startswith(("note: ", "error: "))]
     if cards_unwrapped:
         names = [line for line in layout if line.startswith("name ")]
-        assert names and all(len(line) <= len("name        ") + CARD_WIDTH + len(" (10000 characters)")
-                             for line in names)
+        assert names and all(
+            len(line) <= len("name        ") + CARD_WIDTH + len(" (10000 characters)") for line in names
+        )
         layout = [line for line in layout if not line.startswith("name ")]
     wide = [line for line in layout if cell_len(line) > width]  # notes and errors: one line by design
     assert not wide, f"{len(wide)} lines wider than {width} cells, e.g. {wide[0][:120]!r}"
@@ -135,8 +136,11 @@ def test_chat_shows_hostile_names_literally_and_bounded(hostile_service, tmp_pat
 def test_hostile_error_bodies_are_one_safe_line(hostile_service, tmp_path: Path) -> None:
     url, _ = hostile_service
     with Proxy(url) as proxy:
-        proxy.error_body = {"code": "\x1b[31mboom\x1b[0m", "message": "[b]x[/b]\x1b]52;c;Zm9v\x07\n\u202eline two",
-                            "status": 500}
+        proxy.error_body = {
+            "code": "\x1b[31mboom\x1b[0m",
+            "message": "[b]x[/b]\x1b]52;c;Zm9v\x07\n\u202eline two",
+            "status": 500,
+        }
         proxy.plan = ["error_500", "error_500"]
         human = petstore(tmp_path, "run", "--base-url", proxy.url(), "-c", "/add Rex --category 1")
         machine = petstore(tmp_path, "run", "--base-url", proxy.url(), "--json", "-c", "/add Rex --category 1")
@@ -191,8 +195,13 @@ def test_tsv_and_csv_keep_one_row_per_pet_and_no_raw_control_character(hostile_s
         ran = petstore(tmp_path, "run", "--base-url", url, "--format", fmt, "-c", "/list --all")
         assert ran.code == 0, ran.err
         assert_terminal_safe(ran.out.replace("\t", " ") + ran.err)  # tsv's own tabs are its separators
-        rows = list(csv.reader(io.StringIO(ran.out), delimiter="," if fmt == "csv" else "\t",
-                               quoting=csv.QUOTE_MINIMAL if fmt == "csv" else csv.QUOTE_NONE))
+        rows = list(
+            csv.reader(
+                io.StringIO(ran.out),
+                delimiter="," if fmt == "csv" else "\t",
+                quoting=csv.QUOTE_MINIMAL if fmt == "csv" else csv.QUOTE_NONE,
+            )
+        )
         assert rows[0] == ["id", "name", "category", "status"] and len(rows) == len(ids) + 1
         assert all(len(row) == 4 for row in rows)
         assert "x" * 10_000 in ran.out  # whole cells: machine formats never clip

@@ -29,8 +29,10 @@ async def test_fifty_clients_create_two_thousand_pets_none_lost_none_duplicated(
 
         async def one_client(c: int) -> list[dict]:
             async with PetStoreClient(base_url=url, api_key=CANARY) as client:
-                return [(await client.create_pet(name=f"load-{c}-{i}", category_id=c, status="available")).to_wire()
-                        for i in range(PER_CLIENT)]
+                return [
+                    (await client.create_pet(name=f"load-{c}-{i}", category_id=c, status="available")).to_wire()
+                    for i in range(PER_CLIENT)
+                ]
 
         created = [pet for batch in await asyncio.gather(*map(one_client, range(CLIENTS))) for pet in batch]
         stored = await all_pets(url)
@@ -47,8 +49,12 @@ async def test_kill_9_mid_load_loses_no_acknowledged_pet(tmp_path: Path) -> None
         killed = asyncio.Event()
 
         async def one_client(c: int) -> None:
-            client = PetStoreClient(base_url=url, api_key=CANARY, retry=RetryPolicy.never(),
-                                    timeouts=Timeouts(connect=2.0, read=5.0, total=5.0))
+            client = PetStoreClient(
+                base_url=url,
+                api_key=CANARY,
+                retry=RetryPolicy.never(),
+                timeouts=Timeouts(connect=2.0, read=5.0, total=5.0),
+            )
             async with client:
                 for i in range(PER_CLIENT):
                     if killed.is_set():

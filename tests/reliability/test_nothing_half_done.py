@@ -30,8 +30,12 @@ pytestmark = pytest.mark.slow
 
 
 def _session(url: str) -> CommandSession:
-    client = PetStoreClient(base_url=url, api_key=CANARY, timeouts=Timeouts(read=5.0, total=1.0),
-                            retry=RetryPolicy(backoff=0.01, retry_after_cap=1.0))
+    client = PetStoreClient(
+        base_url=url,
+        api_key=CANARY,
+        timeouts=Timeouts(read=5.0, total=1.0),
+        retry=RetryPolicy(backoff=0.01, retry_after_cap=1.0),
+    )
     return CommandSession(client, registry=REGISTRY, env=EnvInfo(env="custom", base_url=url, masked_key=MASKED))
 
 
@@ -68,8 +72,9 @@ async def test_failed_add_on_the_real_service_leaves_no_phantom(proxy: Proxy, se
     assert len(await all_pets(service[0])) == before
 
 
-@pytest.mark.parametrize("fault", ["status_500", "close_mid_body", "hang", "truncated_json", "error_missing_fields",
-                                   "refuse"])
+@pytest.mark.parametrize(
+    "fault", ["status_500", "close_mid_body", "hang", "truncated_json", "error_missing_fields", "refuse"]
+)
 async def test_failed_add_under_faults_records_nothing(faults: FaultServer, fault: str) -> None:
     session = _session(refused_url() if fault == "refuse" else faults.url(fault))
     async with session.client:

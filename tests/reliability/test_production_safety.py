@@ -42,15 +42,30 @@ def test_read_only_from_the_environment_refuses_with_one_line(service, tmp_path:
     env = clean_env(tmp_path, PETSTORE_READ_ONLY="1")
     ran = petstore(tmp_path, "run", "--base-url", url, "-c", "/list", "-c", f"/add {name} --category 1", env=env)
     assert ran.code == 2
-    assert ran.err.splitlines() == [f"-c 2: error: refused to add pet '{name}' (category 1); "
-                                    "nothing was sent (read-only from --read-only, PETSTORE_READ_ONLY or read_only in the config)"]
+    assert ran.err.splitlines() == [
+        f"-c 2: error: refused to add pet '{name}' (category 1); "
+        "nothing was sent (read-only from --read-only, PETSTORE_READ_ONLY or read_only in the config)"
+    ]
     assert _count(url, name) == 0
 
 
 def test_read_only_wins_over_yes_on_production(service, tmp_path: Path) -> None:
     url, name = service[0], _name()
-    ran = petstore(tmp_path, "run", "--env", "production", "--read-only", "--yes", "--json", "--keep-going",
-                   "-c", f"/add {name} --category 1", "-c", "/env", env=_prod(tmp_path, url))
+    ran = petstore(
+        tmp_path,
+        "run",
+        "--env",
+        "production",
+        "--read-only",
+        "--yes",
+        "--json",
+        "--keep-going",
+        "-c",
+        f"/add {name} --category 1",
+        "-c",
+        "/env",
+        env=_prod(tmp_path, url),
+    )
     add, env = (json.loads(line) for line in ran.out.splitlines())
     assert ran.code == 2 and add["error"]["code"] == "read_only" and add["error"]["status"] == 0
     assert env["result"]["env"] == "production" and env["result"]["read_only"] is True
@@ -59,25 +74,40 @@ def test_read_only_wins_over_yes_on_production(service, tmp_path: Path) -> None:
 
 def test_production_reads_need_no_confirmation_and_writes_need_yes(service, tmp_path: Path) -> None:
     url, name = service[0], _name()
-    ran = petstore(tmp_path, "run", "--env", "production", "--keep-going", "-c", "/list", "-c",
-                   f"/add {name} --category 1", env=_prod(tmp_path, url))
+    ran = petstore(
+        tmp_path,
+        "run",
+        "--env",
+        "production",
+        "--keep-going",
+        "-c",
+        "/list",
+        "-c",
+        f"/add {name} --category 1",
+        env=_prod(tmp_path, url),
+    )
     assert ran.code == 2 and ran.out.rstrip().endswith("pets")  # the /list ran
-    assert ran.err.splitlines() == [f"-c 2: error: refused to add pet '{name}' (category 1) on production without "
-                                    "confirmation (petstore run needs --yes)"]
+    assert ran.err.splitlines() == [
+        f"-c 2: error: refused to add pet '{name}' (category 1) on production without "
+        "confirmation (petstore run needs --yes)"
+    ]
     assert _count(url, name) == 0
-    ran = petstore(tmp_path, "run", "--env", "production", "--yes", "-c", f"/add {name} --category 1",
-                   env=_prod(tmp_path, url))
+    ran = petstore(
+        tmp_path, "run", "--env", "production", "--yes", "-c", f"/add {name} --category 1", env=_prod(tmp_path, url)
+    )
     assert ran.code == 0 and _count(url, name) == 1
 
 
 def test_piped_chat_on_production_refuses_writes_and_goes_on(service, tmp_path: Path) -> None:
     url, name = service[0], _name()
-    ran = petstore(tmp_path, "--env", "production", "chat", stdin=f"/add {name} --category 1\n/env\n",
-                   env=_prod(tmp_path, url))
+    ran = petstore(
+        tmp_path, "--env", "production", "chat", stdin=f"/add {name} --category 1\n/env\n", env=_prod(tmp_path, url)
+    )
     assert ran.code == 0 and ran.err == ""
     lines = ran.out.splitlines()
-    assert lines[0] == (f"error: refused to add pet '{name}' (category 1) on production without confirmation "
-                        "(petstore run needs --yes)")
+    assert lines[0] == (
+        f"error: refused to add pet '{name}' (category 1) on production without confirmation (petstore run needs --yes)"
+    )
     assert lines[1].split() == ["environment", "production"]
     assert _count(url, name) == 0
 
@@ -97,8 +127,15 @@ class Terminal:
 
     def __init__(self, args: list[str], env: dict[str, str]) -> None:
         self.master, slave = os.openpty()
-        self.proc = subprocess.Popen([sys.executable, "-m", "petstore_cli", *args], cwd=ROOT, env=env,
-                                     stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "petstore_cli", *args],
+            cwd=ROOT,
+            env=env,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            close_fds=True,
+        )
         os.close(slave)
         self.seen = ""
 
@@ -114,7 +151,7 @@ class Terminal:
             assert chunk, f"the chat ended before {text!r}: {self.seen[-600:]!r}"
             self.seen += chunk.decode("utf-8", "replace")
         start = self.seen.index(text)
-        shown, self.seen = self.seen[:start + len(text)], self.seen[start + len(text):]
+        shown, self.seen = self.seen[: start + len(text)], self.seen[start + len(text) :]
         return shown
 
     def send(self, line: str) -> None:

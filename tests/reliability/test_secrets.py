@@ -48,9 +48,23 @@ def _stop(proc: subprocess.Popen) -> tuple[str, str]:
 
 async def test_petstore_serve_never_logs_its_key(tmp_path: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "petstore_cli", "serve", "--port", "0", "--db", str(tmp_path / "p.db"),
-         "--api-key", CANARY],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(tmp_path),
+        [
+            sys.executable,
+            "-m",
+            "petstore_cli",
+            "serve",
+            "--port",
+            "0",
+            "--db",
+            str(tmp_path / "p.db"),
+            "--api-key",
+            CANARY,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(tmp_path),
     )
     try:
         first = proc.stdout.readline() if proc.stdout else ""

@@ -46,9 +46,15 @@ async def _no_sleep(_seconds: float) -> None:
 
 
 def _session(url: str, *, total: float = 1.0) -> CommandSession:
-    client = PetStoreClient(base_url=url, api_key=CANARY, timeouts=Timeouts(read=5.0, total=total),
-                            retry=RetryPolicy(backoff=0.01, retry_after_cap=1.0))
-    return CommandSession(client, registry=REGISTRY, env=EnvInfo(env="custom", base_url=url, masked_key=MASKED), sleep=_no_sleep)
+    client = PetStoreClient(
+        base_url=url,
+        api_key=CANARY,
+        timeouts=Timeouts(read=5.0, total=total),
+        retry=RetryPolicy(backoff=0.01, retry_after_cap=1.0),
+    )
+    return CommandSession(
+        client, registry=REGISTRY, env=EnvInfo(env="custom", base_url=url, masked_key=MASKED), sleep=_no_sleep
+    )
 
 
 class Watched:
@@ -179,8 +185,7 @@ async def test_tui_dropped_add_leaves_no_row(proxy: Proxy, service: tuple[str, o
 
 async def test_tui_hostile_500_is_literal_in_the_form_and_leaves_no_row(proxy: Proxy, service) -> None:
     proxy.plan = ["error_500"]
-    proxy.error_body = {"code": "\x1b[31mboom", "message": "[b]x[/b]\x1b]52;c;Zm9v\x07\n\u202eline two",
-                        "status": 500}
+    proxy.error_body = {"code": "\x1b[31mboom", "message": "[b]x[/b]\x1b]52;c;Zm9v\x07\n\u202eline two", "status": 500}
     _, error = await _failed_add_in_the_form(proxy, "Hostile")
     assert "[b]x[/b]" in error and "␛]52;c;Zm9v␇" in error and "<U+202E>" in error and "\x1b" not in error
     assert await named(service[0], "Hostile") == []
@@ -188,8 +193,11 @@ async def test_tui_hostile_500_is_literal_in_the_form_and_leaves_no_row(proxy: P
 
 async def test_tui_error_toast_shows_service_text_literally(proxy: Proxy) -> None:
     proxy.plan = ["error_500"]
-    proxy.error_body = {"code": "c", "status": 500,
-                        "message": "[b]x[/b] \x1b[31mred \u202eevil [@click=app.quit]click[/] stray [/]"}
+    proxy.error_body = {
+        "code": "c",
+        "status": 500,
+        "message": "[b]x[/b] \x1b[31mred \u202eevil [@click=app.quit]click[/] stray [/]",
+    }
     w, _ = await _failed_add_in_the_form(proxy, "Toast", toasts=False)  # toasts judged as they would render
     shown = [toast.plain for toast in w.toasts]
     assert shown and not [text for text in shown if text.startswith("MarkupError")]  # would end the app

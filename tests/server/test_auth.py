@@ -20,9 +20,7 @@ OPERATIONS = [
 
 
 @pytest.mark.parametrize(("method", "path", "body"), OPERATIONS)
-async def test_missing_key_is_401_with_challenge(
-    anon: httpx.AsyncClient, method: str, path: str, body
-) -> None:
+async def test_missing_key_is_401_with_challenge(anon: httpx.AsyncClient, method: str, path: str, body) -> None:
     response = await anon.request(method, path, json=body)
     assert_error(response, 401, "unauthorized", mentions="Bearer")
     assert response.headers["www-authenticate"] == "Bearer"
@@ -42,18 +40,14 @@ async def test_missing_key_is_401_with_challenge(
         "Bearer " + "k" * 50_000,
     ],
 )
-async def test_invalid_key_is_401(
-    anon: httpx.AsyncClient, method: str, path: str, body, authorization: str
-) -> None:
+async def test_invalid_key_is_401(anon: httpx.AsyncClient, method: str, path: str, body, authorization: str) -> None:
     response = await anon.request(method, path, json=body, headers={"Authorization": authorization})
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == "Bearer"
     assert_error(response, 401, "unauthorized")
 
 
-@pytest.mark.parametrize(
-    "authorization", [f"Bearer {KEY}", f"bearer {KEY}", f"BEARER {KEY}", f"Bearer {OTHER_KEY}"]
-)
+@pytest.mark.parametrize("authorization", [f"Bearer {KEY}", f"bearer {KEY}", f"BEARER {KEY}", f"Bearer {OTHER_KEY}"])
 async def test_any_configured_key_is_accepted(anon: httpx.AsyncClient, authorization: str) -> None:
     response = await anon.get("/pets", headers={"Authorization": authorization})
     assert response.status_code == 200
@@ -79,8 +73,6 @@ async def test_keys_are_never_logged(client: httpx.AsyncClient, served, monkeypa
 
     monkeypatch.setattr(served, "get_pet", broken)
     await client.get("/pets/1")
-    await client.post(
-        "/pets", json={"name": "Rex", "categoryId": 1}, headers={"Idempotency-Key": "idem-secret-42"}
-    )
+    await client.post("/pets", json={"name": "Rex", "categoryId": 1}, headers={"Idempotency-Key": "idem-secret-42"})
     assert "disk on fire" in caplog.text
     assert KEY not in caplog.text and "idem-secret-42" not in caplog.text

@@ -85,7 +85,10 @@ async def test_int64_extremes_and_missing_pets(empty: Store) -> None:
 
 async def test_one_key_never_makes_two_pets(empty: Store) -> None:
     results = await asyncio.gather(
-        *(empty.create_pet(name="Rex", category_id=1, status=None, idempotency=Idempotency("k", "f")) for _ in range(12))
+        *(
+            empty.create_pet(name="Rex", category_id=1, status=None, idempotency=Idempotency("k", "f"))
+            for _ in range(12)
+        )
     )
     assert len({result.body for result in results}) == 1
     assert sum(not result.replayed for result in results) == 1

@@ -106,9 +106,7 @@ async def test_missing_body_without_content_type_is_400(client: httpx.AsyncClien
     assert_error(await client.post("/pets"), 400, "bad_request", mentions="body")
 
 
-@pytest.mark.parametrize(
-    "content_type", [None, "text/plain", "application/x-www-form-urlencoded", "application/jsonx"]
-)
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded", "application/jsonx"])
 async def test_wrong_content_type_is_415(client: httpx.AsyncClient, content_type: str | None) -> None:
     headers = {} if content_type is None else {"Content-Type": content_type}
     response = await client.post("/pets", content=b'{"name": "Rex", "categoryId": 1}', headers=headers)
@@ -117,9 +115,7 @@ async def test_wrong_content_type_is_415(client: httpx.AsyncClient, content_type
 
 async def test_content_type_parameters_are_fine(client: httpx.AsyncClient) -> None:
     body = json.dumps({"name": "Rex", "categoryId": 1}).encode()
-    response = await client.post(
-        "/pets", content=body, headers={"Content-Type": "Application/JSON; charset=utf-8"}
-    )
+    response = await client.post("/pets", content=body, headers={"Content-Type": "Application/JSON; charset=utf-8"})
     assert response.status_code == 201
 
 

@@ -21,9 +21,7 @@ from .support import KEY, assert_error
         ("POST", "/openapi.json", "GET, HEAD"),
     ],
 )
-async def test_other_methods_are_405_with_allow(
-    client: httpx.AsyncClient, method: str, path: str, allow: str
-) -> None:
+async def test_other_methods_are_405_with_allow(client: httpx.AsyncClient, method: str, path: str, allow: str) -> None:
     response = await client.request(method, path)
     assert_error(response, 405, "method_not_allowed", mentions=method)
     assert response.headers["allow"] == allow
@@ -68,17 +66,13 @@ async def test_failure_outside_the_endpoints_is_a_500_error_body(app) -> None:
 
 @pytest.mark.parametrize("header", ["X-Padding", "Accept", "Cookie", "Idempotency-Key"])
 async def test_huge_header_values_never_500(client: httpx.AsyncClient, header: str) -> None:
-    response = await client.post(
-        "/pets", json={"name": "Rex", "categoryId": 1}, headers={header: "a" * 100_000}
-    )
+    response = await client.post("/pets", json={"name": "Rex", "categoryId": 1}, headers={header: "a" * 100_000})
     assert response.status_code in (201, 400)
 
 
 async def test_many_headers_never_500(app) -> None:
     headers = [(f"X-H{i}", "v") for i in range(2000)] + [("Authorization", f"Bearer {KEY}")]
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://testserver/v1"
-    ) as http:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver/v1") as http:
         assert (await http.get("/pets", headers=headers)).status_code == 200
 
 

@@ -39,9 +39,7 @@ async def test_equivalent_json_counts_as_the_same_body(client: httpx.AsyncClient
     assert again.headers["idempotent-replayed"] == "true" and again.json() == first.json()
 
 
-@pytest.mark.parametrize(
-    "other", [{**REX, "name": "Max"}, {"name": "Rex", "categoryId": 1}, {**REX, "categoryId": 2}]
-)
+@pytest.mark.parametrize("other", [{**REX, "name": "Max"}, {"name": "Rex", "categoryId": 1}, {**REX, "categoryId": 2}])
 async def test_same_key_other_body_is_422(client: httpx.AsyncClient, other: dict) -> None:
     await client.post("/pets", json=REX, headers={"Idempotency-Key": "k-1"})
     response = await client.post("/pets", json=other, headers={"Idempotency-Key": "k-1"})
@@ -56,9 +54,7 @@ async def test_different_keys_create_different_pets(client: httpx.AsyncClient) -
 
 
 async def test_invalid_body_with_a_key_does_not_burn_the_key(client: httpx.AsyncClient) -> None:
-    assert (
-        await client.post("/pets", json={"name": ""}, headers={"Idempotency-Key": "k-1"})
-    ).status_code == 400
+    assert (await client.post("/pets", json={"name": ""}, headers={"Idempotency-Key": "k-1"})).status_code == 400
     assert (await client.post("/pets", json=REX, headers={"Idempotency-Key": "k-1"})).status_code == 201
 
 
@@ -85,9 +81,7 @@ async def test_keys_expire_after_the_ttl(tmp_path, backend, request) -> None:
     else:
         store = await PostgresStore.open(request.getfixturevalue("pg_url"), clock=lambda: now[0])
     app = create_app(store, api_keys=[KEY])
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url=BASE, headers=AUTH
-    ) as client:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE, headers=AUTH) as client:
         first = await client.post("/pets", json=REX, headers={"Idempotency-Key": "k-old"})
         now[0] += IDEMPOTENCY_TTL_SECONDS - 1
         assert (

@@ -44,12 +44,35 @@ async def test_client_pages_through_the_proxy(proxied) -> None:
 
 def test_list_and_more_through_the_proxy(proxied, tmp_path) -> None:
     base, _ = proxied
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "c"),
-           "XDG_DATA_HOME": str(tmp_path / "d"), "PETSTORE_API_KEY": KEY, "COLUMNS": "120"}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "c"),
+        "XDG_DATA_HOME": str(tmp_path / "d"),
+        "PETSTORE_API_KEY": KEY,
+        "COLUMNS": "120",
+    }
     ran = subprocess.run(
-        [sys.executable, "-m", "petstore_cli", "run", "--base-url", base, "--json",
-         "-c", "/list --limit 5", "-c", "/more", "-c", "/list --all"],
-        cwd=REPO, capture_output=True, text=True, timeout=60, env=env,
+        [
+            sys.executable,
+            "-m",
+            "petstore_cli",
+            "run",
+            "--base-url",
+            base,
+            "--json",
+            "-c",
+            "/list --limit 5",
+            "-c",
+            "/more",
+            "-c",
+            "/list --all",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
     )
     assert ran.returncode == 0, ran.stderr
     assert "Rex" in ran.stdout and "Bubbles" in ran.stdout and "origin" not in ran.stdout + ran.stderr
@@ -57,8 +80,10 @@ def test_list_and_more_through_the_proxy(proxied, tmp_path) -> None:
 
 async def test_a_truly_foreign_next_link_is_still_refused() -> None:
     async def foreign(scope, receive, send) -> None:
-        headers = [(b"content-type", b"application/json"),
-                   (b"link", b'<http://evil.example/v1/pets?cursor=x>; rel="next"')]
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"link", b'<http://evil.example/v1/pets?cursor=x>; rel="next"'),
+        ]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": b"[]"})
 

@@ -48,9 +48,7 @@ async def test_link_is_relative_and_followable(http: httpx.AsyncClient, server: 
 
 
 async def test_two_hundred_concurrent_creates_get_distinct_ids(http: httpx.AsyncClient) -> None:
-    responses = await asyncio.gather(
-        *(http.post("/pets", json={"name": f"c{i}", "categoryId": i}) for i in range(200))
-    )
+    responses = await asyncio.gather(*(http.post("/pets", json={"name": f"c{i}", "categoryId": i}) for i in range(200)))
     assert {r.status_code for r in responses} == {201}
     ids = {r.json()["id"] for r in responses}
     assert len(ids) == 200
@@ -168,6 +166,4 @@ async def test_keys_from_the_environment(tmp_path) -> None:
         assert before == []
         async with httpx.AsyncClient(base_url=url) as http:
             for key in ("k-one", "k-two"):
-                assert (
-                    await http.get("/pets", headers={"Authorization": f"Bearer {key}"})
-                ).status_code == 200
+                assert (await http.get("/pets", headers={"Authorization": f"Bearer {key}"})).status_code == 200

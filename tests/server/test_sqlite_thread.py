@@ -36,8 +36,9 @@ async def test_an_exception_reaches_its_awaiter_only(worker: SqliteThread) -> No
     def fail() -> int:
         raise ValueError("no such pet")
 
-    ok, bad, after = await asyncio.gather(worker.run(lambda: 1), worker.run(fail), worker.run(lambda: 3),
-                                          return_exceptions=True)
+    ok, bad, after = await asyncio.gather(
+        worker.run(lambda: 1), worker.run(fail), worker.run(lambda: 3), return_exceptions=True
+    )
     assert (ok, after) == (1, 3)
     assert isinstance(bad, ValueError) and str(bad) == "no such pet"
 

@@ -32,9 +32,7 @@ def test_wal_and_normal_sync(empty: PetStore) -> None:
 def test_create_is_committed_before_returning(empty: PetStore) -> None:
     pet = empty.create_pet(name="Rex", category_id=1)
     other = sqlite3.connect(empty.path)
-    assert other.execute("SELECT id, name, category_id, status FROM pets").fetchall() == [
-        (pet["id"], "Rex", 1, None)
-    ]
+    assert other.execute("SELECT id, name, category_id, status FROM pets").fetchall() == [(pet["id"], "Rex", 1, None)]
     other.close()
 
 
@@ -74,9 +72,7 @@ def test_page_reports_where_the_next_one_starts(empty: PetStore) -> None:
 
 def test_pet_json_keeps_status_absent_and_text_exact(empty: PetStore) -> None:
     empty.create_pet(name='"\x00\x1b\u202e', category_id=-(2**63))
-    assert json.loads(empty.list_page(limit=1).body) == [
-        {"id": 1, "name": '"\x00\x1b\u202e', "categoryId": -(2**63)}
-    ]
+    assert json.loads(empty.list_page(limit=1).body) == [{"id": 1, "name": '"\x00\x1b\u202e', "categoryId": -(2**63)}]
 
 
 def test_idempotent_create_replays_or_conflicts(empty: PetStore) -> None:

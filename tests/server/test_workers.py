@@ -46,7 +46,9 @@ async def test_two_workers_share_one_database(db_target: str) -> None:
     with running_server(db_target, "--api-key", KEY, "--workers", "2") as (proc, url, _):
         limits = httpx.Limits(max_connections=16, max_keepalive_connections=0)  # spread over workers
         async with httpx.AsyncClient(base_url=url, headers=AUTH, limits=limits, timeout=30) as http:
-            made = await asyncio.gather(*(http.post("/pets", json={"name": f"w{i}", "categoryId": i}) for i in range(200)))
+            made = await asyncio.gather(
+                *(http.post("/pets", json={"name": f"w{i}", "categoryId": i}) for i in range(200))
+            )
             assert {r.status_code for r in made} == {201}
             ids = [r.json()["id"] for r in made]
             assert len(set(ids)) == 200

@@ -32,8 +32,14 @@ def app_factory(tmp_path: Path) -> Iterator[Callable[..., PetStoreApp]]:
     """For snapshot tests (sync): an app on a fresh sandbox; closed at teardown."""
     opened: list[Sandbox] = []
 
-    def build(*, env: str = "sandbox", api_key: str | None = None, setup: Callable[[Tap], None] | None = None,
-              seed: Callable[[Sandbox], None] | None = None, **kwargs: Any) -> PetStoreApp:
+    def build(
+        *,
+        env: str = "sandbox",
+        api_key: str | None = None,
+        setup: Callable[[Tap], None] | None = None,
+        seed: Callable[[Sandbox], None] | None = None,
+        **kwargs: Any,
+    ) -> PetStoreApp:
         sandbox = Sandbox.open(tmp_path / f"sandbox{len(opened)}", reset=True)
         opened.append(sandbox)
         if seed is not None:
@@ -48,5 +54,3 @@ def app_factory(tmp_path: Path) -> Iterator[Callable[..., PetStoreApp]]:
     yield build
     for sandbox in opened:
         sandbox.close()
-
-

@@ -26,8 +26,16 @@ def environment(tmp_path: Path) -> dict[str, str]:
 def test_without_a_terminal_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
     out = tmp_path / "out"
     with open(os.devnull) as stdin, out.open("w") as stdout:
-        done = subprocess.run([sys.executable, "-m", "petstore_cli", *args], cwd=ROOT, stdin=stdin, stdout=stdout,
-                              stderr=subprocess.PIPE, text=True, timeout=60, env=environment(tmp_path))
+        done = subprocess.run(
+            [sys.executable, "-m", "petstore_cli", *args],
+            cwd=ROOT,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env=environment(tmp_path),
+        )
     assert done.returncode == 2 and out.read_text() == ""
     assert done.stderr.count("\n") == 1
     assert done.stderr.startswith("petstore: the TUI needs a terminal")
@@ -39,8 +47,16 @@ def on_a_terminal(args: list[str], tmp_path: Path) -> tuple[int, str]:
     """Run petstore with a pseudo-terminal as stdin and stdout (stderr apart)."""
     main, side = pty.openpty()
     try:
-        done = subprocess.run([sys.executable, "-m", "petstore_cli", *args], cwd=ROOT, stdin=side, stdout=side,
-                              stderr=subprocess.PIPE, text=True, timeout=60, env=environment(tmp_path))
+        done = subprocess.run(
+            [sys.executable, "-m", "petstore_cli", *args],
+            cwd=ROOT,
+            stdin=side,
+            stdout=side,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env=environment(tmp_path),
+        )
     finally:
         os.close(side)
         os.close(main)
@@ -55,7 +71,7 @@ def after_the_app(err: str) -> str:
     """What is written to stderr after the app's last control sequence (it gave the terminal back)."""
     assert "Traceback" not in err
     last = list(CSI.finditer(err))[-1]
-    tail = err[last.end():]
+    tail = err[last.end() :]
     assert tail.endswith("\n") and tail.count("\n") == 1, tail  # one line
     return tail
 
@@ -75,11 +91,14 @@ def test_an_unknown_theme_is_one_line_naming_the_allowed_ones(tmp_path: Path, wh
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("config", "says"), [
-    ('[http]\ntimeout = "soon"\n', "petstore: invalid setting "),
-    ('env = "production"\n', "petstore: environment 'production' has no base URL"),
-    ("this is not toml\n", "petstore: "),
-])
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        ('[http]\ntimeout = "soon"\n', "petstore: invalid setting "),
+        ('env = "production"\n', "petstore: environment 'production' has no base URL"),
+        ("this is not toml\n", "petstore: "),
+    ],
+)
 def test_a_bad_configuration_ends_the_tui_with_one_line_and_exit_2(tmp_path: Path, config: str, says: str) -> None:
     """The settings load behind the first frame; a bad one still ends with its line and 2."""
     path = tmp_path / "c.toml"

@@ -145,10 +145,12 @@ def test_detail_views_for_failures_and_sunset() -> None:
     assert c.detail_without_request(None, today=date(2031, 1, 1)) is None
 
 
-
-
 def test_pet_fields_show_every_field_and_an_absent_status() -> None:
     assert c.pet_fields({"id": 1, "name": "Rex", "categoryId": 2, "colour": "brown"}) == [
-        ("id", "1"), ("name", "Rex"), ("categoryId", "2"), ("status", "(not set)"), ("colour", "brown"),
+        ("id", "1"),
+        ("name", "Rex"),
+        ("categoryId", "2"),
+        ("status", "(not set)"),
+        ("colour", "brown"),
     ]
     assert c.pet_fields({"id": 1, "name": "Rex", "categoryId": 2, "status": "adopted"})[-1] == ("status", "adopted")

@@ -210,7 +210,10 @@ async def test_usage_errors_stay_in_the_log_as_one_line(harness) -> None:
 
 async def test_service_errors_are_one_toast_worded_once(harness) -> None:
     app = harness.app(harness.session())
-    harness.tap.replies[("GET", "/v1/store/orders")] = (404, error_body(404, "not_found", "Not Found: no such resource"))
+    harness.tap.replies[("GET", "/v1/store/orders")] = (
+        404,
+        error_body(404, "not_found", "Not Found: no such resource"),
+    )
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
         await settle(pilot)
         for _ in range(3):

@@ -57,7 +57,17 @@ async def test_tabs_filter_by_status_with_keys_and_mouse(harness) -> None:
 async def test_the_tab_under_the_pointer_is_lit_and_the_labels_are_where_clicks_land(harness) -> None:
     # " 1 All  2 Available  3 Pending  4 Sold ": each label with a column of padding either side
     assert [tab_at(column) for column in (0, 6, 7, 19, 20, 30, 31, 38, 39, 80)] == [
-        "all", "all", "available", "available", "pending", "pending", "sold", "sold", None, None]
+        "all",
+        "all",
+        "available",
+        "available",
+        "pending",
+        "pending",
+        "sold",
+        "sold",
+        None,
+        None,
+    ]
     app = harness.app()
     async with app.run_test(size=(110, 32)) as pilot:
         await settle(pilot)
@@ -66,7 +76,7 @@ async def test_the_tab_under_the_pointer_is_lit_and_the_labels_are_where_clicks_
         await pilot.pause()
         assert tabs.hovered == "sold" and tabs.active == "all"
         labels = tabs.render().renderables[0]
-        lit = {labels.plain[span.start:span.end].strip(): span.style for span in labels.spans}
+        lit = {labels.plain[span.start : span.end].strip(): span.style for span in labels.spans}
         assert lit["4 Sold"] == lit["1 All"] != lit["2 Available"] == lit["3 Pending"]  # hovered as the active one
         await pilot.hover("#pets-table")
         await pilot.pause()

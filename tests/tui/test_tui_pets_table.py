@@ -15,8 +15,10 @@ SIZE = (90, 12)  # the table shows a header and 11 rows
 
 
 def rows(start: int, stop: int, name: str = "Pet") -> list[tuple[str, list[Text]]]:
-    return [(str(i), [Text(str(i), justify="right"), literal(f"{name} {i}", width=40), Text("1"), Text("ok")])
-            for i in range(start, stop)]
+    return [
+        (str(i), [Text(str(i), justify="right"), literal(f"{name} {i}", width=40), Text("1"), Text("ok")])
+        for i in range(start, stop)
+    ]
 
 
 class TableApp(App[None]):

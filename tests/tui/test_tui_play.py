@@ -37,7 +37,7 @@ async def test_a_played_script_leaves_the_panes_in_the_expected_state(harness) -
         assert screen.tabs.active == "available"
         assert list(screen.pane.pets) == [1, 2, 7]
         assert isinstance(app.screen, DetailScreen) and app.screen.view.failure.kind == "not_found"
-        assert "/add \"Demo Dog\" --category 2 --status available" in app.session.history
+        assert '/add "Demo Dog" --category 2 --status available' in app.session.history
 
 
 async def test_a_failing_expectation_stops_the_play_and_exits_1(harness) -> None:
@@ -77,8 +77,12 @@ async def test_history_save_replays_what_was_done_with_keys_and_forms(harness, t
         await app.main_screen.run_line(f"/history save {saved}")
         await settle(pilot)
     lines = [line for _, line in parse_script(saved.read_text())]
-    assert lines == ["/list --limit 20", "/list sold --limit 20", "/add 'Saved Pet' --category 5 --status sold",
-                     "/get 13"]
+    assert lines == [
+        "/list --limit 20",
+        "/list sold --limit 20",
+        "/add 'Saved Pet' --category 5 --status sold",
+        "/get 13",
+    ]
 
 
 def _values(name: str, category: int, status: str):

@@ -233,10 +233,16 @@ TWO_CPUS = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the prev
 @pytest.mark.slow
 def test_the_child_sends_the_first_page_and_the_masked_key_never_the_key(tmp_path: Path) -> None:
     got = fork(tmp_path, "[ui]\npage_size = 5\n")
-    assert got["rows"] == [[[str(i), "id"], [name, ""], [str(category), ""], [status, f"status.{status}"]]
-                           for i, name, category, status in [(1, "Rex", 1, "available"), (2, "Whiskers", 2, "available"),
-                                                             (3, "Tweety", 3, "pending"), (4, "Goldie", 4, "sold"),
-                                                             (5, "Buddy", 1, "pending")]]
+    assert got["rows"] == [
+        [[str(i), "id"], [name, ""], [str(category), ""], [status, f"status.{status}"]]
+        for i, name, category, status in [
+            (1, "Rex", 1, "available"),
+            (2, "Whiskers", 2, "available"),
+            (3, "Tweety", 3, "pending"),
+            (4, "Goldie", 4, "sold"),
+            (5, "Buddy", 1, "pending"),
+        ]
+    ]
     env = got["env"]
     assert isinstance(env, dict) and env["env"] == "sandbox" and env["masked_key"].startswith("sk-...")
     key = (tmp_path / "sandbox" / "api-key").read_text().strip()
@@ -245,7 +251,9 @@ def test_the_child_sends_the_first_page_and_the_masked_key_never_the_key(tmp_pat
 
 @TWO_CPUS
 @pytest.mark.slow
-@pytest.mark.parametrize("config", ['[http]\ntimeout = "soon"\n', '[tui]\ntheme = "neon"\n', "[tui]\npreview = false\n"])
+@pytest.mark.parametrize(
+    "config", ['[http]\ntimeout = "soon"\n', '[tui]\ntheme = "neon"\n', "[tui]\npreview = false\n"]
+)
 def test_a_child_with_nothing_to_show_ends_silently_and_opens_nothing(tmp_path: Path, config: str) -> None:
     got = fork(tmp_path, config)
     assert got["rows"] is None and not (tmp_path / "sandbox").exists()
@@ -276,8 +284,14 @@ def test_stop_ends_a_child_still_waiting_for_the_service(tmp_path: Path) -> None
         server.settimeout(60)
         path = tmp_path / "c.toml"
         path.write_text(f'base_url = "http://127.0.0.1:{server.getsockname()[1]}/v1"\napi_key = "sk-test-0123456789"\n')
-        with subprocess.Popen([sys.executable, "-c", STOP, "--config", str(path)], cwd=ROOT, text=True,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as parent:
+        with subprocess.Popen(
+            [sys.executable, "-c", STOP, "--config", str(path)],
+            cwd=ROOT,
+            text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        ) as parent:
             assert parent.stdin is not None and parent.stdout is not None
             try:
                 parent.stdout.readline()
@@ -292,12 +306,29 @@ def test_stop_ends_a_child_still_waiting_for_the_service(tmp_path: Path) -> None
 
 
 def test_a_preview_crosses_as_json_and_anything_else_is_refused() -> None:
-    preview = Preview(status="sold", rows=(("4", (PlainCell("4", "id"), PlainCell("[b]Goldie[/b]\x1b[2J"),
-                                                  PlainCell("4"), PlainCell("sold", "status.sold"))),),
-                      env=EnvLabel(env="staging", base_url="https://x/v1", masked_key="sk-...abcd", read_only=True))
+    preview = Preview(
+        status="sold",
+        rows=(
+            (
+                "4",
+                (
+                    PlainCell("4", "id"),
+                    PlainCell("[b]Goldie[/b]\x1b[2J"),
+                    PlainCell("4"),
+                    PlainCell("sold", "status.sold"),
+                ),
+            ),
+        ),
+        env=EnvLabel(env="staging", base_url="https://x/v1", masked_key="sk-...abcd", read_only=True),
+    )
     assert Preview.from_json(json.loads(json.dumps(preview.to_json()))) == preview
     good = preview.to_json()
-    for bad in ({**good, "status": 4}, {**good, "rows": [["4", [[1, "id"]]]]}, {**good, "rows": [["4", [["x"]]]]},
-                {**good, "env": {"env": "staging"}}, {**good, "rows": None}):
+    for bad in (
+        {**good, "status": 4},
+        {**good, "rows": [["4", [[1, "id"]]]]},
+        {**good, "rows": [["4", [["x"]]]]},
+        {**good, "env": {"env": "staging"}},
+        {**good, "rows": None},
+    ):
         with pytest.raises((ValueError, TypeError, KeyError)):
             Preview.from_json(bad)

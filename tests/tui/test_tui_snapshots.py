@@ -81,9 +81,15 @@ def test_help_screen(snap_compare, app_factory) -> None:
 def int64_pets(sandbox) -> None:
     """Ids of 1, 2 and 19 digits (the sandbox's 1..12, and an int64 one as another server may hold)."""
     with sqlite3.connect(sandbox.db_path) as db:
-        db.execute("INSERT INTO pets (id, name, category_id, status) VALUES (?, ?, ?, ?)",
-                   (1234567890123456789, "Largo the Labrador, a pet with a long name to clip", 987654321098765432,
-                    "available"))
+        db.execute(
+            "INSERT INTO pets (id, name, category_id, status) VALUES (?, ?, ?, ?)",
+            (
+                1234567890123456789,
+                "Largo the Labrador, a pet with a long name to clip",
+                987654321098765432,
+                "available",
+            ),
+        )
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")

@@ -36,8 +36,9 @@ def make_client(sandbox: Sandbox, *, api_key: str | None = None, transport: Any 
 def make_env(env: str = "sandbox", **kwargs: Any) -> EnvInfo:
     """As the CLI composes it: the sandbox is named SANDBOX_LABEL everywhere (its URL never shows)."""
     label = SANDBOX_LABEL if env == "sandbox" else BASE_URL
-    return EnvInfo(env=env, base_url=kwargs.pop("base_url", label), masked_key="sk-...test",
-                   sandbox=env == "sandbox", **kwargs)
+    return EnvInfo(
+        env=env, base_url=kwargs.pop("base_url", label), masked_key="sk-...test", sandbox=env == "sandbox", **kwargs
+    )
 
 
 @dataclass
@@ -48,15 +49,21 @@ class Harness:
     clients: list[PetStoreClient]
     tap: Tap | None = None
 
-    def session(self, *, env: str = "sandbox", read_only: bool = False, confirm: Any = None,
-                api_key: str | None = None) -> CommandSession:
+    def session(
+        self, *, env: str = "sandbox", read_only: bool = False, confirm: Any = None, api_key: str | None = None
+    ) -> CommandSession:
         """A session on the sandbox through a fresh :class:`Tap` (``self.tap``)."""
         self.tap = Tap(self.sandbox.app)
         client = make_client(self.sandbox, api_key=api_key, transport=self.tap)
         self.clients.append(client)
-        return CommandSession(client, env=make_env(env, read_only=read_only), registry=default_registry(),
-                              policy=Policy(read_only=read_only, production=env == "production"),
-                              confirm=confirm, sleep=no_sleep)
+        return CommandSession(
+            client,
+            env=make_env(env, read_only=read_only),
+            registry=default_registry(),
+            policy=Policy(read_only=read_only, production=env == "production"),
+            confirm=confirm,
+            sleep=no_sleep,
+        )
 
     def app(self, session: CommandSession | None = None, **kwargs: Any) -> PetStoreApp:
         return PetStoreApp(session or self.session(), **kwargs)

@@ -20,8 +20,14 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 async def server(tmp_path: Path) -> AsyncIterator[WebServer]:
-    options = WebOptions(host="127.0.0.1", port=0, token=TOKEN, argv=(sys.executable, "-m", "petstore_cli", "tui"),
-                         env=environment(tmp_path), heartbeat=0.5)
+    options = WebOptions(
+        host="127.0.0.1",
+        port=0,
+        token=TOKEN,
+        argv=(sys.executable, "-m", "petstore_cli", "tui"),
+        env=environment(tmp_path),
+        heartbeat=0.5,
+    )
     served = WebServer(options)
     runner = web.AppRunner(served.application(), access_log=None, shutdown_timeout=1.0)
     await runner.setup()

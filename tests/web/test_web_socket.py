@@ -29,8 +29,15 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 async def test_without_the_token_401_everywhere_and_no_process(served: Served) -> None:
     async with client() as http:
-        for path in ("/", "/?token=wrong-token-0123456789", "/static/js/textual.js", "/static/css/xterm.css",
-                     "/ws", f"/static/js/textual.js?token={TOKEN}", "/nothing"):
+        for path in (
+            "/",
+            "/?token=wrong-token-0123456789",
+            "/static/js/textual.js",
+            "/static/css/xterm.css",
+            "/ws",
+            f"/static/js/textual.js?token={TOKEN}",
+            "/nothing",
+        ):
             async with http.get(served.base + path, allow_redirects=False) as response:
                 assert response.status == 401, path
                 assert "Not without the token" in await response.text()
@@ -136,17 +143,27 @@ async def test_play_runs_in_each_session_and_sigterm_ends_the_server_and_every_a
                 await socket.close()
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--host", "0.0.0.0"], "petstore: 0.0.0.0 is beyond loopback; add --allow-remote"),
-    (["--token-file", "/nonexistent/token"], "petstore: cannot read token file /nonexistent/token"),
-    (["--play", "/nonexistent/demo.pets"], "petstore: cannot read script /nonexistent/demo.pets"),
-    (["--max-sessions", "0"], "must be a whole number from 1 to 100"),
-    (["--theme", "neon"], "petstore: unknown theme 'neon'; one of: "),
-    (["--env", "custom"], "petstore: environment 'custom' needs a base URL"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--host", "0.0.0.0"], "petstore: 0.0.0.0 is beyond loopback; add --allow-remote"),
+        (["--token-file", "/nonexistent/token"], "petstore: cannot read token file /nonexistent/token"),
+        (["--play", "/nonexistent/demo.pets"], "petstore: cannot read script /nonexistent/demo.pets"),
+        (["--max-sessions", "0"], "must be a whole number from 1 to 100"),
+        (["--theme", "neon"], "petstore: unknown theme 'neon'; one of: "),
+        (["--env", "custom"], "petstore: environment 'custom' needs a base URL"),
+    ],
+)
 def test_bad_options_one_line_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "petstore_cli", "web", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, env=environment(tmp_path), stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [sys.executable, "-m", "petstore_cli", "web", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment(tmp_path),
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 2 and done.stdout == ""
     assert message in done.stderr and "Traceback" not in done.stderr
     if "--max-sessions" not in args:  # argparse: its usage, then the line
@@ -156,6 +173,12 @@ def test_bad_options_one_line_exit_2(tmp_path: Path, args: list[str], message: s
 def test_a_short_token_file_is_refused(tmp_path: Path) -> None:
     token = tmp_path / "token"
     token.write_text("short\n")
-    done = subprocess.run([sys.executable, "-m", "petstore_cli", "web", "--token-file", str(token)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60, env=environment(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-m", "petstore_cli", "web", "--token-file", str(token)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment(tmp_path),
+    )
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "at least 16" in done.stderr

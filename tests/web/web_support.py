@@ -62,8 +62,12 @@ def web_server(home: Path, *args: str) -> Iterator[Served]:
     token_file.write_text(TOKEN + "\n")
     proc = subprocess.Popen(
         [sys.executable, "-m", "petstore_cli", "web", "--port", "0", "--token-file", str(token_file), *args],
-        cwd=ROOT, env=environment(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True,
+        cwd=ROOT,
+        env=environment(home),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         assert proc.stdout is not None
@@ -126,7 +130,9 @@ class Screen:
             try:
                 message = await asyncio.wait_for(self.socket.receive(), max(end - loop.time(), 0.001))
             except TimeoutError:
-                raise AssertionError(f"{needles!r} not shown within {timeout:g} s; text: {self.text[-600:]!r}") from None
+                raise AssertionError(
+                    f"{needles!r} not shown within {timeout:g} s; text: {self.text[-600:]!r}"
+                ) from None
             if message.type == aiohttp.WSMsgType.BINARY:
                 self.text += ANSI.sub("", self.decoder.decode(message.data))
             elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):

@@ -41,12 +41,20 @@ class AddPetScreen(ModalScreen[Any]):
             yield Label("Add a pet", classes="dialog-title")
             with Grid(id="add-grid"):
                 yield Label("Name", classes="field-label")
-                yield Input(id="name", placeholder=f"required, 1..{NAME_MAX_LENGTH} characters",
-                            validators=[Check(name_error)], validate_on=["changed", "submitted"])
+                yield Input(
+                    id="name",
+                    placeholder=f"required, 1..{NAME_MAX_LENGTH} characters",
+                    validators=[Check(name_error)],
+                    validate_on=["changed", "submitted"],
+                )
                 yield Static("", id="name-error", classes="field-error")
                 yield Label("Category id", classes="field-label")
-                yield Input(id="category", placeholder="required, a whole number (int64)",
-                            validators=[Check(category_error)], validate_on=["changed", "submitted"])
+                yield Input(
+                    id="category",
+                    placeholder="required, a whole number (int64)",
+                    validators=[Check(category_error)],
+                    validate_on=["changed", "submitted"],
+                )
                 yield Static("", id="category-error", classes="field-error")
                 yield Label("Status", classes="field-label")
                 yield Select([(s, s) for s in STATUSES], id="status", prompt="(not set)")

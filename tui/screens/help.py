@@ -40,8 +40,11 @@ class HelpScreen(ModalScreen[None]):
             with VerticalScroll():
                 yield Static(keys_table(self.rows))
                 yield Static(
-                    Text("Every key runs a slash command; the log shows which. Type /help in the prompt "
-                         "for the commands, or press ctrl+p for the command palette.", style="dim"),
+                    Text(
+                        "Every key runs a slash command; the log shows which. Type /help in the prompt "
+                        "for the commands, or press ctrl+p for the command palette.",
+                        style="dim",
+                    ),
                     id="help-footnote",
                 )
         yield KeysFooter()

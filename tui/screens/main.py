@@ -62,8 +62,14 @@ class MainScreen(Screen[None]):
         Binding("4", "tab('sold')", "Sold", show=False),
     ]
 
-    def __init__(self, session: CommandSession | None, *, page_size: int = 20,
-                 today: Callable[[], date] = date.today, history: PromptHistory | None = None) -> None:
+    def __init__(
+        self,
+        session: CommandSession | None,
+        *,
+        page_size: int = 20,
+        today: Callable[[], date] = date.today,
+        history: PromptHistory | None = None,
+    ) -> None:
         """``session`` None: the first frame, loading until :meth:`attach`."""
         super().__init__()
         self.session = session
@@ -81,8 +87,9 @@ class MainScreen(Screen[None]):
         yield EnvBar(session.env if session is not None else None, id="env-bar")
         yield StatusTabs(id="status-tabs")
         yield PetsPane(page_size=self.page_size, id="pets-pane")
-        yield ChatPane(complete=session.complete if session is not None else _no_completion,
-                       history=self.history, id="chat-pane")
+        yield ChatPane(
+            complete=session.complete if session is not None else _no_completion, history=self.history, id="chat-pane"
+        )
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._mount_footer)
@@ -168,8 +175,7 @@ class MainScreen(Screen[None]):
         """Run a line in a worker (lists and details cancel their older selves)."""
         prepared = self.live.prepare(line)
         group, exclusive = c.worker_group(prepared.command.group if prepared.command else None)
-        return self.run_worker(partial(self.run_line, prepared), group=group, exclusive=exclusive,
-                               exit_on_error=False)
+        return self.run_worker(partial(self.run_line, prepared), group=group, exclusive=exclusive, exit_on_error=False)
 
     async def run_line(self, line: str | Prepared) -> Outcome:
         """Echo, run and apply one line; never raises."""
@@ -214,8 +220,7 @@ class MainScreen(Screen[None]):
             return
         pane = self.pane
         pane.page_size = result.limit or pane.page_size
-        pane.show_page(result.pets, status=result.status, next_url=result.next_url,
-                       append=result.continued)
+        pane.show_page(result.pets, status=result.status, next_url=result.next_url, append=result.continued)
         self.tabs.show_status(result.status)
         if self.pending_select is not None:
             pet, self.pending_select = self.pending_select, None

@@ -101,8 +101,9 @@ class ChatPane(Vertical):
     class Leave(Message):
         """The user left the prompt (escape)."""
 
-    def __init__(self, *, complete: Callable[[str], Sequence[str]], history: PromptHistory | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, *, complete: Callable[[str], Sequence[str]], history: PromptHistory | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self._complete = complete
         self._history = history

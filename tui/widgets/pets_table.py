@@ -50,8 +50,11 @@ class PetsTable(ScrollView, can_focus=True):
         Binding("end,ctrl+end,G", "jump(-1)", "Last row", show=False),
     ]
     COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "pets-table--header", "pets-table--cursor", "pets-table--hover",
-        "pets-table--even-row", "pets-table--odd-row",
+        "pets-table--header",
+        "pets-table--cursor",
+        "pets-table--hover",
+        "pets-table--even-row",
+        "pets-table--odd-row",
     }
     DEFAULT_CSS = """
     PetsTable {

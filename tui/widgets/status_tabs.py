@@ -80,8 +80,14 @@ class StatusTabs(Widget):
             labels.append(f" {number} {LABELS[key]} ", style=styles[shown])
         bar = self.get_component_rich_style("status-tabs--bar")
         start, end = SPANS[self.active]
-        return Group(labels, Bar(highlight_range=(start, end), highlight_style=Style.from_color(bar.color),
-                                 background_style=Style.from_color(bar.bgcolor)))
+        return Group(
+            labels,
+            Bar(
+                highlight_range=(start, end),
+                highlight_style=Style.from_color(bar.color),
+                background_style=Style.from_color(bar.bgcolor),
+            ),
+        )
 
     def on_click(self, event: events.Click) -> None:
         """A click on a label (or the bar under it) picks that tab."""
