@@ -25,6 +25,7 @@ from .results import (
     ExpectationMet,
     Help,
     HistoryListing,
+    HistoryScript,
     Notice,
     OrdersListing,
     Paused,
@@ -289,12 +290,14 @@ async def expect_outcome(session: CommandSession, args: Values) -> ExpectationMe
     history=False,
     args=[
         Arg("action", "save", convert=_history_action, choices=("save",)),
-        Arg("file", "FILE", greedy=True, help="where to write the script"),
+        Arg("file", "FILE", greedy=True, help="where to write the script (in a browser: the download's name)"),
     ],
 )
-async def history(session: CommandSession, args: Values) -> HistoryListing | Notice:
+async def history(session: CommandSession, args: Values) -> HistoryListing | HistoryScript | Notice:
     if not args["action"]:
         return HistoryListing(lines=tuple(session.history_script_lines()))
+    if not session.policy.host_files:  # a browser session: the face hands the script over, nothing is written
+        return session.history_file(args["file"])
     count = session.save_history(args["file"])
     return Notice(text=f"saved {count} commands to {show(args['file'], 200)}")
 

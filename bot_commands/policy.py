@@ -4,7 +4,9 @@ Roles map to what a command does (its :class:`Access`): everyone may run local
 commands (``/help``, ``/whoami``); a viewer may also read from the service; an
 operator may write too. On top of roles: read-only mode, confirmation of writes
 (on production always; every write when ``confirm_writes``), and commands that
-touch local files or end the process, which only terminal faces offer.
+touch local files or end the process, which only terminal faces offer. A face
+whose person is elsewhere (a browser session) touches none of the host's files:
+``/history save`` then hands the script to the face to deliver.
 """
 
 from __future__ import annotations
@@ -80,6 +82,9 @@ class Policy:
     deferred: bool = False
     #: A terminal face: commands that touch local files or the process are offered.
     terminal: bool = True
+    #: Commands may read and write the host's files (a terminal). False in a browser session: ``/history save``
+    #: gives the face the script to hand over (a download) and writes nothing here.
+    host_files: bool = True
 
     def _rule(self, access: Access, actor: Actor) -> str | None:
         """Which rule refuses ``access`` to ``actor`` here (``terminal``, ``read_only``, ``role``), or None:

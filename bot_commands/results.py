@@ -19,6 +19,7 @@ __all__ = [
     "Help",
     "HelpEntry",
     "HistoryListing",
+    "HistoryScript",
     "Notice",
     "OrdersListing",
     "Paused",
@@ -188,6 +189,19 @@ class HistoryListing(Result):
 
     def to_json(self) -> Any:
         return {"history": list(self.lines)}
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryScript(Result):
+    """``/history save NAME`` where the face may not touch the host's files: the script (``text``, ``count``
+    commands) for the face to hand over as a file called ``name``; nothing was written."""
+
+    name: str
+    text: str
+    count: int
+
+    def to_json(self) -> Any:
+        return {"file": self.name, "commands": self.count, "written": False}
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from petstore_api.errors import PetStoreError
 from petstore_api.masking import mask_secret
@@ -32,7 +32,17 @@ from .parser import show
 from .policy import Access, Actor, Policy, local_actor
 from .ports import Confirm, PetStoreAPI
 from .registry import Command, Invocation, Registry
-from .results import Cancelled, ConfirmationNeeded, EnvInfo, Help, PetCreated, PetDetail, PetList, Result
+from .results import (
+    Cancelled,
+    ConfirmationNeeded,
+    EnvInfo,
+    Help,
+    HistoryScript,
+    PetCreated,
+    PetDetail,
+    PetList,
+    Result,
+)
 from .script import HEADER, HistoryEntry, history_script
 from .validation import suggest
 
@@ -341,10 +351,16 @@ class CommandSession:
         lines = self.history_script_lines()
         target = Path(path).expanduser()
         try:
-            target.write_text("\n".join([HEADER, *lines]) + "\n", encoding="utf-8")
+            target.write_text(_script_text(lines), encoding="utf-8")
         except OSError as exc:
             raise CommandError(f"cannot write {show(str(target), 200)}: {exc.strerror or exc}") from None
         return len(lines)
+
+    def history_file(self, name: str) -> HistoryScript:
+        """This session as a replayable script for the face to hand over, named after ``name``'s last part;
+        nothing is written (a browser session: the host's files are not the person's)."""
+        lines = self.history_script_lines()
+        return HistoryScript(name=download_name(name), text=_script_text(lines), count=len(lines))
 
     # -- bookkeeping --------------------------------------------------------
 
@@ -385,6 +401,21 @@ class CommandSession:
         except PetStoreError as exc:
             raise CommandError(str(exc)) from None
         self.env = replace(self.env, masked_key=mask_secret(key))
+
+
+#: The file name a script is offered under when the name given has none (``/history save ~/``).
+DEFAULT_SCRIPT_NAME = "petstore-history.pets"
+
+
+def download_name(name: str) -> str:
+    """``name``'s last part (no directory: the person's browser decides where it goes), visible characters only."""
+    last = PurePosixPath(name.replace("\\", "/").strip()).name
+    cleaned = "".join(ch for ch in last if ch.isprintable() and ch not in '"/\\')
+    return cleaned if cleaned.strip(" .~") else DEFAULT_SCRIPT_NAME
+
+
+def _script_text(lines: list[str]) -> str:
+    return "\n".join([HEADER, *lines]) + "\n"
 
 
 def _audit_entry(actor: Actor, line: str, outcome: Outcome) -> AuditEntry:

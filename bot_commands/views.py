@@ -28,6 +28,7 @@ from .results import (
     ExpectationMet,
     Help,
     HistoryListing,
+    HistoryScript,
     Notice,
     OrdersListing,
     Paused,
@@ -377,6 +378,12 @@ def _met(result: ExpectationMet, prefix: str) -> Presentation:
 def _history(result: HistoryListing, prefix: str) -> Presentation:
     view = LinesView(tuple(Cell(line) for line in result.lines), empty="(no commands yet)")
     return Presentation(view=view, summary=_plural(len(result.lines), "command"))
+
+
+@_presents(HistoryScript)
+def _history_script(result: HistoryScript, prefix: str) -> Presentation:
+    text = f"{_plural(result.count, 'command')} offered as the file {result.name} (nothing written on the server)"
+    return Presentation(view=NoticeView(text, "success"), summary=text)
 
 
 @_presents(Paused)

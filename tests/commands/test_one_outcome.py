@@ -38,6 +38,7 @@ SAMPLES: dict[type[r.Result], r.Result] = {
     r.Paused: r.Paused(seconds=1.5),
     r.ExpectationMet: r.ExpectationMet(expectation="count 3"),
     r.HistoryListing: r.HistoryListing(lines=("/list", HOSTILE)),
+    r.HistoryScript: r.HistoryScript(name=HOSTILE, text="# petstore script\n/list\n", count=1),
     r.WhoAmI: r.WhoAmI(actor="@alice:x", role="viewer", where="!room", commands=("/list",)),
     r.ConfirmationNeeded: r.ConfirmationNeeded(code="7F3K", what="add pet 'Rex'", line="/add Rex", ttl=60),
     r.Cancelled: r.Cancelled(code="7F3K", what="add pet 'Rex'"),

@@ -235,6 +235,30 @@ async def test_history_save_to_an_unwritable_place_is_one_line(session: CommandS
         await session.execute(f"/history save {tmp_path}/missing/dir/x.txt")
 
 
+@pytest.mark.parametrize(
+    ("given", "offered"),
+    [("demo.pets", "demo.pets"), ("../../home/x/.bashrc", ".bashrc"), ("~/", "petstore-history.pets")],
+)
+async def test_history_save_where_host_files_are_off_hands_the_script_over(
+    session: CommandSession, tmp_path: Path, given: str, offered: str
+) -> None:
+    """A browser session's policy: /history save writes nothing; the script comes back for the face to deliver."""
+    from dataclasses import replace
+
+    from bot_commands.results import HistoryScript
+
+    session.policy = replace(session.policy, host_files=False)
+    await session.execute("/list sold")
+    out = tmp_path / "out"
+    out.mkdir()
+    target = out / given
+    script = await session.execute(f"/history save {target if given == 'demo.pets' else given}")
+    assert isinstance(script, HistoryScript) and script.name == offered and script.count == 1
+    assert script.text.splitlines()[1:] == ["/list sold"] and script.text.startswith("# petstore script")
+    assert list(out.iterdir()) == []  # nothing written
+    assert script.to_json() == {"file": offered, "commands": 1, "written": False}
+
+
 def test_seen_ids_keep_the_latest_thousand_each_once(session: CommandSession) -> None:
     for start in range(0, 5000, 20):  # like 250 pages of 20
         session._remember(tuple(range(start, start + 20)))
