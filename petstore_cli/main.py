@@ -196,6 +196,10 @@ def _add_tui_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--delay", type=float, default=None, metavar="SECONDS", help="typing delay when playing")
     p.add_argument("--exit", action="store_true", help="exit when the played script ends")
     _theme_option(p, suppress=True)
+    # Set by `petstore web` for each browser session, from the token the person logged in with (the browser has no
+    # say): who acts, with which role, in a session that touches none of this host's files. Not for people.
+    p.add_argument("--web-actor", metavar="NAME", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--web-role", choices=("none", "viewer", "operator"), default="operator", help=argparse.SUPPRESS)
 
 
 def _theme_option(p: argparse.ArgumentParser, *, suppress: bool) -> None:

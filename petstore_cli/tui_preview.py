@@ -25,6 +25,7 @@ import signal
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.policy import Actor
     from bot_commands.results import EnvInfo, Result
     from petstore_api.settings import Settings
     from tui.preview import Preview
@@ -140,12 +141,12 @@ def _child(args: argparse.Namespace, fd: int) -> int:
     import asyncio
     import json
 
-    from .tui_start import checked_settings
+    from .tui_start import checked_settings, session_actor
 
     settings = checked_settings(args)[0].settings  # what the parent would refuse to start with ends here
     if not settings.tui.preview:
         return 0
-    preview = asyncio.run(_first_page(settings))
+    preview = asyncio.run(_first_page(settings, actor=session_actor(args)))
     if preview is None:
         return 1
     data = memoryview(json.dumps(preview.to_json()).encode())
@@ -154,15 +155,16 @@ def _child(args: argparse.Namespace, fd: int) -> int:
     return 0
 
 
-async def _first_page(settings: Settings) -> Preview | None:
-    """The main screen's first list (All, the configured page size), as :func:`page_preview` shows it."""
+async def _first_page(settings: Settings, *, actor: Actor | None = None) -> Preview | None:
+    """The main screen's first list (All, the configured page size), as :func:`page_preview` shows it, run by the
+    session's own actor (a browser session's person without the viewer role sees no preview either)."""
     from tui.controller import list_line
 
     from .compose import compose
 
     # A read writes no audit line: the child leaves the log to the parent.
     quiet = settings.model_copy(update={"audit": settings.audit.model_copy(update={"path": None})})
-    session = compose(quiet).session()
+    session = compose(quiet).session(actor=actor)
     outcome = await session.run(list_line(None, settings.ui.page_size))
     return page_preview(outcome.result, session.env)
 

@@ -20,6 +20,7 @@ from petstore_api.paths import default_data_dir
 from tui.startup import PreviewSource, Started, StartupError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.policy import Actor
     from petstore_api.settings import LoadedSettings
 
 #: The TUI's state file in the data dir: the theme chosen in it.
@@ -39,14 +40,31 @@ def start_tui(args: argparse.Namespace, *, preview: PreviewSource | None = None)
             preview.stop()
         print(f"petstore: {problem}", file=sys.stderr)
         return 2
-    data_dir = default_data_dir()
+    # A browser session neither reads nor writes the host's prompt history (one person's commands are not the
+    # next one's) nor its remembered theme: its state lasts as long as the session.
+    data_dir = None if in_browser(args) else default_data_dir()
     return run_tui(
         start=partial(build, args),
         theme=flag_theme,
-        history_path=data_dir / HISTORY_FILE,
-        theme_memory_path=data_dir / TUI_STATE_FILE,
+        history_path=data_dir / HISTORY_FILE if data_dir else None,
+        theme_memory_path=data_dir / TUI_STATE_FILE if data_dir else None,
         preview=preview,
     )
+
+
+def in_browser(args: argparse.Namespace) -> bool:
+    """This TUI is a browser session of ``petstore web`` (which names its person with ``--web-actor``)."""
+    return bool(getattr(args, "web_actor", None))
+
+
+def session_actor(args: argparse.Namespace) -> Actor | None:
+    """Who runs this TUI's commands: the browser session's person (``web:NAME`` with the role ``petstore web``
+    gave), or None (the person at this terminal)."""
+    if not in_browser(args):
+        return None
+    from bot_commands.policy import Actor, Role
+
+    return Actor(id=f"web:{args.web_actor}", role=Role(getattr(args, "web_role", "operator")), where="web")
 
 
 def checked_settings(args: argparse.Namespace) -> tuple[LoadedSettings, str | None]:
@@ -74,6 +92,7 @@ def checked_settings(args: argparse.Namespace) -> tuple[LoadedSettings, str | No
 def build(args: argparse.Namespace) -> Started:
     """Settings -> composition -> session (in the app's start-up worker). StartupError: the one line."""
     from bot_commands.errors import CommandError
+    from bot_commands.policy import Policy
     from petstore_api.errors import PetStoreError
     from tui.confirm import TuiConfirm
     from tui.run import make_player
@@ -88,12 +107,16 @@ def build(args: argparse.Namespace) -> Started:
             getattr(args, "play", None), getattr(args, "delay", None), bool(getattr(args, "exit", False))
         )
         configure_logging(getattr(args, "verbose", None) or 0)
-        composition = compose(settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
+        composition = compose(
+            settings,
+            sandbox_reset=bool(getattr(args, "sandbox_reset", False)),
+            policy=Policy(host_files=False) if in_browser(args) else None,
+        )
     except (PetStoreError, CommandError) as exc:
         raise StartupError(str(exc)) from exc
     confirm = TuiConfirm()  # writes that need confirming ask in a modal first
     return Started(
-        session=composition.session(confirm=confirm),
+        session=composition.session(confirm=confirm, actor=session_actor(args)),
         aclose=composition.aclose,
         confirm=confirm,
         page_size=settings.ui.page_size,

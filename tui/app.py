@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
@@ -216,6 +216,11 @@ class PetStoreApp(App[int]):
         else:
             main.chat.prompt.focus()
             main.chat.type_into(line + " ")
+
+    def on_delivery_failed(self, event: events.DeliveryFailed) -> None:
+        """A script offered to the browser (``/history save`` in ``petstore web``) that did not reach it."""
+        if event.name == "history":
+            self.notify("The script could not be sent to the browser.", title="Not saved", severity="error")
 
     def action_help(self) -> None:
         from .keys import help_rows  # gathers every screen's keys: the main screen's modules

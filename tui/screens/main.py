@@ -262,6 +262,26 @@ class MainScreen(Screen[None]):
     def _quit(self, outcome: Outcome) -> None:
         self.app.exit(return_code=0)
 
+    def _deliver_script(self, outcome: Outcome) -> None:
+        """``/history save`` in a session that may not touch the host's files: the script goes to the person's
+        browser as a download (Textual's delivery through the web driver), never to a file here."""
+        import io
+
+        from bot_commands import results as r
+
+        result = outcome.result
+        assert isinstance(result, r.HistoryScript)
+        if not self.app.is_web:  # at a terminal Textual would save it in the Downloads dir: a host file after all
+            self.say("Not saved: this session may not write files on this machine.", severity="warning")
+            return
+        self.app.deliver_text(
+            io.StringIO(result.text),
+            save_filename=result.name,
+            open_method="download",
+            mime_type="text/plain",
+            name="history",
+        )
+
     def apply_failure(self, outcome: Outcome) -> None:
         from ..summaries import failure_message
 
@@ -431,6 +451,7 @@ def _handlers() -> dict[type, Callable[[MainScreen, Outcome], None]]:
         r.PetDetail: MainScreen._show_detail,
         r.OrdersListing: MainScreen._show_orders,
         r.Quit: MainScreen._quit,
+        r.HistoryScript: MainScreen._deliver_script,
     }
 
 
