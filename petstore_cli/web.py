@@ -1,7 +1,8 @@
 """``petstore web``: the wiring of the web face (petstore_web): options checked here, the TUI command built here.
 
 Every browser session runs ``petstore tui`` with the same settings (the connection flags given here are passed
-on; the environment is inherited), so policy, confirmation and audit are the TUI's own.
+on; the environment is inherited), so policy and confirmation are the TUI's own; the server adds who the person
+is (``--web-actor``/``--web-role``, from their token) and the audit log, on by default as for the bots.
 """
 
 from __future__ import annotations
@@ -9,12 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .main import EXIT_USAGE
 
 if TYPE_CHECKING:  # the parser imports this module: nothing heavy at import time
-    from petstore_api.settings import LoadedSettings
+    from petstore_api.settings import LoadedSettings, Settings
+    from petstore_web.access import People, Proxies
 
 REMOTE_WARNING = (
     "petstore: warning: listening on {host}, beyond this machine: the traffic, the token included, "
@@ -27,10 +29,24 @@ def add_web_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
     p.add_argument("--play", metavar="SCRIPT", help="play this script of slash commands in every new session")
     p.add_argument("--delay", type=float, default=None, metavar="SECONDS", help="typing delay when playing")
-    p.add_argument(
+    who = p.add_mutually_exclusive_group()
+    who.add_argument(
         "--token-file",
         metavar="FILE",
-        help="read the access token from FILE (its first line) instead of generating one",
+        help="read the owner's access token from FILE (its first line) instead of generating one",
+    )
+    who.add_argument(
+        "--tokens",
+        metavar="FILE",
+        help="the people who may log in, one a line: NAME ROLE TOKEN (role none, viewer or operator); "
+        "each browser session is the actor web:NAME",
+    )
+    p.add_argument(
+        "--forwarded-allow-ips",
+        metavar="IPS",
+        default="",
+        help="proxies (comma-separated addresses or networks, * for any) whose X-Forwarded-Proto and "
+        "X-Forwarded-Host are believed; default: none",
     )
     p.add_argument(
         "--allow-remote",
@@ -53,7 +69,7 @@ def _positive(text: str) -> int:
 
 
 def web_main(loaded: LoadedSettings, args: argparse.Namespace) -> int:
-    from petstore_web.access import TokenError, is_loopback, new_token, read_token
+    from petstore_web.access import Proxies, is_loopback
 
     if not is_loopback(args.host) and not args.allow_remote:
         print(
@@ -63,20 +79,66 @@ def web_main(loaded: LoadedSettings, args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     try:
-        token = read_token(Path(args.token_file)) if args.token_file else new_token()
+        access = _access(args)
+        proxies = Proxies(args.forwarded_allow_ips)
         play = _script(args.play)
-    except (TokenError, ValueError) as exc:
+    except ValueError as exc:  # TokenError too
         print(f"petstore: {exc}", file=sys.stderr)
         return EXIT_USAGE
     problem = _preflight(loaded, args)
     if problem is not None:
         print(f"petstore: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    audit = web_audit_path(loaded.settings)
+    _check_audit(audit)  # CommandError (one line, exit 2) when it cannot be opened: said now, not per session
     if getattr(args, "sandbox_reset", False):
         _reset_sandbox(loaded)  # once, here: not in every session
     if not is_loopback(args.host):
         print(REMOTE_WARNING.format(host=args.host), file=sys.stderr)
-    return _serve(args, token=token, argv=tui_argv(args, play=play))
+    return _serve(args, access=access, proxies=proxies, argv=tui_argv(args, play=play, audit=audit))
+
+
+class _Access(NamedTuple):
+    """Who may log in, and how the start-up line tells the owner to: ``token`` is printed (a generated one,
+    in the address's fragment, which no server or proxy log sees), ``where`` names the file instead."""
+
+    people: People
+    token: str | None = None
+    where: str = ""
+
+
+def _access(args: argparse.Namespace) -> _Access:
+    """The people from ``--tokens``, or the owner's token (``--token-file`` or a new one). TokenError: one line.
+
+    A token file readable by others is made 0600 first, with a warning."""
+    from petstore_web.access import new_token, owner, read_token, read_tokens, tighten
+
+    given = args.tokens or args.token_file
+    if given is None:
+        return _Access(people=owner(token := new_token()), token=token)
+    path = Path(given)
+    warning = tighten(path)
+    if warning is not None:
+        print(f"petstore: warning: {warning}", file=sys.stderr)
+    if args.tokens:
+        people = read_tokens(path)
+        count = f"{len(people)} {'person' if len(people) == 1 else 'people'}"
+        return _Access(people=people, where=f"your token ({count} in {path})")
+    return _Access(people=owner(read_token(path)), where=f"the token in {path}")
+
+
+def web_audit_path(settings: Settings) -> Path:
+    """``[audit] path`` (``--audit-log`` sets it), else audit.ndjson in the data dir, the bots' default: a browser
+    session's writes and refusals are always audited."""
+    from petstore_api.paths import default_data_dir
+
+    return (settings.audit.path or default_data_dir() / "audit.ndjson").expanduser().resolve()
+
+
+def _check_audit(path: Path) -> None:
+    from bot_commands.audit import AuditLog
+
+    AuditLog(path).open().close()
 
 
 def _preflight(loaded: LoadedSettings, args: argparse.Namespace) -> str | None:
@@ -103,16 +165,15 @@ def _script(play: str | None) -> Path | None:
     return path
 
 
-def tui_argv(args: argparse.Namespace, *, play: Path | None) -> tuple[str, ...]:
-    """``petstore [connection flags] tui [--play SCRIPT --delay S]`` for this Python."""
+def tui_argv(args: argparse.Namespace, *, play: Path | None, audit: Path) -> tuple[str, ...]:
+    """``petstore [connection flags] --audit-log FILE tui [--play SCRIPT --delay S]`` for this Python (the server
+    adds each session's ``--web-actor NAME --web-role ROLE``)."""
     argv = [sys.executable, "-m", "petstore_cli"]
-    for flag in ("env", "base_url", "config", "audit_log", "theme"):
+    for flag in ("env", "base_url", "config", "theme"):
         value = getattr(args, flag, None)
         if value is not None:
-            argv += [
-                f"--{flag.replace('_', '-')}",
-                str(Path(value).resolve()) if flag in ("config", "audit_log") else str(value),
-            ]
+            argv += [f"--{flag.replace('_', '-')}", str(Path(value).resolve()) if flag == "config" else str(value)]
+    argv += ["--audit-log", str(audit)]
     if getattr(args, "read_only", None):
         argv.append("--read-only")
     argv.append("tui")
@@ -133,13 +194,23 @@ def _reset_sandbox(loaded: LoadedSettings) -> None:
         Sandbox.open(sandbox_dir(loaded.settings), reset=True).close()
 
 
-def _serve(args: argparse.Namespace, *, token: str, argv: tuple[str, ...]) -> int:
+def _serve(args: argparse.Namespace, *, access: _Access, proxies: Proxies, argv: tuple[str, ...]) -> int:
     from petstore_web.server import WebOptions, serve
 
-    options = WebOptions(host=args.host, port=args.port, token=token, argv=argv, max_sessions=args.max_sessions)
+    options = WebOptions(
+        host=args.host, port=args.port, people=access.people, proxies=proxies, argv=argv, max_sessions=args.max_sessions
+    )
+    audit = argv[argv.index("--audit-log") + 1]
 
     def announce(url: str) -> None:
-        print(f"petstore web: open {url}", flush=True)
-        print(f"  each browser session runs the TUI (at most {args.max_sessions} at once); Ctrl-C stops", flush=True)
+        if access.token is not None:  # after '#': the browser logs in with it, no request carries it
+            print(f"petstore web: open {url}#token={access.token}", flush=True)
+        else:
+            print(f"petstore web: open {url} and log in with {access.where}", flush=True)
+        print(
+            f"  each browser session runs the TUI as web:NAME (at most {args.max_sessions} at once); "
+            f"audit: {audit}; Ctrl-C stops",
+            flush=True,
+        )
 
     return serve(options, announce=announce)

@@ -1,4 +1,4 @@
-"""The HTML pages: the app page (textual-serve's browser client, from its package) and the refusals."""
+"""The HTML pages: the login form, the app page (textual-serve's browser client, from its package), the refusals."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ body.-closed .closed { display: flex; }
 <button type="button" onclick="location.reload()">Start again</button></div>
 <div id="terminal" class="textual-terminal" data-font-size="16"></div>
 <script>
+if (location.hash.startsWith("#token=")) history.replaceState(null, "", location.pathname);  // logged in already
 document.getElementById("terminal").dataset.sessionWebsocketUrl =
   (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
 // The keyboard goes to the terminal from the start (and when the tab comes back), as in a terminal window:
@@ -40,6 +41,19 @@ function focusTerminal(tries) {
 }
 window.addEventListener("load", () => focusTerminal(200));
 window.addEventListener("focus", () => focusTerminal(0));
+// A file the app delivers (/history save) is fetched by a link in this page: textual.js would open a new window
+// for it, which browsers block as a pop-up unless a key was pressed just before.
+const openWindow = window.open.bind(window);
+window.open = (url, target, features) => {
+  if (typeof url === "string" && new URL(url, location.href).pathname.startsWith("/download/")) {
+    const link = Object.assign(document.createElement("a"), {href: url, download: ""});
+    document.body.append(link);
+    link.click();
+    link.remove();
+    return null;
+  }
+  return openWindow(url, target, features);
+};
 </script>
 </body>
 </html>
@@ -59,10 +73,47 @@ def notice(title: str, text: str) -> str:
     return _NOTICE.format(title=html.escape(title), text=html.escape(text))
 
 
-NO_TOKEN = notice(
-    "Not without the token",
-    "This petstore web server needs the address it printed when it started, the one ending in ?token=... "
-    "Ask whoever started it for that address.",
+_LOGIN = """<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>petstore web: log in</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body {{ background: #0c181f; color: #eee; font: 18px/1.5 monospace; display: flex; height: 90vh;
+align-items: center; justify-content: center; }} main {{ max-width: 34em; }}
+input {{ font: inherit; width: 100%; box-sizing: border-box; padding: 8px; margin: 8px 0 16px; }}
+button {{ padding: 10px 28px; background: #5e0ba7; color: #fff; border: none; font: inherit; cursor: pointer; }}
+.problem {{ color: #ff8a80; }} .hint {{ color: #9ab; font-size: 15px; }}</style></head>
+<body><main><h1>petstore web</h1>
+<p class="{kind}">{message}</p>
+<form method="post" action="/login">
+<label for="token">Token</label>
+<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
+<button type="submit">Log in</button>
+</form>
+<p class="hint">Ask whoever runs this server for your token. It goes in this form, never in the address.</p>
+</main>
+<script>
+// The address printed at start-up carries the token after '#': that part never leaves the browser (no server or
+// proxy log sees it). It is taken out of the address bar at once and posted as if typed.
+const given = /^#token=(.+)$/.exec(location.hash);
+if (given) {{
+  history.replaceState(null, "", location.pathname);
+  document.getElementById("token").value = decodeURIComponent(given[1]);
+  document.forms[0].submit();
+}}
+</script>
+</body>
+</html>
+"""
+
+LOGIN = _LOGIN.format(kind="", message="Log in with the token you were given.")
+LOGIN_FAILED = _LOGIN.format(
+    kind="problem", message="That token is not known here. Try again, or ask whoever runs this server."
+)
+LOGGED_OUT = notice("Log in first", "This petstore web server needs a login: open / and give it your token.")
+TOKEN_IN_ADDRESS = notice(
+    "The token goes in the login form",
+    "petstore web takes the token in its login form, not in the address, where proxy logs and browser history "
+    "keep it. Open / and paste it there.",
 )
 
 

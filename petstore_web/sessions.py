@@ -17,17 +17,21 @@ from collections.abc import Awaitable, Callable, Sequence
 from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 
+from .access import Person
+
 #: Seconds an app has to quit when asked before its process group is killed.
 GRACE = 3.0
 
 
 class AppProcess(AppService):
-    """The app of one browser session: ``argv`` run with the web driver, relaying to the websocket."""
+    """The app of one browser session: ``argv`` run with the web driver, relaying to the websocket; ``person``
+    is who logged in (only they may fetch what the app delivers)."""
 
     def __init__(
         self,
         argv: Sequence[str],
         *,
+        person: Person,
         write_bytes: Callable[[bytes], Awaitable[None]],
         write_str: Callable[[str], Awaitable[None]],
         close: Callable[[], Awaitable[None]],
@@ -43,6 +47,7 @@ class AppProcess(AppService):
             download_manager=downloads,
         )
         self._close_session = close
+        self.person = person
         self.argv = list(argv)
         self.env = env
         self.grace = grace
@@ -90,6 +95,7 @@ class AppProcess(AppService):
         process = self._process
         if process is None:
             return
+        await self._download_manager.cancel_app_downloads(self.app_service_id)  # a download in flight ends now
         try:
             await asyncio.wait_for(asyncio.shield(self._quit()), self.grace)
         except TimeoutError:

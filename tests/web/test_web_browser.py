@@ -57,8 +57,8 @@ def wait_for(page: Any, *needles: str) -> None:
 def test_the_tui_in_the_browser(browser: Any, served: Served, tmp_path: Path) -> None:
     page = browser.new_page(viewport={"width": 1280, "height": 760})
     page.add_init_script(XTERM_HOOK)
-    page.goto(served.url)
-    assert page.url == served.base + "/"  # the token left the address bar
+    page.goto(served.url)  # the login page posts the token after '#' at once: the app, and no token in the address
+    page.wait_for_url(served.base + "/", timeout=30_000)
     wait_for(page, "Goldie", "Luna", "12 pets", "› /list --limit 20")  # the session's own list, not the preview
     focused = "document.activeElement && document.activeElement.classList.contains('xterm-helper-textarea')"
     page.wait_for_function(focused, timeout=30_000)  # the keyboard goes to the terminal without a click
@@ -75,9 +75,24 @@ def test_the_tui_in_the_browser(browser: Any, served: Served, tmp_path: Path) ->
     page.close()
 
 
-def test_without_the_token_the_refusal_page(browser: Any, served: Served) -> None:
-    page = browser.new_page()
+def test_the_login_form_then_whoami(browser: Any, served: Served, tmp_path: Path) -> None:
+    """Without the token in the address: the form, a wrong token refused, the right one typed in, the owner."""
+    page = browser.new_page(viewport={"width": 1280, "height": 760})
+    page.add_init_script(XTERM_HOOK)
     response = page.goto(served.base + "/")
     assert response is not None and response.status == 401
-    assert "Not without the token" in page.inner_text("h1")
+    assert page.inner_text("h1") == "petstore web" and page.get_attribute("#token", "type") == "password"
+    page.fill("#token", served.token[:-1] + "x")
+    page.click("button[type=submit]")
+    assert "That token is not known here" in page.inner_text("main")
+    page.screenshot(path=str(tmp_path / "login.png"))
+    page.fill("#token", served.token)
+    page.click("button[type=submit]")
+    page.wait_for_url(served.base + "/", timeout=30_000)
+    wait_for(page, "Goldie")
+    page.keyboard.press("/")
+    wait_for(page, "esc To list")  # the prompt has the focus
+    page.keyboard.type("whoami")
+    page.keyboard.press("Enter")
+    wait_for(page, "web:owner", "operator")  # the single token's person: the owner, an operator
     page.close()

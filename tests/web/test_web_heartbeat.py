@@ -13,6 +13,7 @@ import pytest
 from aiohttp import WSMsgType, web
 from web_support import TOKEN, client, environment, wait_gone
 
+from petstore_web.access import owner
 from petstore_web.server import WebOptions, WebServer
 
 pytestmark = pytest.mark.slow
@@ -23,7 +24,7 @@ async def server(tmp_path: Path) -> AsyncIterator[WebServer]:
     options = WebOptions(
         host="127.0.0.1",
         port=0,
-        token=TOKEN,
+        people=owner(TOKEN),
         argv=(sys.executable, "-m", "petstore_cli", "tui"),
         env=environment(tmp_path),
         heartbeat=0.5,
@@ -50,7 +51,7 @@ async def until(check: Callable[[], bool], *, deadline: float = 30.0) -> None:
 async def test_a_browser_gone_silent_ends_its_session_and_its_app(server: WebServer) -> None:
     base = f"http://127.0.0.1:{server.port}"
     async with client() as http:
-        await http.get(f"{base}/?token={TOKEN}")
+        await http.post(f"{base}/login", data={"token": TOKEN})
         socket = await http.ws_connect(f"ws://127.0.0.1:{server.port}/ws?width=100&height=30", autoping=False)
         first = await asyncio.wait_for(socket.receive(), 30)
         while first.type is WSMsgType.PING:  # the heartbeat can come before the app's first frame on busy cores

@@ -1,4 +1,4 @@
-"""``petstore web`` through HTTP and its websocket, no browser: the token gate, the first frame, keys, the limit.
+"""``petstore web`` through HTTP and its websocket, no browser: the login gate, the first frame, keys, the limit.
 
 One real server (the CLI, on 127.0.0.1, limit 2) serves the module; SIGTERM is tried on a server of its own.
 """
@@ -15,7 +15,18 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from web_support import ROOT, TOKEN, Screen, Served, children, client, environment, wait_gone, web_server
+from web_support import (
+    ROOT,
+    TOKEN,
+    Screen,
+    Served,
+    children,
+    client,
+    environment,
+    secret_file,
+    wait_gone,
+    web_server,
+)
 
 pytestmark = pytest.mark.slow
 PETS = ("Goldie", "Luna")  # sample pets of a fresh sandbox
@@ -27,33 +38,52 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         yield server
 
 
-async def test_without_the_token_401_everywhere_and_no_process(served: Served) -> None:
+async def test_without_logging_in_401_everywhere_and_no_process(served: Served) -> None:
     async with client() as http:
-        for path in (
-            "/",
-            "/?token=wrong-token-0123456789",
-            "/static/js/textual.js",
-            "/static/css/xterm.css",
-            "/ws",
-            f"/static/js/textual.js?token={TOKEN}",
-            "/nothing",
-        ):
+        for path in ("/", "/static/js/textual.js", "/static/css/xterm.css", "/ws", "/download/x", "/nothing"):
             async with http.get(served.base + path, allow_redirects=False) as response:
                 assert response.status == 401, path
-                assert "Not without the token" in await response.text()
-        http.cookie_jar.update_cookies({f"petstore_web_{served.port}": TOKEN[:-1] + "x"})
-        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
-            await http.ws_connect(served.ws)
-        assert refused.value.status == 401
+                text = await response.text()
+                assert ('<form method="post" action="/login">' if path == "/" else "Log in first") in text
+        for cookie in (TOKEN, TOKEN[:-1] + "x"):  # the token itself is not the cookie
+            http.cookie_jar.update_cookies({f"petstore_web_{served.port}": cookie})
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await http.ws_connect(served.ws)
+            assert refused.value.status == 401
     assert children(served.proc.pid) == []
 
 
-async def test_the_token_becomes_a_cookie_and_leaves_the_address(served: Served) -> None:
+async def test_a_token_in_the_address_is_refused_even_the_right_one(served: Served) -> None:
+    """An address lands in proxy logs and browser history: ``?token=`` is 400 and sets no cookie."""
     async with client() as http:
-        async with http.get(served.url, allow_redirects=False) as response:
+        for path in ("/?token=wrong-token-0123456789", f"/?token={TOKEN}", f"/static/js/textual.js?token={TOKEN}"):
+            async with http.get(served.base + path, allow_redirects=False) as response:
+                assert response.status == 400, path
+                assert "Set-Cookie" not in response.headers
+                assert "The token goes in the login form" in await response.text()
+        assert len(http.cookie_jar) == 0
+
+
+async def test_the_login_form_sets_a_cookie_naming_the_person(served: Served) -> None:
+    async with client() as http:
+        for origin in ("http://127.0.0.1:1", "http://evil.example", "null"):  # login CSRF: a page elsewhere
+            async with http.post(
+                served.base + "/login", data={"token": TOKEN}, headers={"Origin": origin}, allow_redirects=False
+            ) as response:
+                assert response.status == 403 and "Set-Cookie" not in response.headers
+        async with http.post(
+            served.base + "/login", data={"token": TOKEN[:-1] + "x"}, headers={"Origin": served.base}
+        ) as response:
+            assert response.status == 401 and "That token is not known here" in await response.text()
+            assert "Set-Cookie" not in response.headers
+        async with http.post(
+            served.base + "/login", data={"token": TOKEN}, headers={"Origin": served.base}, allow_redirects=False
+        ) as response:
             assert response.status == 303 and response.headers["Location"] == "/"
             cookie = response.headers["Set-Cookie"]
-            assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+            assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
+            assert "Secure" not in cookie  # plain HTTP, no trusted proxy
+            assert TOKEN not in cookie  # the cookie names the person; it is not the token
         async with http.get(served.base + "/") as page:
             assert page.status == 200 and 'class="textual-terminal"' in await page.text()
         async with http.get(served.base + "/static/js/textual.js") as asset:
@@ -67,7 +97,7 @@ async def test_the_token_becomes_a_cookie_and_leaves_the_address(served: Served)
 
 async def test_a_session_shows_the_pets_takes_keys_and_ends_with_its_socket(served: Served) -> None:
     async with client() as http:
-        await http.get(served.url)
+        await served.login(http)
         socket = await http.ws_connect(served.ws)
         screen = Screen(socket)
         await screen.until(*PETS, "› /list --limit 20")  # the session's own list, not only the preview's rows
@@ -86,7 +116,7 @@ async def test_a_session_shows_the_pets_takes_keys_and_ends_with_its_socket(serv
 @pytest.mark.parametrize("end", ["ctrl+q", "crash"])
 async def test_an_app_that_ends_ends_its_session(served: Served, end: str) -> None:
     async with client() as http:
-        await http.get(served.url)
+        await served.login(http)
         socket = await http.ws_connect(served.ws)
         await Screen(socket).until(*PETS)
         [app] = children(served.proc.pid)
@@ -105,7 +135,7 @@ async def test_an_app_that_ends_ends_its_session(served: Served, end: str) -> No
 
 async def test_the_session_limit_holds(served: Served) -> None:
     async with client() as http:
-        await http.get(served.url)
+        await served.login(http)
         sockets = [await http.ws_connect(served.ws) for _ in range(2)]
         for socket in sockets:
             await Screen(socket).until(*PETS)
@@ -130,7 +160,7 @@ async def test_play_runs_in_each_session_and_sigterm_ends_the_server_and_every_a
     script.write_text("/list sold --limit 2\n/get 4\n")
     with web_server(tmp_path, "--play", str(script), "--delay", "0") as server:
         async with client() as http:
-            await http.get(server.url)
+            await server.login(http)
             sockets = [await http.ws_connect(server.ws) for _ in range(2)]
             for socket in sockets:  # each session plays the script on its own
                 await Screen(socket).until("Script finished", "2 commands played")
@@ -171,8 +201,7 @@ def test_bad_options_one_line_exit_2(tmp_path: Path, args: list[str], message: s
 
 
 def test_a_short_token_file_is_refused(tmp_path: Path) -> None:
-    token = tmp_path / "token"
-    token.write_text("short\n")
+    token = secret_file(tmp_path / "token", "short\n")
     done = subprocess.run(
         [sys.executable, "-m", "petstore_cli", "web", "--token-file", str(token)],
         cwd=ROOT,

@@ -1,5 +1,7 @@
 """A real ``petstore web`` for the tests: started as the CLI runs it, on 127.0.0.1, stopped by its PID.
 
+``Served.login(http)`` logs an aiohttp client in through the login form, as a browser posts it.
+
 ``children(pid)`` lists the app processes a server has started; ``wait_gone(pid)`` waits (without sleeping:
 a pidfd becomes readable when the process ends) for one to end.
 """
@@ -24,7 +26,9 @@ import aiohttp
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "test-token-0123456789abcdefXYZ"
-URL_LINE = re.compile(r"petstore web: open (http://127\.0\.0\.1:(\d+))/\?token=(\S+)")
+#: ``--tokens`` for two people: alice the operator, bob the viewer.
+PEOPLE = {"alice": ("operator", "alice-token-0123456789abcdef"), "bob": ("viewer", "bob-token-0123456789abcdefgh")}
+URL_LINE = re.compile(r"petstore web: open (http://127\.0\.0\.1:(\d+))/(?:#token=(\S+)| and log in with .+)$")
 #: CSI, OSC, charset and keypad sequences: what is left is the text the terminal shows.
 ANSI = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78]")
 
@@ -44,7 +48,15 @@ class Served:
 
     @property
     def url(self) -> str:
-        return f"{self.base}/?token={self.token}"
+        """The address a browser opens to log in at once (the token after '#': it never leaves the browser)."""
+        return f"{self.base}/#token={self.token}"
+
+    async def login(self, http: aiohttp.ClientSession, token: str | None = None) -> None:
+        """Post ``token`` (default: the server's) to the login form, from this server's own page."""
+        async with http.post(
+            self.base + "/login", data={"token": token or self.token}, headers={"Origin": self.base}
+        ) as response:
+            assert response.status == 200 and response.url.path == "/", response.status  # 303, then the app page
 
     @property
     def ws(self) -> str:
@@ -54,14 +66,24 @@ class Served:
         return "".join(self.output)
 
 
+def secret_file(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(0o600)
+    return path
+
+
 @contextlib.contextmanager
-def web_server(home: Path, *args: str) -> Iterator[Served]:
-    """``petstore web --port 0 --token-file ...`` with ``args``; SIGTERM (then SIGKILL) at the end."""
+def web_server(home: Path, *args: str, people: bool = False) -> Iterator[Served]:
+    """``petstore web --port 0 --token-file ...`` (``people``: ``--tokens`` with PEOPLE; ``Served.token`` is
+    alice's) with ``args``; SIGTERM (then SIGKILL) at the end."""
     home.mkdir(parents=True, exist_ok=True)
-    token_file = home / "token"
-    token_file.write_text(TOKEN + "\n")
+    if people:
+        lines = "".join(f"{name} {role} {token}\n" for name, (role, token) in PEOPLE.items())
+        access = ["--tokens", str(secret_file(home / "tokens", "# name role token\n" + lines))]
+    else:
+        access = ["--token-file", str(secret_file(home / "token", TOKEN + "\n"))]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "petstore_cli", "web", "--port", "0", "--token-file", str(token_file), *args],
+        [sys.executable, "-m", "petstore_cli", "web", "--port", "0", *access, *args],
         cwd=ROOT,
         env=environment(home),
         stdin=subprocess.DEVNULL,
@@ -73,9 +95,10 @@ def web_server(home: Path, *args: str) -> Iterator[Served]:
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], 30)
         first = proc.stdout.readline() if ready else ""
-        match = URL_LINE.match(first)
+        match = URL_LINE.match(first.rstrip("\n"))
         assert match, f"petstore web did not start: {first!r}"
-        served = Served(proc, match.group(1), int(match.group(2)), match.group(3), [first])
+        token = match.group(3) or (PEOPLE["alice"][1] if people else TOKEN)
+        served = Served(proc, match.group(1), int(match.group(2)), token, [first])
         threading.Thread(target=lambda: served.output.extend(iter(proc.stdout.readline, "")), daemon=True).start()
         yield served
     finally:
