@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_support import READ_SCREEN, SHOWS, XTERM_HOOK, Served, web_server
+from web_support import PEOPLE, READ_SCREEN, SHOWS, XTERM_HOOK, Served, audit_lines, web_server
 
 pytestmark = pytest.mark.slow
 CHROMIUM = "/usr/bin/chromium"
@@ -45,6 +45,41 @@ def browser() -> Iterator[Any]:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     with web_server(tmp_path_factory.mktemp("web")) as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def people_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("web-people")
+
+
+@pytest.fixture(scope="module")
+def people(people_home: Path) -> Iterator[Served]:
+    """``petstore web --tokens FILE`` with alice (operator), bob (viewer) and carol (none)."""
+    with web_server(people_home, people=True) as server:
+        yield server
+
+
+def logged_in(browser: Any, served: Served, name: str) -> Any:
+    """A browser of its own (cookies apart) where ``name`` typed their token into the login form; the prompt
+    focused, ready for a command."""
+    context = browser.new_context(viewport={"width": 1280, "height": 760}, accept_downloads=True)
+    page = context.new_page()
+    page.add_init_script(XTERM_HOOK)
+    page.goto(served.base + "/")
+    page.fill("#token", PEOPLE[name][1])
+    page.click("button[type=submit]")
+    page.wait_for_url(served.base + "/", timeout=30_000)
+    wait_for(page, "› /list --limit 20")
+    page.keyboard.press("/")
+    wait_for(page, "esc To list")  # the prompt has the focus, its line begins with "/"
+    page.keyboard.press("Backspace")
+    return page
+
+
+def run(page: Any, line: str, *needles: str) -> None:
+    page.keyboard.type(line)
+    page.keyboard.press("Enter")
+    wait_for(page, *needles)
 
 
 def wait_for(page: Any, *needles: str) -> None:
@@ -96,3 +131,36 @@ def test_the_login_form_then_whoami(browser: Any, served: Served, tmp_path: Path
     page.keyboard.press("Enter")
     wait_for(page, "web:owner", "operator")  # the single token's person: the owner, an operator
     page.close()
+
+
+def test_two_people_two_actors_in_the_audit(browser: Any, people: Served, people_home: Path) -> None:
+    alice, bob = logged_in(browser, people, "alice"), logged_in(browser, people, "bob")
+    run(alice, "/whoami", "web:alice", "operator")
+    run(bob, "/whoami", "web:bob", "viewer")
+    run(alice, "/add FromAlice --category 2", "Created #")
+    run(bob, "/add FromBob --category 2", "/add needs the operator role; you have viewer")
+    lines = [(line["actor"], line["role"], line["outcome"], line["line"]) for line in audit_lines(people_home)]
+    assert ("web:alice", "operator", "ok", "/add FromAlice --category 2") in lines
+    assert ("web:bob", "viewer", "refused", "/add FromBob --category 2") in lines
+    for page in (alice, bob):
+        page.context.close()
+
+
+def test_history_save_in_the_browser_is_a_download_and_no_file_here(
+    browser: Any, people: Served, people_home: Path, tmp_path: Path
+) -> None:
+    planted = people_home / "planted.sh"
+    page = logged_in(browser, people, "alice")
+    run(page, "/list sold --limit 2", "2 pets with status sold")
+    page.keyboard.type(f"/history save {planted}")
+    with page.expect_download(timeout=30_000) as delivery:
+        page.keyboard.press("Enter")
+    download = delivery.value
+    assert download.suggested_filename == "planted.sh"
+    saved = tmp_path / "planted.sh"
+    download.save_as(saved)
+    assert saved.read_text().splitlines()[1:] == ["/list --limit 20", "/list sold --limit 2"]
+    wait_for(page, "offered as the file planted.sh")
+    assert not planted.exists()  # nothing on the server
+    assert not (people_home / "data" / "petstore" / "history").exists()
+    page.context.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import json
 import os
 import re
 import select
@@ -18,7 +19,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,8 +27,12 @@ import aiohttp
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "test-token-0123456789abcdefXYZ"
-#: ``--tokens`` for two people: alice the operator, bob the viewer.
-PEOPLE = {"alice": ("operator", "alice-token-0123456789abcdef"), "bob": ("viewer", "bob-token-0123456789abcdefgh")}
+#: ``--tokens`` for three people: alice the operator, bob the viewer, carol without a role.
+PEOPLE = {
+    "alice": ("operator", "alice-token-0123456789abcdef"),
+    "bob": ("viewer", "bob-token-0123456789abcdefgh"),
+    "carol": ("none", "carol-token-0123456789abcdef"),
+}
 URL_LINE = re.compile(r"petstore web: open (http://127\.0\.0\.1:(\d+))/(?:#token=(\S+)| and log in with .+)$")
 #: CSI, OSC, charset and keypad sequences: what is left is the text the terminal shows.
 ANSI = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78]")
@@ -72,15 +77,25 @@ def secret_file(path: Path, text: str) -> Path:
     return path
 
 
+def tokens_text() -> str:
+    """A ``--tokens`` file for PEOPLE."""
+    return "# name role token\n\n" + "".join(f"{name}\t{role}  {token}\n" for name, (role, token) in PEOPLE.items())
+
+
+def audit_lines(home: Path) -> list[dict[str, object]]:
+    """The audit log a server on ``home`` keeps by default (the data dir's audit.ndjson), one dict a line."""
+    path = home / "data" / "petstore" / "audit.ndjson"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
 @contextlib.contextmanager
-def web_server(home: Path, *args: str, people: bool = False) -> Iterator[Served]:
-    """``petstore web --port 0 --token-file ...`` (``people``: ``--tokens`` with PEOPLE; ``Served.token`` is
-    alice's) with ``args``; SIGTERM (then SIGKILL) at the end."""
+def web_server(home: Path, *args: str, people: bool = False, access: Sequence[str] = ()) -> Iterator[Served]:
+    """``petstore web --port 0 --token-file ...`` (``people``: ``--tokens`` with PEOPLE, ``Served.token`` being
+    alice's; ``access``: these options instead) with ``args``; SIGTERM (then SIGKILL) at the end."""
     home.mkdir(parents=True, exist_ok=True)
     if people:
-        lines = "".join(f"{name} {role} {token}\n" for name, (role, token) in PEOPLE.items())
-        access = ["--tokens", str(secret_file(home / "tokens", "# name role token\n" + lines))]
-    else:
+        access = ["--tokens", str(secret_file(home / "tokens", tokens_text()))]
+    elif not access:
         access = ["--token-file", str(secret_file(home / "token", TOKEN + "\n"))]
     proc = subprocess.Popen(
         [sys.executable, "-m", "petstore_cli", "web", "--port", "0", *access, *args],
@@ -93,12 +108,16 @@ def web_server(home: Path, *args: str, people: bool = False) -> Iterator[Served]
     )
     try:
         assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], 30)
-        first = proc.stdout.readline() if ready else ""
-        match = URL_LINE.match(first.rstrip("\n"))
-        assert match, f"petstore web did not start: {first!r}"
+        lines: list[str] = []
+        match = None
+        while match is None:  # warnings (a token file made 0600), then the address
+            ready, _, _ = select.select([proc.stdout], [], [], 30)
+            line = proc.stdout.readline() if ready else ""
+            assert line, f"petstore web did not start: {''.join(lines)!r}"
+            lines.append(line)
+            match = URL_LINE.match(line.rstrip("\n"))
         token = match.group(3) or (PEOPLE["alice"][1] if people else TOKEN)
-        served = Served(proc, match.group(1), int(match.group(2)), token, [first])
+        served = Served(proc, match.group(1), int(match.group(2)), token, lines)
         threading.Thread(target=lambda: served.output.extend(iter(proc.stdout.readline, "")), daemon=True).start()
         yield served
     finally:
@@ -141,26 +160,41 @@ class Screen:
         self.socket = socket
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.text = ""
+        #: The server's text messages (textual-serve's envelopes, e.g. ``["deliver_file_start", KEY]``).
+        self.messages: list[object] = []
 
     async def until(self, *needles: str, timeout: float = 30.0) -> str:
         """Read frames until the text read since the last call holds every needle; returns that text."""
         self.text = ""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + timeout
+        end = asyncio.get_running_loop().time() + timeout
         while not all(n in self.text for n in needles):
-            if loop.time() > end:
-                raise AssertionError(f"{needles!r} not shown within {timeout:g} s; text: {self.text[-600:]!r}")
-            try:
-                message = await asyncio.wait_for(self.socket.receive(), max(end - loop.time(), 0.001))
-            except TimeoutError:
-                raise AssertionError(
-                    f"{needles!r} not shown within {timeout:g} s; text: {self.text[-600:]!r}"
-                ) from None
-            if message.type == aiohttp.WSMsgType.BINARY:
-                self.text += ANSI.sub("", self.decoder.decode(message.data))
-            elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
-                raise AssertionError(f"the session closed before {needles!r} showed")
+            await self._receive(end, f"{needles!r} shown")
         return self.text
+
+    async def message(self, kind: str, *, timeout: float = 30.0) -> list[object]:
+        """The first text message of ``kind`` the server sent (reading frames until it comes)."""
+        end = asyncio.get_running_loop().time() + timeout
+        while True:
+            for message in self.messages:
+                if isinstance(message, list) and message and message[0] == kind:
+                    return message
+            await self._receive(end, f"a {kind!r} message")
+
+    async def _receive(self, end: float, waiting_for: str) -> None:
+        """One frame (screen text, or a text message), before the loop's time ``end``."""
+        loop = asyncio.get_running_loop()
+        if loop.time() > end:
+            raise AssertionError(f"{waiting_for}: not within the deadline; text: {self.text[-600:]!r}")
+        try:
+            message = await asyncio.wait_for(self.socket.receive(), max(end - loop.time(), 0.001))
+        except TimeoutError:
+            raise AssertionError(f"{waiting_for}: not within the deadline; text: {self.text[-600:]!r}") from None
+        if message.type == aiohttp.WSMsgType.BINARY:
+            self.text += ANSI.sub("", self.decoder.decode(message.data))
+        elif message.type == aiohttp.WSMsgType.TEXT:
+            self.messages.append(json.loads(message.data))
+        elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
+            raise AssertionError(f"the session closed before {waiting_for}")
 
 
 #: For the browser tests and bench_web: textual.js keeps its xterm.js Terminal to itself. Terminal's constructor
