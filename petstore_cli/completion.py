@@ -42,7 +42,8 @@ class CompletionSpec:
 
 
 def _actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
-    return list(parser._actions)
+    """The parser's actions, those hidden from --help left out (``tui --web-actor``: set by ``petstore web``)."""
+    return [action for action in parser._actions if action.help is not argparse.SUPPRESS]
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> tuple[dict[str, argparse.ArgumentParser], dict[str, str]]:

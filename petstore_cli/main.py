@@ -151,9 +151,10 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     web = sub.add_parser(
         "web",
         parents=common,
-        help="serve the TUI to browsers (token, loopback by default)",
+        help="serve the TUI to browsers (a login, loopback by default)",
         description="Serve the TUI to web browsers: each browser session runs `petstore tui` "
-        "with these settings. The URL to open (with its token) is printed once.",
+        "with these settings, as the person who logged in (web:NAME), audited. A generated token is "
+        "printed once, in the address to open (after '#': never sent to a server).",
     )
     from .web import add_web_options
 

@@ -184,3 +184,43 @@ def test_the_first_frame_works_without_attrs() -> None:
     )
     out = python_run(code)
     assert out.stdout.strip() == "{'a': [1, 2]} False"
+
+
+async def test_a_browser_session_is_its_person_and_writes_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``petstore web`` starts each session's TUI with ``--web-actor NAME --web-role ROLE``: the actor is
+    ``web:NAME``, and the policy keeps the host's files out of reach (``/history save`` gives the script back)."""
+    from bot_commands.policy import Actor, Role
+    from bot_commands.results import HistoryScript
+    from petstore_cli.main import build_parser
+    from petstore_cli.tui_start import build
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    args = build_parser().parse_args(["tui", "--web-actor", "dana", "--web-role", "viewer"])
+    started = build(args)
+    try:
+        session = started.session
+        assert session.actor == Actor(id="web:dana", role=Role.VIEWER, where="web")
+        assert not session.policy.host_files
+        script = await session.execute(f"/history save {tmp_path / 'x.pets'}")
+        assert isinstance(script, HistoryScript) and script.name == "x.pets"
+        assert not (tmp_path / "x.pets").exists()
+    finally:
+        assert started.aclose is not None
+        await started.aclose()
+
+
+async def test_a_script_for_the_browser_is_not_saved_at_a_terminal(harness: Harness) -> None:
+    """Textual would save a delivery in the Downloads dir at a terminal: a host file after all; refused instead."""
+    from dataclasses import replace
+
+    session = harness.session()
+    session.policy = replace(session.policy, host_files=False)
+    app = PetStoreApp(session)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await app.main_screen.run_line("/history save demo.pets")
+        await pilot.pause()
+        toasts = "\n".join(str(toast.render()) for toast in app.screen.query("Toast"))
+        assert "Not saved: this session may not write files on this machine." in toasts
