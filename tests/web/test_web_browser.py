@@ -47,18 +47,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def people_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("web-people")
-
-
-@pytest.fixture(scope="module")
-def people(people_home: Path) -> Iterator[Served]:
-    """``petstore web --tokens FILE`` with alice (operator), bob (viewer) and carol (none)."""
-    with web_server(people_home, people=True) as server:
-        yield server
-
-
 def logged_in(browser: Any, served: Served, name: str) -> Any:
     """A browser of its own (cookies apart) where ``name`` typed their token into the login form; the prompt
     focused, ready for a command."""

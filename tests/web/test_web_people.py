@@ -8,21 +8,17 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
 import pytest
 from web_support import (
     PEOPLE,
-    ROOT,
     Screen,
     Served,
     audit_lines,
     client,
-    environment,
+    run_web,
     tokens_text,
     web_server,
 )
@@ -30,22 +26,11 @@ from web_support import (
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("web-people")
-
-
-@pytest.fixture(scope="module")
-def served(home: Path) -> Iterator[Served]:
-    with web_server(home, people=True) as server:
-        yield server
-
-
-async def session_of(http: aiohttp.ClientSession, served: Served, name: str) -> Screen:
+async def session_of(http: aiohttp.ClientSession, people: Served, name: str) -> Screen:
     """``name`` logged in, a session open, ``/whoami`` run from the prompt (which keeps the focus): the actor and
     role the server gave."""
-    await served.login(http, PEOPLE[name][1])
-    screen = Screen(await http.ws_connect(served.ws))
+    await people.login(http, PEOPLE[name][1])
+    screen = Screen(await http.ws_connect(people.ws))
     await screen.until("› /list --limit 20")
     await screen.socket.send_json(["stdin", "/"])  # to the prompt, which starts the line with "/"
     await screen.until("esc To list")
@@ -58,43 +43,43 @@ async def typed(screen: Screen, line: str, *needles: str) -> str:
     return await screen.until(*needles)
 
 
-async def test_two_tokens_two_actors_each_audited(served: Served, home: Path) -> None:
+async def test_two_tokens_two_actors_each_audited(people: Served, people_home: Path) -> None:
     async with client() as alice_http, client() as bob_http:
-        alice = await session_of(alice_http, served, "alice")
-        bob = await session_of(bob_http, served, "bob")
+        alice = await session_of(alice_http, people, "alice")
+        bob = await session_of(bob_http, people, "bob")
         await typed(alice, "/add Alices --category 2", "Created #")
         await typed(bob, "/add Bobs --category 2", "/add needs the operator role; you have viewer")
         for screen in (alice, bob):
             await screen.socket.close()
-    lines = audit_lines(home)  # on by default: the data dir's audit.ndjson, as for the bots
+    lines = audit_lines(people_home)  # on by default: the data dir's audit.ndjson, as for the bots
     mine = {(line["actor"], line["role"], line["where"], line["outcome"], line["applied"]) for line in lines}
     assert ("web:alice", "operator", "web", "ok", "yes") in mine
     assert ("web:bob", "viewer", "web", "refused", "no") in mine
     assert all(line["actor"] in ("web:alice", "web:bob") for line in lines)
-    assert stat.S_IMODE((home / "data" / "petstore" / "audit.ndjson").stat().st_mode) == 0o600
+    assert stat.S_IMODE((people_home / "data" / "petstore" / "audit.ndjson").stat().st_mode) == 0o600
 
 
-async def test_no_role_no_pets_not_even_the_first_frame_preview(served: Served) -> None:
+async def test_no_role_no_pets_not_even_the_first_frame_preview(people: Served) -> None:
     """The first page is fetched by a child process while the TUI starts: as the session's person too."""
     async with client() as http:
-        await served.login(http, PEOPLE["carol"][1])
-        screen = Screen(await http.ws_connect(served.ws))
+        await people.login(http, PEOPLE["carol"][1])
+        screen = Screen(await http.ws_connect(people.ws))
         shown = await screen.until("/list needs the viewer role; you have none")
         assert "Goldie" not in shown and "Luna" not in shown
         await screen.socket.close()
 
 
-async def test_history_save_writes_nothing_on_the_server_and_is_a_download(served: Served, home: Path) -> None:
-    planted = home / "planted.sh"
+async def test_history_save_writes_nothing_on_the_server_and_is_a_download(people: Served, people_home: Path) -> None:
+    planted = people_home / "planted.sh"
     async with client() as alice_http, client() as bob_http, client() as stranger:
-        alice = await session_of(alice_http, served, "alice")
+        alice = await session_of(alice_http, people, "alice")
         await typed(alice, "/list sold --limit 2", "2 pets with status sold")
         await typed(alice, f"/history save {planted}", "offered as the file planted.sh")
         _, key = await alice.message("deliver_file_start")
-        download = f"{served.base}/download/{key}"
+        download = f"{people.base}/download/{key}"
         async with stranger.get(download) as response:
             assert response.status == 401  # not logged in
-        await served.login(bob_http, PEOPLE["bob"][1])
+        await people.login(bob_http, PEOPLE["bob"][1])
         async with bob_http.get(download) as response:
             assert response.status == 404  # another person's app: no such download for bob
         async with alice_http.get(download) as response:
@@ -109,19 +94,19 @@ async def test_history_save_writes_nothing_on_the_server_and_is_a_download(serve
         "/list sold --limit 2",
     ]
     assert not planted.exists()
-    data = home / "data" / "petstore"
+    data = people_home / "data" / "petstore"
     assert not (data / "history").exists() and not (data / "tui-state.json").exists()  # the host's prompt history
 
 
-async def test_every_response_forbids_framing_by_other_sites(served: Served) -> None:
+async def test_every_response_forbids_framing_by_other_sites(people: Served) -> None:
     async with client() as http:
         responses = []
         for method, path in [("GET", "/"), ("GET", "/nothing"), ("GET", "/?token=x"), ("POST", "/login")]:
-            async with http.request(method, served.base + path, allow_redirects=False) as response:
+            async with http.request(method, people.base + path, allow_redirects=False) as response:
                 responses.append(response)
-        await served.login(http, PEOPLE["bob"][1])
+        await people.login(http, PEOPLE["bob"][1])
         for path in ("/", "/static/js/textual.js", "/login", "/nothing", "/download/nothing"):
-            async with http.get(served.base + path, allow_redirects=False) as response:
+            async with http.get(people.base + path, allow_redirects=False) as response:
                 responses.append(response)
     assert {r.status for r in responses} >= {200, 303, 400, 401, 404}
     for response in responses:
@@ -165,15 +150,7 @@ def test_a_bad_tokens_file_is_one_line_without_a_token(tmp_path: Path, text: str
     tokens = tmp_path / "tokens"
     tokens.write_text(text.format(alice=PEOPLE["alice"][1], bob=PEOPLE["bob"][1]))
     tokens.chmod(0o600)
-    done = subprocess.run(
-        [sys.executable, "-m", "petstore_cli", "web", "--tokens", str(tokens)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=environment(tmp_path),
-        stdin=subprocess.DEVNULL,
-    )
+    done = run_web(tmp_path, "--tokens", str(tokens))
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith(f"petstore: tokens file {tokens}")  # the file, the line, what is wrong
     assert problem in done.stderr and done.stderr.count("\n") == 1

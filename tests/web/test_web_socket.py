@@ -8,21 +8,18 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
 import pytest
 from web_support import (
-    ROOT,
     TOKEN,
     Screen,
     Served,
     children,
     client,
-    environment,
+    run_web,
     secret_file,
     wait_gone,
     web_server,
@@ -185,15 +182,7 @@ async def test_play_runs_in_each_session_and_sigterm_ends_the_server_and_every_a
     ],
 )
 def test_bad_options_one_line_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "petstore_cli", "web", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=environment(tmp_path),
-        stdin=subprocess.DEVNULL,
-    )
+    done = run_web(tmp_path, *args)
     assert done.returncode == 2 and done.stdout == ""
     assert message in done.stderr and "Traceback" not in done.stderr
     if "--max-sessions" not in args:  # argparse: its usage, then the line
@@ -202,12 +191,5 @@ def test_bad_options_one_line_exit_2(tmp_path: Path, args: list[str], message: s
 
 def test_a_short_token_file_is_refused(tmp_path: Path) -> None:
     token = secret_file(tmp_path / "token", "short\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "petstore_cli", "web", "--token-file", str(token)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=environment(tmp_path),
-    )
+    done = run_web(tmp_path, "--token-file", str(token))
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "at least 16" in done.stderr

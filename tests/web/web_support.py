@@ -71,6 +71,19 @@ class Served:
         return "".join(self.output)
 
 
+def run_web(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``petstore web ARGS`` expected to stop at once (a bad option): its exit code and output."""
+    return subprocess.run(
+        [sys.executable, "-m", "petstore_cli", "web", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment(home),
+        stdin=subprocess.DEVNULL,
+    )
+
+
 def secret_file(path: Path, text: str) -> Path:
     path.write_text(text)
     path.chmod(0o600)
