@@ -2,10 +2,12 @@
 
 ``POST /slack/commands`` takes one command line (``/pets list sold``), ``POST /slack/interactions`` the Confirm and
 Cancel buttons of a write waiting for confirmation, ``GET /healthz`` says the app is up. Every POST is verified
-before anything runs (a 401 otherwise, the reason logged, never the secret). A command answers in the HTTP
-response when the service answers within ``ack_after`` seconds (1.5; Slack allows 3 in all), else an
-acknowledgement goes back at once and the result is posted once to ``response_url``, which must be on the
-platform's origin. The bot core (roles, confirmation, audit, rate limit, per-user state) is every chat face's.
+before anything runs (a 401 otherwise, the reason logged, never the secret); whatever a sender puts in a header or
+the body, the answer is a 4xx with one line (413 past ``max_body``, 400 for a form the app cannot use), never a 500
+or a traceback. A command answers in the HTTP response when the service answers within ``ack_after``
+seconds (1.5; Slack allows 3 in all), else an acknowledgement goes back at once and the result is posted once to
+``response_url``, which must be on the platform's origin. The bot core (roles, confirmation, audit, rate limit,
+per-user state) is every chat face's.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import unquote_plus, urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -33,7 +35,7 @@ from .slack_acks import Acks
 from .slack_render import CANCEL_ACTION, CONFIRM_ACTION, Message, mattermost_payload, message_for, slack_payload
 from .slack_verify import MattermostToken, SlackSignature
 
-__all__ = ["Post", "SlackFace", "origin_of", "post_json"]
+__all__ = ["BadRequest", "Post", "SlackFace", "origin_of", "parse_form", "post_json"]
 
 log = logging.getLogger("petstore_bot.slack")
 Post = Callable[[str, dict[str, object]], Awaitable[None]]
@@ -41,33 +43,18 @@ Post = Callable[[str, dict[str, object]], Awaitable[None]]
 
 SLACK_ORIGIN = "https://hooks.slack.com"
 MAX_BODY = 16_384
+#: Fields a form may have (a slash command has about a dozen).
+MAX_FIELDS = 64
 WORKING = "Working on it: {line}"
 _COMMAND_FIELDS = ("command", "text", "user_id", "channel_id", "response_url")
 
 
-#: Starlette's JSONResponse encoding (compact, UTF-8, no NaN), with one encoder instead of one per response.
-_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
-
-
-def _json(content: object, *, status_code: int = 200) -> Response:
-    return Response(_ENCODE(content).encode("utf-8"), status_code=status_code, media_type="application/json")
-
-
-async def _send_json(send: Send, content: object) -> None:
-    """What ``_json(content)`` sends (the same two messages, the same headers), without building a Response."""
-    body = _ENCODE(content).encode("utf-8")
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [(b"content-length", str(len(body)).encode("latin-1")), (b"content-type", b"application/json")],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
 class BadRequest(Exception):
-    """A verified request the app cannot use: 400 with this one line."""
+    """A request the app cannot use: ``status`` (400, or 413 for a body too large) with this one line."""
+
+    def __init__(self, message: str, *, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class Refused(Exception):
@@ -135,17 +122,18 @@ class SlackFace:
     # -- endpoints ------------------------------------------------------------------------------------------
 
     async def _health(self, request: Request) -> Response:
-        return _json({"ok": True})
+        return JSONResponse({"ok": True})
 
     async def _commands(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A raw ASGI endpoint: the answer may be the response, or come later to response_url (see _answer)."""
         request = Request(scope, receive)
         try:
-            body = await self._body(request)
-            self._verify(request, body)
-            command = self._command(self._form(body))
+            form = self._verified_form(request, await self._body(request))
+            command = self._command(form)
         except (BadRequest, Refused) as exc:
             await _refusal(request, exc, "a command")(scope, receive, send)
+            return
+        except ClientDisconnect:  # gone before its body ended: nobody to answer
             return
         await self._answer(command, request, send)
 
@@ -154,10 +142,11 @@ class SlackFace:
             body = await self._body(request)
             if self.flavour == "mattermost":
                 return await self._mattermost_press(request, body)
-            self._verify(request, body)
-            press, response_url = _slack_press(self._form(body), prefix=self.core.prefix)
+            press, response_url = _slack_press(self._verified_form(request, body), prefix=self.core.prefix)
         except (BadRequest, Refused) as exc:
             return _refusal(request, exc, "an interaction")
+        except ClientDisconnect:
+            return Response(status_code=400)
         self._later(self._run(press), response_url, replace=True)
         return Response(status_code=200)
 
@@ -178,7 +167,9 @@ class SlackFace:
             line = command.incoming.text.removeprefix(self.core.prefix)
             working = Message(text=WORKING.format(line=line), in_channel=False)
             acked.append(
-                loop.create_task(_json(self._payload(working, request, ""))(request.scope, request.receive, send))
+                loop.create_task(
+                    JSONResponse(self._payload(working, request, ""))(request.scope, request.receive, send)
+                )
             )
             if this is not None:  # drain() waits for the rest of this request: the delayed response
                 self._background.add(this)
@@ -199,7 +190,9 @@ class SlackFace:
         if message is None:  # rate-limited: silence
             await Response(status_code=200)(request.scope, request.receive, send)
         else:
-            await _send_json(send, self._payload(message, request, command.incoming.user))
+            await JSONResponse(self._payload(message, request, command.incoming.user))(
+                request.scope, request.receive, send
+            )
 
     async def _run(self, incoming: Incoming) -> Message | None:
         if not self.core.addressed(incoming.text):
@@ -260,7 +253,7 @@ class SlackFace:
         assert self._token is not None
         try:
             data = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the decoder goes
             raise BadRequest("body is not JSON") from None
         context = data.get("context") if isinstance(data, dict) else None
         if not isinstance(context, dict) or not all(
@@ -283,47 +276,38 @@ class SlackFace:
         )
         message = await self._run(incoming)
         if message is None:
-            return _json({})
+            return JSONResponse({})
         text = mattermost_payload(message, action_url="")["text"]
-        return _json({"update": {"message": text}} if message.in_channel else {"ephemeral_text": text})
+        return JSONResponse({"update": {"message": text}} if message.in_channel else {"ephemeral_text": text})
 
     # -- parsing --------------------------------------------------------------------------------------------
 
     async def _body(self, request: Request) -> bytes:
-        """The body, refused past max_body; read from ``receive`` as ``request.stream()`` reads it, without the async
-        generator (a slash command's body comes in one message)."""
+        """The body, refused (413) past max_body without reading the rest (``request.body()`` has no limit)."""
         chunks, size = [], 0
-        while True:
-            message = await request.receive()
-            if message["type"] != "http.request":
-                raise ClientDisconnect()
-            chunk = message.get("body", b"")
+        async for chunk in request.stream():
             size += len(chunk)
             if size > self._max_body:
-                raise BadRequest(f"request body too large: at most {self._max_body} bytes")
+                raise BadRequest(f"request body too large: at most {self._max_body} bytes", status=413)
             chunks.append(chunk)
-            if not message.get("more_body", False):
-                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return b"".join(chunks)
 
-    def _form(self, body: bytes) -> dict[str, str]:
-        try:
-            return parse_form(body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise BadRequest("body is not a URL-encoded form") from None
-
-    def _verify(self, request: Request, body: bytes) -> None:
-        """Raise Refused when the request is not the platform's; before anything else looks at it."""
+    def _verified_form(self, request: Request, body: bytes) -> dict[str, str]:
+        """The form of a request that is the platform's; Refused otherwise, before anything else looks at it."""
         if self._signature is not None:
             refused = self._signature.check(headers=request.headers, body=body)
-        else:
-            assert self._token is not None
-            try:
-                form = self._form(body)
-            except BadRequest:
-                raise Refused("no token in the request (the body is not a form)") from None
-            refused = self._token.check(token=form.get("token"))
+            if refused:
+                raise Refused(refused)
+            return parse_form(body)
+        assert self._token is not None
+        try:
+            form = parse_form(body)
+        except BadRequest as exc:  # no token can be read from it
+            raise Refused(f"no token in the request: {exc}") from None
+        refused = self._token.check(token=form.get("token"))
         if refused:
             raise Refused(refused)
+        return form
 
     def _command(self, form: Mapping[str, str]) -> _Command:
         missing = [name for name in _COMMAND_FIELDS if name not in form]
@@ -344,50 +328,23 @@ class SlackFace:
         return _Command(incoming=incoming, response_url=form["response_url"])
 
 
-def parse_form(text: str, *, max_fields: int = 64) -> dict[str, str]:
-    """``application/x-www-form-urlencoded`` to a dict (the first value of a repeated key); ValueError when it is not.
-
-    What ``urllib.parse.parse_qs(strict_parsing=True)`` accepts, at a third of its cost: only pieces holding
-    ``%`` or ``+`` are unquoted (a signed slash command has about a dozen fields and few escapes).
-    """
+def parse_form(body: bytes, *, max_fields: int = MAX_FIELDS) -> dict[str, str]:
+    """A UTF-8 ``application/x-www-form-urlencoded`` body as a dict (the first value of a repeated key); BadRequest,
+    saying what is wrong, when it is not one."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest("body is not UTF-8") from None
+    if text.count("&") >= max_fields:
+        raise BadRequest(f"too many form fields: at most {max_fields}")
+    try:
+        pairs = parse_qsl(text, keep_blank_values=True, strict_parsing=True, max_num_fields=max_fields)
+    except ValueError:
+        raise BadRequest("body is not a URL-encoded form") from None
     form: dict[str, str] = {}
-    if not text:
-        return form
-    pieces = text.split("&")
-    if len(pieces) > max_fields:
-        raise ValueError(f"more than {max_fields} fields")
-    for piece in pieces:
-        key, sep, value = piece.partition("=")
-        if not sep or not key:
-            raise ValueError(f"not a key=value pair: {piece[:40]!r}")
-        if "%" in key or "+" in key:
-            key = _unquote_plus(key)
-        if key not in form:
-            form[key] = _unquote_plus(value) if "%" in value or "+" in value else value
+    for key, value in pairs:
+        form.setdefault(key, value)
     return form
-
-
-#: ``%2F`` (any case) -> ``/``: the escapes of ASCII characters, which decode one to one.
-_ASCII_ESCAPES = {f"{i:02x}": chr(i) for i in range(128)}
-_ASCII_ESCAPES.update({k.upper(): v for k, v in _ASCII_ESCAPES.items()})
-_ASCII_ESCAPES.update({k[0].upper() + k[1]: v for k, v in _ASCII_ESCAPES.items()})
-_ASCII_ESCAPES.update({k[0] + k[1].upper(): v for k, v in _ASCII_ESCAPES.items()})
-
-
-def _unquote_plus(text: str) -> str:
-    """``urllib.parse.unquote_plus``, with a fast path for the usual case: ASCII text whose every ``%`` escapes an
-    ASCII character (``%2F``, ``%3A``). Anything else (UTF-8 escapes, a stray ``%``) goes to the stdlib."""
-    if not text.isascii():
-        return unquote_plus(text)
-    head, *rest = text.replace("+", " ").split("%")
-    out = [head]
-    for piece in rest:
-        char = _ASCII_ESCAPES.get(piece[:2])
-        if char is None:
-            return unquote_plus(text)
-        out.append(char)
-        out.append(piece[2:])
-    return "".join(out)
 
 
 def _slack_press(form: Mapping[str, str], *, prefix: str) -> tuple[Incoming, str]:
@@ -397,7 +354,7 @@ def _slack_press(form: Mapping[str, str], *, prefix: str) -> tuple[Incoming, str
         user, team = payload["user"]["id"], payload["team"]["id"]
         channel, action = payload["channel"]["id"], payload["actions"][0]
         kind, code, response_url = action["action_id"], action["value"], payload["response_url"]
-    except (KeyError, IndexError, TypeError, ValueError):
+    except (KeyError, IndexError, TypeError, ValueError, RecursionError):
         raise BadRequest("payload is not a block_actions interaction") from None
     if payload.get("type") != "block_actions" or kind not in (CONFIRM_ACTION, CANCEL_ACTION):
         raise BadRequest("only the Confirm and Cancel buttons are handled")
@@ -427,9 +384,9 @@ class _Endpoint:
 
 def _refusal(request: Request, exc: BadRequest | Refused, what: str) -> Response:
     if isinstance(exc, BadRequest):
-        return _json({"error": str(exc)}, status_code=400)
+        return JSONResponse({"error": str(exc)}, status_code=exc.status)
     log.warning("refused %s from %s: %s", what, request.client.host if request.client else "?", exc)
-    return _json({"error": "unauthorized"}, status_code=401)
+    return JSONResponse({"error": "unauthorized"}, status_code=401)
 
 
 async def post_json(url: str, payload: dict[str, object]) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import time
 from collections.abc import Callable, Mapping
 
@@ -17,6 +18,9 @@ __all__ = ["MAX_AGE", "MattermostToken", "SlackSignature"]
 
 #: Requests older (or newer) than this many seconds are refused as replays.
 MAX_AGE = 300
+#: Digits a timestamp may have (seconds since 1970: 10 until the year 2286).
+_TIMESTAMP_DIGITS = 12
+_SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
 
 
 class _Clock(Clock):
@@ -38,11 +42,17 @@ class SlackSignature:
         return "SlackSignature(signing_secret=***)"
 
     def check(self, *, headers: Mapping[str, str], body: bytes) -> str | None:
+        """None when the request is Slack's; else the reason. Every header is checked for its shape before use, so
+        nothing a sender puts in them (5,000 digits, Latin-1 bytes) can raise."""
         timestamp, signature = headers.get("x-slack-request-timestamp"), headers.get("x-slack-signature")
         if not timestamp or not signature:
             return "missing X-Slack-Request-Timestamp or X-Slack-Signature"
         if not timestamp.isascii() or not timestamp.isdigit():
             return "X-Slack-Request-Timestamp is not a number"
+        if len(timestamp) > _TIMESTAMP_DIGITS:  # int() refuses past 4,300 digits; no Unix time has more than 11
+            return f"X-Slack-Request-Timestamp is not a Unix time: {len(timestamp)} digits"
+        if not _SIGNATURE.fullmatch(signature):  # compare_digest raises on non-ASCII text
+            return "X-Slack-Signature is not v0= and 64 hex digits"
         if abs(self._clock() - int(timestamp)) > MAX_AGE:
             return "X-Slack-Request-Timestamp is more than 5 minutes away (a replay?)"
         try:

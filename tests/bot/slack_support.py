@@ -1,4 +1,5 @@
-"""The Slack face on a real loopback socket, a capture server for response_url, and signed test requests."""
+"""The Slack face on a real loopback socket (in-process, or the real ``petstore bot slack`` process), a capture server
+for response_url, and signed test requests."""
 
 from __future__ import annotations
 
@@ -7,9 +8,15 @@ import contextlib
 import hashlib
 import hmac
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -71,7 +78,8 @@ class Capture:
         return self.posts[-1]
 
 
-def sign(body: bytes, *, secret: str = SECRET, timestamp: int | None = None) -> dict[str, str]:
+def sign(body: bytes, *, secret: str = SECRET, timestamp: int | str | None = None) -> dict[str, str]:
+    """Slack's headers for ``body``: its v0 signature with ``secret`` at ``timestamp`` (now by default)."""
     ts = str(int(time.time()) if timestamp is None else timestamp)
     digest = hmac.new(secret.encode(), f"v0:{ts}:".encode() + body, hashlib.sha256).hexdigest()
     return {
@@ -138,3 +146,63 @@ def buttons(payload: dict[str, Any]) -> dict[str, str]:
     return {
         e["action_id"]: e["value"] for b in payload.get("blocks", []) if b["type"] == "actions" for e in b["elements"]
     }
+
+
+@dataclass
+class BotProcess:
+    """A real ``petstore bot slack [--mattermost]`` process on a free loopback port, its stderr in a file."""
+
+    base: str
+    stderr: Path
+    audit: Path
+    proc: subprocess.Popen[bytes]
+    _read: int = 0
+
+    def new_log(self) -> str:
+        """What the process wrote on stderr since the last call."""
+        text = self.stderr.read_text(encoding="utf-8", errors="replace")
+        new, self._read = text[self._read :], len(text)
+        return new
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def bot_process(tmp: Path, *, mattermost: bool = False, config: str = "") -> Iterator[BotProcess]:
+    """Start the bot on the sandbox (rate limit off unless ``config`` sets one), wait for /healthz, SIGTERM at exit."""
+    port = _free_port()
+    toml = tmp / "bot.toml"
+    rate = "" if "rate_limit" in config else 'rate_limit = "off"\n'
+    toml.write_text(f"[bot]\n{rate}{config}\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+    env.update(XDG_CONFIG_HOME=str(tmp / "config"), XDG_DATA_HOME=str(tmp / "data"))
+    env.update(PETSTORE_BOT__SLACK__SIGNING_SECRET=SECRET, PETSTORE_BOT__MATTERMOST__TOKEN=TOKEN)
+    env.update(PETSTORE_BOT__MATTERMOST__URL="http://127.0.0.1:9")
+    argv = [sys.executable, "-m", "petstore_cli", "--config", str(toml), "bot", "slack", "--port", str(port)]
+    stderr = tmp / "stderr.log"
+    with stderr.open("wb") as err:
+        proc = subprocess.Popen([*argv, *(["--mattermost"] if mattermost else [])], env=env, stderr=err)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"petstore bot slack did not start: {stderr.read_text(errors='replace')}")
+            time.sleep(0.05)
+        yield BotProcess(base=base, stderr=stderr, audit=tmp / "data" / "petstore" / "audit.ndjson", proc=proc)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
