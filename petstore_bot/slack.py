@@ -4,10 +4,10 @@
 Cancel buttons of a write waiting for confirmation, ``GET /healthz`` says the app is up. Every POST is verified
 before anything runs (a 401 otherwise, the reason logged, never the secret); whatever a sender puts in a header or
 the body, the answer is a 4xx with one line (413 past ``max_body``, 400 for a form the app cannot use), never a 500
-or a traceback. A command answers in the HTTP response when the service answers within ``ack_after``
-seconds (1.5; Slack allows 3 in all), else an acknowledgement goes back at once and the result is posted once to
-``response_url``, which must be on the platform's origin. The bot core (roles, confirmation, audit, rate limit,
-per-user state) is every chat face's.
+or a traceback. Slack's certificate check (a signed ``ssl_check=1``) gets an empty 200. A command answers in the
+HTTP response when the service answers within ``ack_after`` seconds (1.5; Slack allows 3 in all), else an
+acknowledgement goes back at once and the result is posted once to ``response_url``, which must be on the platform's
+origin. The bot core (roles, confirmation, audit, rate limit, per-user state) is every chat face's.
 """
 
 from __future__ import annotations
@@ -129,6 +129,9 @@ class SlackFace:
         request = Request(scope, receive)
         try:
             form = self._verified_form(request, await self._body(request))
+            if self.flavour == "slack" and form.get("ssl_check") == "1":  # Slack checking the certificate: all is well
+                await Response(status_code=200)(scope, receive, send)
+                return
             command = self._command(form)
         except (BadRequest, Refused) as exc:
             await _refusal(request, exc, "a command")(scope, receive, send)

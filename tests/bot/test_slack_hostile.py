@@ -263,6 +263,15 @@ def test_a_client_gone_mid_body_leaves_no_traceback_and_the_app_answers_the_next
     assert_clean(slack.new_log())
 
 
+def test_a_signed_ssl_check_is_answered_200_and_an_unsigned_one_401(slack: BotProcess, http: httpx.Client) -> None:
+    """Slack checks the certificate of a slash command's URL with ``ssl_check=1`` (and a token); nothing runs."""
+    body = b"ssl_check=1&token=legacy-verification-token"
+    signed = http.post(f"{slack.base}/slack/commands", content=body, headers=sign(body))
+    assert (signed.status_code, signed.content) == (200, b"")
+    unsigned = http.post(f"{slack.base}/slack/commands", content=body, headers=FORM)
+    assert unsigned.status_code == 401
+
+
 # -- a little fuzzing ----------------------------------------------------------------------------------------------
 
 _HEADER_BYTES = st.binary(max_size=80).map(lambda b: bytes(c for c in b if c >= 0x21 and c != 0x7F))
