@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+#: What a person is told when the bot itself failed on their command (the details go to the log).
+INTERNAL_ERROR = "Sorry: an internal error stopped that command (it has been logged)."
+
 
 @dataclass(frozen=True, slots=True)
 class Incoming:

@@ -43,7 +43,7 @@ from nio import (
     WhoamiResponse,
 )
 
-from petstore_bot.chat import Handler, Incoming, Reply
+from petstore_bot.chat import INTERNAL_ERROR, Handler, Incoming, Reply
 from petstore_bot.matrix_dispatch import Batch, Dispatcher
 
 log = logging.getLogger("petstore_bot.matrix")
@@ -52,7 +52,6 @@ JSON = dict[str, object]
 
 TOO_LONG = "Ignored: that message is longer than {limit} bytes."
 NOT_TEXT = "Ignored: that message is not plain text."
-INTERNAL_ERROR = "Sorry: an internal error stopped that command (it has been logged)."
 ENCRYPTED = (
     "This room is end-to-end encrypted: the petstore bot does not support encrypted rooms and will not answer here."
 )

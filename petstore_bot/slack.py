@@ -29,7 +29,7 @@ from starlette.types import Receive, Scope, Send
 
 from bot_commands.outcome import Outcome
 
-from .chat import Incoming
+from .chat import INTERNAL_ERROR, Incoming
 from .core import BotCore
 from .slack_acks import Acks
 from .slack_render import CANCEL_ACTION, CONFIRM_ACTION, Message, mattermost_payload, message_for, slack_payload
@@ -206,7 +206,11 @@ class SlackFace:
                 event_id=incoming.event_id,
                 text=f"{self.core.prefix}help",
             )
-        answer = await self.core.answer(incoming)
+        try:
+            answer = await self.core.answer(incoming)
+        except Exception:  # a bug, or the audit log's disk refusing: the person gets one line, the log the details
+            log.exception("the command %r of %s failed inside the bot", incoming.text, incoming.user)
+            return Message(text=INTERNAL_ERROR, in_channel=False)
         if isinstance(answer, Outcome):
             return message_for(answer, prefix=self.core.prefix, commands=self.core.commands)
         return None if answer is None else Message(text=answer, in_channel=False)

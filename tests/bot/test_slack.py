@@ -306,6 +306,25 @@ async def test_a_huge_or_malformed_body_is_a_clear_4xx_and_runs_nothing(
     assert r.bot.audit_lines() == []
 
 
+async def test_a_failure_inside_the_bot_is_one_ephemeral_line_and_the_app_stays_up(
+    rig: Callable[..., Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    from petstore_bot.chat import INTERNAL_ERROR
+
+    r: Rig = await rig(extra="confirm_writes = false")
+    audit = r.bot.composition.audit
+    assert audit is not None
+    audit.close()
+    audit.path.unlink()
+    audit.path.mkdir()  # the audit log cannot be opened again: the write's audit line fails
+    with caplog.at_level(logging.ERROR, logger="petstore_bot.slack"):
+        answer = await r.slack.command("add Rex --category 1", user=ALICE)
+    assert answer.status_code == 200
+    assert answer.json()["response_type"] == "ephemeral" and block_text(answer.json()) == f"```\n{INTERNAL_ERROR}\n```"
+    assert "failed inside the bot" in caplog.text
+    assert "slack:T1/UBOB" in block_text((await r.slack.command("whoami", user=BOB)).json())
+
+
 async def test_a_slow_service_gets_an_ack_then_one_delayed_response(rig: Callable[..., Any]) -> None:
     r: Rig = await rig(delay=0.5, ack_after=0.1)
     ack = (await r.slack.command("get 1", user=BOB)).json()
