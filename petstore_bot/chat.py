@@ -18,6 +18,8 @@ class Incoming:
     user: str  # sender id, e.g. "@alice:localhost"
     event_id: str
     text: str  # the plain body as sent
+    #: The reply is seen by the sender alone (a slash command's ephemeral response), not by a whole room.
+    private: bool = False
 
 
 @dataclass(frozen=True, slots=True)

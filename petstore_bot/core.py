@@ -2,9 +2,10 @@
 
 One :class:`BotCore` serves a whole bot: it keeps one command session per (room, user) on the shared client (so
 ``$last``, ``!more`` and history are each person's own), runs a person's commands one at a time, gives each the
-role ``[bot.roles]`` names, rate-limits per user, and turns the outcome into a :class:`~petstore_bot.chat.Reply`.
-The policy (roles, read-only, deferred confirmation) and the audit log are the command layer's own; a transport
-(Matrix, Slack) only moves messages. No chat SDK is imported here.
+role ``[bot.roles]`` names, rate-limits per user (:mod:`~petstore_bot.ratelimit` says what they are told), and
+turns the outcome into a :class:`~petstore_bot.chat.Reply`. The policy (roles, read-only, deferred confirmation)
+and the audit log are the command layer's own; a transport (Matrix, Slack) only moves messages.
+No chat SDK is imported here.
 """
 
 from __future__ import annotations
@@ -76,10 +77,10 @@ class BotCore:
 
     async def answer(self, message: Incoming) -> Outcome | str | None:
         """The outcome of the command in ``message``; a short notice when the sender is over the rate limit
-        (once), None when the message is not for the bot or the sender is silenced."""
+        (in a room once, see ratelimit), None when the message is not for the bot or the sender is silenced."""
         if not self.addressed(message.text):
             return None
-        verdict = self._limiter.check(message.user)
+        verdict = self._limiter.check(message.user, private=message.private)
         if verdict is Verdict.DROP:
             return None
         if verdict is Verdict.WARN:

@@ -1,4 +1,10 @@
-"""A sliding-window rate limit per user: over it, one short reply, then silence until it calms down."""
+"""A sliding-window rate limit per user, and the one rule for what a person over it is told.
+
+In a room, the first message over the limit gets one short reply and the rest silence until it calms down: a reply
+to each would flood the room for everyone (the very thing the limit is for). A reply only the sender sees (a Slack
+or Mattermost slash command's ephemeral response) floods nobody, so every message over the limit gets one: otherwise
+the person sees nothing at all and cannot tell why.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +23,8 @@ _MAX_USERS = 10_000
 
 class Verdict(enum.Enum):
     RUN = "run"
-    WARN = "warn"  # the first message over the limit: say so once
-    DROP = "drop"  # later ones: ignore silently until the window has room again
+    WARN = "warn"  # over the limit: say so (in a room, the first message over it only)
+    DROP = "drop"  # in a room, later ones: ignore silently until the window has room again
 
 
 class RateLimiter:
@@ -30,7 +36,8 @@ class RateLimiter:
         self._accepted: OrderedDict[str, deque[float]] = OrderedDict()
         self._warned: set[str] = set()
 
-    def check(self, user: str) -> Verdict:
+    def check(self, user: str, *, private: bool = False) -> Verdict:
+        """RUN, or what to do with a message over the limit; ``private``: the reply is seen by the sender alone."""
         if self.rate.count == 0:
             return Verdict.RUN
         now = self._clock()
@@ -41,7 +48,7 @@ class RateLimiter:
             window.append(now)
             self._warned.discard(user)
             return Verdict.RUN
-        if user in self._warned:
+        if user in self._warned and not private:
             return Verdict.DROP
         self._warned.add(user)
         return Verdict.WARN

@@ -17,7 +17,7 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 from urllib.parse import parse_qsl, urlsplit
 
@@ -190,7 +190,7 @@ class SlackFace:
                     message, command.response_url, replace=False, request=request, user=command.incoming.user
                 )
             return
-        if message is None:  # rate-limited: silence
+        if message is None:  # nothing to say (a slash command always gets a reply: see _run and ratelimit)
             await Response(status_code=200)(request.scope, request.receive, send)
         else:
             await JSONResponse(self._payload(message, request, command.incoming.user))(
@@ -199,13 +199,7 @@ class SlackFace:
 
     async def _run(self, incoming: Incoming) -> Message | None:
         if not self.core.addressed(incoming.text):
-            incoming = Incoming(
-                platform=incoming.platform,
-                room=incoming.room,
-                user=incoming.user,
-                event_id=incoming.event_id,
-                text=f"{self.core.prefix}help",
-            )
+            incoming = replace(incoming, text=f"{self.core.prefix}help")
         try:
             answer = await self.core.answer(incoming)
         except Exception:  # a bug, or the audit log's disk refusing: the person gets one line, the log the details
@@ -280,6 +274,7 @@ class SlackFace:
             user=f"mattermost:{user}",
             event_id=f"press:{event}",
             text=f"{self.core.prefix}{context['action']} {context['code']}",
+            private=True,
         )
         message = await self._run(incoming)
         if message is None:
@@ -331,7 +326,7 @@ class SlackFace:
             user, room = f"mattermost:{form['user_id']}", form["channel_id"]
         event = form.get("trigger_id") or f"{room}:{form['user_id']}:{form['text']}"
         text = f"{self.core.prefix}{form['text'].strip()}"
-        incoming = Incoming(platform=self.flavour, room=room, user=user, event_id=event, text=text)
+        incoming = Incoming(platform=self.flavour, room=room, user=user, event_id=event, text=text, private=True)
         return _Command(incoming=incoming, response_url=form["response_url"])
 
 
@@ -375,6 +370,7 @@ def _slack_press(form: Mapping[str, str], *, prefix: str) -> tuple[Incoming, str
         user=f"slack:{team}/{user}",
         event_id=event,
         text=f"{prefix}{verb} {code}",
+        private=True,
     )
     return incoming, response_url
 

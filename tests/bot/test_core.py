@@ -200,6 +200,13 @@ async def test_the_rate_limit_answers_once_then_stays_silent_until_it_calms_down
     assert [limiter.check(ALICE) for _ in range(4)] == [Verdict.RUN] * 3 + [Verdict.WARN]
 
 
+def test_over_the_rate_limit_a_private_reply_is_given_every_time() -> None:
+    """A reply the sender alone sees (a slash command's) floods no room: each message over the limit gets one."""
+    limiter = RateLimiter(parse_rate_limit("2/10s"), clock=lambda: 0.0)
+    assert [limiter.check(ALICE, private=True) for _ in range(5)] == [Verdict.RUN] * 2 + [Verdict.WARN] * 3
+    assert limiter.check(ALICE) is Verdict.DROP  # the same person in a room: already told
+
+
 async def test_the_rate_limit_reply_through_the_core(make_bot: Callable[..., Bot]) -> None:
     bot = make_bot()
     core = BotCore(

@@ -359,12 +359,16 @@ async def test_hostile_names_ping_nobody_and_link_nowhere(rig: Callable[..., Any
         assert "`\u200b`\u200b` &amp;" in block_text(payload)  # the data cannot close the code block
 
 
-async def test_the_rate_limit_answers_once_then_stays_silent(rig: Callable[..., Any]) -> None:
+async def test_past_the_rate_limit_every_command_gets_an_ephemeral_slow_down(rig: Callable[..., Any]) -> None:
+    """A slash command's response is seen by its sender alone: each one past the limit says why nothing ran (a room,
+    in Matrix, gets one such reply and then silence)."""
     r: Rig = await rig(extra='rate_limit = "2/1h"')
-    answers = [await r.slack.command("whoami", user=BOB) for _ in range(4)]
-    assert [a.status_code for a in answers] == [200] * 4
-    assert "Slow down: at most 2 commands in 3600 s" in block_text(answers[2].json())
-    assert answers[3].content == b""
+    answers = [(await r.slack.command("whoami", user=BOB)).json() for _ in range(5)]
+    assert ["slack:T1/UBOB" in block_text(a) for a in answers] == [True, True, False, False, False]
+    for slowed in answers[2:]:
+        assert slowed["response_type"] == "ephemeral"
+        assert "Slow down: at most 2 commands in 3600 s per person" in block_text(slowed)
+    assert "slack:T1/UALICE" in block_text((await r.slack.command("whoami", user=ALICE)).json())  # per person
 
 
 def test_every_payload_shape_is_valid_block_kit() -> None:
