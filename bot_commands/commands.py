@@ -182,13 +182,13 @@ async def more_pets(session: CommandSession, args: Values) -> PetList:
     details='Also key=value: /add name="Rex the Dog" categoryId=3 status=available',
 )
 async def add_pet(session: CommandSession, args: Values) -> PetCreated:
-    pet = await session.client.create_pet(
+    created = await session.client.create_pet(
         name=args["name"],
         category_id=args["category"],
         status=args["status"],
         idempotency_key=session.idempotency_key(),
     )
-    return PetCreated(pet=pet, raw=pet.to_wire())
+    return PetCreated(pet=created.pet, raw=created.pet.to_wire())
 
 
 @command(

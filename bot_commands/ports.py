@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Protocol
 
-from petstore_api.models import NewPet, Pet, PetPage, PetStatus, PetWithNotice
+from petstore_api.models import CreatedPet, NewPet, PetPage, PetStatus, PetWithNotice
 
 __all__ = ["Confirm", "PetStoreAPI"]
 
@@ -36,7 +36,7 @@ class PetStoreAPI(Protocol):
         category_id: int | None = None,
         status: PetStatus | str | None = None,
         idempotency_key: str | None = None,
-    ) -> Pet: ...
+    ) -> CreatedPet: ...
 
     async def get_pet(self, pet_id: int) -> PetWithNotice: ...
 

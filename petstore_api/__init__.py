@@ -24,12 +24,13 @@ _LAZY = {
     "ErrorBody": "models",
     "DeprecationNotice": "models",
     "PetWithNotice": "models",
+    "CreatedPet": "models",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import PetStoreClient, RetryPolicy, Timeouts
     from .masking import mask_secret
-    from .models import DeprecationNotice, ErrorBody, NewPet, Pet, PetPage, PetStatus, PetWithNotice
+    from .models import CreatedPet, DeprecationNotice, ErrorBody, NewPet, Pet, PetPage, PetStatus, PetWithNotice
     from .settings import Settings
 
 

@@ -34,7 +34,7 @@ from .deprecation import notice_from_headers
 from .errors import ConfigError, ProtocolError
 from .links import find_link
 from .masking import mask_secret
-from .models import NewPet, Pet, PetPage, PetStatus, PetWithNotice
+from .models import CreatedPet, NewPet, PetPage, PetStatus, PetWithNotice
 from .policy import RetryPolicy, Timeouts
 from .urls import PetStoreWarning, check_base_url, check_key_transport, same_origin
 
@@ -227,13 +227,15 @@ class PetStoreClient:
         category_id: int | None = None,
         status: PetStatus | str | None = None,
         idempotency_key: str | None = None,
-    ) -> Pet:
-        """``createPet``: the pet as stored. Retried only under its ``Idempotency-Key``."""
+    ) -> CreatedPet:
+        """``createPet``: the pet as stored, and whether the service replayed it for an earlier request under the same
+        ``Idempotency-Key`` (``Idempotent-Replayed: true``). Retried only under that key."""
         new = build_new_pet(pet, name=name, category_id=category_id, status=status)
         headers = {"Idempotency-Key": check_idempotency_key(idempotency_key)}
         label = "POST /pets"
         reply = await self._call("POST", self._url("/pets"), label=label, json=new.to_wire(), headers=headers)
-        return read_pet(reply, label=label)[0]
+        replayed = reply.headers.get("idempotent-replayed", "").strip().lower() == "true"
+        return CreatedPet(pet=read_pet(reply, label=label)[0], replayed=replayed)
 
     async def get_pet(self, pet_id: int) -> PetWithNotice:
         """``getPet`` (deprecated): the pet with a structured deprecation notice."""

@@ -31,6 +31,7 @@ __all__ = [
     "PetPage",
     "DeprecationNotice",
     "PetWithNotice",
+    "CreatedPet",
     "parse_pets",
 ]
 
@@ -173,3 +174,16 @@ class PetWithNotice:
     pet: Pet
     notice: DeprecationNotice
     raw: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedPet:
+    """Result of ``createPet``: the pet as stored, and whether the service replayed an earlier answer.
+
+    ``replayed`` is the service's ``Idempotent-Replayed: true`` header: a request under the same Idempotency-Key
+    (an earlier delivery of the same chat message, or this call's own first attempt whose answer was lost) already
+    created this pet, and this answer created nothing new.
+    """
+
+    pet: Pet
+    replayed: bool = False

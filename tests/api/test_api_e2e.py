@@ -15,12 +15,13 @@ from petstore_api.models import NewPet, Pet, PetStatus
 
 
 async def _add(client: PetStoreClient, count: int, **fields: Any) -> list[Pet]:
-    return [await client.create_pet(name=f"pet{i}", category_id=i, **fields) for i in range(count)]
+    return [(await client.create_pet(name=f"pet{i}", category_id=i, **fields)).pet for i in range(count)]
 
 
 async def test_create_then_get_round_trip(client: PetStoreClient) -> None:
-    created = await client.create_pet(name="Rex", category_id=3, status="available")
-    assert isinstance(created.id, int)
+    answer = await client.create_pet(name="Rex", category_id=3, status="available")
+    created = answer.pet
+    assert isinstance(created.id, int) and answer.replayed is False
     assert (created.name, created.category_id, created.status) == ("Rex", 3, PetStatus.AVAILABLE)
 
     got = await client.get_pet(created.id)
@@ -29,12 +30,12 @@ async def test_create_then_get_round_trip(client: PetStoreClient) -> None:
 
 
 async def test_create_accepts_a_new_pet_model(client: PetStoreClient) -> None:
-    pet = await client.create_pet(NewPet(name="Tom", category_id=1))
+    pet = (await client.create_pet(NewPet(name="Tom", category_id=1))).pet
     assert pet.name == "Tom" and pet.status is None
 
 
 async def test_get_pet_carries_the_deprecation_notice_from_headers(client: PetStoreClient) -> None:
-    pet = await client.create_pet(name="Rex", category_id=3)
+    pet = (await client.create_pet(name="Rex", category_id=3)).pet
     notice = (await client.get_pet(pet.id)).notice
     assert notice.operation == "getPet"
     assert notice.from_headers is True
@@ -112,7 +113,7 @@ async def test_reused_idempotency_key_is_an_api_error(client: PetStoreClient) ->
 async def test_same_idempotency_key_replays_and_creates_nothing(client: PetStoreClient) -> None:
     first = await client.create_pet(name="Once", category_id=1, idempotency_key="k-1")
     again = await client.create_pet(name="Once", category_id=1, idempotency_key="k-1")
-    assert again == first
+    assert again.pet == first.pet and (first.replayed, again.replayed) == (False, True)
     assert [p.name for p in (await client.list_pets()).pets] == ["Once"]
 
 
@@ -135,7 +136,7 @@ async def test_dropped_connection_after_commit_is_retried_under_the_same_key(
             return response
 
     async with PetStoreClient(base_url=BASE, api_key=CANARY, transport=DropFirstAnswer(), retry=retry) as c:
-        pet = await c.create_pet(name="Lost", category_id=2)
+        pet = (await c.create_pet(name="Lost", category_id=2)).pet
         assert [p.id for p in (await c.list_pets()).pets] == [pet.id]
     assert len(keys) == 2 and keys[0] == keys[1]
     assert len(sleeps.delays) == 1

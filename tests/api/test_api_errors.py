@@ -243,7 +243,7 @@ async def test_socket_huge_body(faults: FaultServer) -> None:
 
 async def test_socket_commit_then_drop_is_retried_with_its_key(faults: FaultServer) -> None:
     async with _socket_client(faults.url("commit_then_drop")) as client:
-        pet = await client.create_pet(name="Rex", category_id=3)
+        pet = (await client.create_pet(name="Rex", category_id=3)).pet
     assert pet.id == 42
     posts = [r for r in faults.requests if r.path.startswith("/commit_then_drop/")]
     assert len(posts) == 2 and posts[0].headers["idempotency-key"] == posts[1].headers["idempotency-key"]

@@ -97,7 +97,7 @@ async def test_create_refuses_both_model_and_fields(mock_client) -> None:
 
 async def test_create_sends_the_wire_body(mock_client) -> None:
     script = Script(jresp(201, {**PET, "id": 2**62}))
-    pet = await mock_client(script).create_pet(name="Rex", category_id=INT64_MAX, status="sold")
+    pet = (await mock_client(script).create_pet(name="Rex", category_id=INT64_MAX, status="sold")).pet
     request = script.requests[0]
     assert json.loads(request.content) == {"name": "Rex", "categoryId": INT64_MAX, "status": "sold"}
     assert request.headers["Content-Type"] == "application/json" and pet.id == 2**62

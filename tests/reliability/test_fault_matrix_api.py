@@ -75,7 +75,7 @@ async def test_client_under_fault(faults: FaultServer, fault: str) -> None:
         if expect.status:
             assert listed.status == expect.status and listed.error.code == expect.code
     if fault in ADD_SUCCEEDS:
-        assert not isinstance(added, BaseException) and added.id == 42
+        assert not isinstance(added, BaseException) and added.pet.id == 42
     else:
         assert isinstance(added, BaseException)
     for outcome in (added, got, orders):

@@ -69,7 +69,7 @@ def hostile_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
 
 async def _create(url: str) -> dict[str, int]:
     async with PetStoreClient(base_url=url, api_key=CANARY) as client:
-        return {name: (await client.create_pet(name=name, category_id=1)).id for name in HOSTILE}
+        return {name: (await client.create_pet(name=name, category_id=1)).pet.id for name in HOSTILE}
 
 
 def _check(ran: Ran, width: int = 100, *, cards_unwrapped: bool = False) -> None:

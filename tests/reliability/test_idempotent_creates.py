@@ -39,20 +39,21 @@ async def test_lost_answer_after_commit_is_retried_under_the_same_key(proxy: Pro
     name = _unique("Once")
     proxy.plan = ["drop_after"]
     async with PetStoreClient(base_url=proxy.url(), api_key=CANARY, retry=RetryPolicy(backoff=0.01)) as client:
-        pet = await client.create_pet(name=name, category_id=7)
+        created = await client.create_pet(name=name, category_id=7)
     first, second = proxy.posts()
     assert first.action == "drop_after" and first.status == 201  # committed, answer lost
     assert first.headers["idempotency-key"] == second.headers["idempotency-key"]
     assert second.status == 201 and second.response_headers.get("idempotent-replayed") == "true"
     stored = await named(service[0], name)
-    assert stored == [pet.to_wire()]  # exactly one, and the one the client was told about
+    assert stored == [created.pet.to_wire()]  # exactly one, and the one the client was told about
+    assert created.replayed is True  # the service's Idempotent-Replayed header, surfaced
 
 
 async def test_two_lost_answers_still_make_one_pet(proxy: Proxy, service) -> None:
     name = _unique("Twice")
     proxy.plan = ["drop_after", "drop_after"]
     async with PetStoreClient(base_url=proxy.url(), api_key=CANARY, retry=RetryPolicy(backoff=0.01)) as client:
-        pet = await client.create_pet(name=name, category_id=7)
+        pet = (await client.create_pet(name=name, category_id=7)).pet
     assert len({e.headers["idempotency-key"] for e in proxy.posts()}) == 1 and len(proxy.posts()) == 3
     assert [p["id"] for p in await named(service[0], name)] == [pet.id]
 

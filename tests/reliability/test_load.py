@@ -30,7 +30,7 @@ async def test_fifty_clients_create_two_thousand_pets_none_lost_none_duplicated(
         async def one_client(c: int) -> list[dict]:
             async with PetStoreClient(base_url=url, api_key=CANARY) as client:
                 return [
-                    (await client.create_pet(name=f"load-{c}-{i}", category_id=c, status="available")).to_wire()
+                    (await client.create_pet(name=f"load-{c}-{i}", category_id=c, status="available")).pet.to_wire()
                     for i in range(PER_CLIENT)
                 ]
 
@@ -60,7 +60,7 @@ async def test_kill_9_mid_load_loses_no_acknowledged_pet(tmp_path: Path) -> None
                     if killed.is_set():
                         return
                     try:
-                        pet = await client.create_pet(name=f"kill-{c}-{i}", category_id=c)
+                        pet = (await client.create_pet(name=f"kill-{c}-{i}", category_id=c)).pet
                     except PetStoreError:
                         return  # the service is gone
                     acknowledged.append(pet.to_wire())
