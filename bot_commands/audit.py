@@ -3,7 +3,9 @@
 A line: ``time`` (UTC, ISO 8601), ``actor``, ``role``, ``where``, ``line`` (the
 command as run), ``outcome`` (``ok``, ``refused``, ``failed``, ``pending``),
 ``applied`` (``yes``, ``no``, or ``unknown`` when the answer was lost: the
-write may have happened), ``code``, ``message`` and ``pet_id`` when known.
+write may have happened), ``code``, ``message`` and ``pet_id`` when known, and
+``replayed: true`` when the service answered with the pet an earlier request
+under the same Idempotency-Key created (nothing new: count one pet per pet_id).
 The file is created with mode 0600 and each line is flushed and fsynced.
 """
 
@@ -34,6 +36,7 @@ class AuditEntry:
     code: str = ""
     message: str = ""
     pet_id: int | None = None
+    replayed: bool = False
 
     def to_json(self, *, now: datetime) -> str:
         record: dict[str, object] = {"time": now.isoformat(timespec="milliseconds")}
@@ -41,6 +44,8 @@ class AuditEntry:
             value = getattr(self, key)
             if value not in ("", None):
                 record[key] = visible(value) if isinstance(value, str) else value
+        if self.replayed:
+            record["replayed"] = True
         return json.dumps(record, ensure_ascii=False)
 
 

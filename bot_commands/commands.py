@@ -188,7 +188,7 @@ async def add_pet(session: CommandSession, args: Values) -> PetCreated:
         status=args["status"],
         idempotency_key=session.idempotency_key(),
     )
-    return PetCreated(pet=created.pet, raw=created.pet.to_wire())
+    return PetCreated(pet=created.pet, raw=created.pet.to_wire(), replayed=created.replayed)
 
 
 @command(

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterator
 
 from .outcome import Outcome
-from .results import PetList, Result
+from .results import PetCreated, PetList, Result
 from .sanitize import visible
 from .views import BlankView, CardView, ErrorView, GroupView, JsonView, LinesView, NoticeView, TableView, View
 
@@ -82,8 +82,10 @@ def record(outcome: Outcome, *, label: str = "") -> dict[str, object]:
 
     ``label`` (``line 3``) prefixes the message of a failed ``/expect``, as the human output does.
     """
-    if outcome.result is not None:
-        return {"command": outcome.line, "ok": True, "result": outcome.result.to_json(), **truncation(outcome.result)}
+    result = outcome.result
+    if result is not None:
+        replayed = {"replayed": True} if isinstance(result, PetCreated) and result.replayed else {}
+        return {"command": outcome.line, "ok": True, "result": result.to_json(), **truncation(result), **replayed}
     failure = outcome.failure
     assert failure is not None
     error = failure.to_json()

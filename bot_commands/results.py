@@ -63,10 +63,15 @@ class PetList(Result):
 
 @dataclass(frozen=True, slots=True)
 class PetCreated(Result):
-    """``/add``: the pet the service created (with its assigned id)."""
+    """``/add``: the pet the service created (with its assigned id).
+
+    ``replayed``: the service answered with the pet an earlier delivery of this same request created (the same
+    Idempotency-Key: a chat message handled twice, a retried call); nothing new was created.
+    """
 
     pet: Pet
     raw: dict[str, Any] = field(default_factory=dict)
+    replayed: bool = False
 
     def to_json(self) -> Any:
         return self.raw

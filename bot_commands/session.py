@@ -437,6 +437,7 @@ def _audit_entry(actor: Actor, line: str, outcome: Outcome) -> AuditEntry:
             outcome=held or "ok",
             applied="no" if held else "yes",
             pet_id=pet_id,
+            replayed=isinstance(result, PetCreated) and result.replayed,
         )
     refused = failure.exit_code == 2
     applied = "no" if failure.wrote_nothing else "unknown"

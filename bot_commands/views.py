@@ -51,6 +51,7 @@ __all__ = [
     "LinesView",
     "NoticeView",
     "Presentation",
+    "REPLAYED",
     "TableView",
     "View",
     "is_flat_records",
@@ -61,6 +62,8 @@ __all__ = [
     "status_style",
 ]
 
+#: Said of a pet the service replayed for a repeated Idempotency-Key (PetCreated.replayed).
+REPLAYED = "Pet {id} was already added by this same request; nothing new was created"
 #: Widest a name cell is shown before it is clipped; other cells; a card's values.
 NAME_WIDTH, CELL_WIDTH, CARD_WIDTH = 60, 40, 500
 Level = Literal["info", "success", "warning", "error"]
@@ -284,6 +287,9 @@ def _pet_card(pet: Pet, title: str) -> CardView:
 @_presents(PetCreated)
 def _created(result: PetCreated, prefix: str) -> Presentation:
     pet = result.pet
+    if result.replayed:
+        summary = f"#{pet.id} {pet.name} (added earlier by this same request)"
+        return Presentation(view=_pet_card(pet, f"Pet {pet.id}"), summary=summary, notes=notes_of(result))
     return Presentation(view=_pet_card(pet, f"Added pet {pet.id}"), summary=f"Created #{pet.id} {pet.name}")
 
 
@@ -291,6 +297,8 @@ def notes_of(result: Result) -> tuple[str, ...]:
     """What ``present(result)`` says once beside the view, without building the view (``--json`` shows only this)."""
     if isinstance(result, PetDetail) and result.first_notice:
         return (f"note: {result.notice.message}",)
+    if isinstance(result, PetCreated) and result.replayed:
+        return (REPLAYED.format(id=result.pet.id),)
     return ()
 
 

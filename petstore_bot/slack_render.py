@@ -49,7 +49,7 @@ def message_for(outcome: Outcome, *, prefix: str, commands: Collection[str] = ()
     result = outcome.result
     return Message(
         text=text,
-        in_channel=isinstance(result, PetCreated),
+        in_channel=isinstance(result, PetCreated) and not result.replayed,  # a replay: the team saw it the first time
         confirm=result if isinstance(result, ConfirmationNeeded) else None,
     )
 

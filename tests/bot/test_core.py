@@ -132,8 +132,14 @@ async def test_a_message_delivered_twice_is_not_done_twice(make_bot: Callable[..
     assert await bot.pet_count() == before + 1
     ids = {re.findall(r"id\s+(\d+)", r.text)[0] for r in (first, again)}
     assert len(ids) == 1
+    (pet_id,) = ids
+    assert first.text.startswith(f"Added pet {pet_id}\n")  # the second delivery says it created nothing
+    said = f"Pet {pet_id} was already added by this same request; nothing new was created"
+    assert again.text.startswith(f"{said}\nPet {pet_id}\n") and again.html is not None and said in again.html
     other = await bot.room.say(ALICE, "!add Twice --category 2", event_id="$other")
-    assert other is not None and await bot.pet_count() == before + 2
+    assert other is not None and await bot.pet_count() == before + 2 and "already added" not in other.text
+    audit = [json.loads(line) for line in bot.audit_lines()]
+    assert [(e["applied"], e.get("replayed", False)) for e in audit] == [("yes", False), ("yes", True), ("yes", False)]
 
 
 async def test_state_is_per_room_and_user(bot: Bot) -> None:

@@ -203,6 +203,27 @@ async def test_a_press_after_the_confirmation_expired_sends_nothing(rig: Callabl
     assert [json.loads(line)["outcome"] for line in r.bot.audit_lines()] == ["pending", "refused"]
 
 
+async def test_a_command_delivered_twice_writes_once_and_the_second_answer_says_so(rig: Callable[..., Any]) -> None:
+    """The same signed slash command (same trigger_id) delivered twice, as a retrying proxy would: one pet; the second
+    answer, ephemeral, says nothing new was created; the audit marks it replayed."""
+    r: Rig = await rig(extra="confirm_writes = false")
+    before = await r.bot.pet_count()
+    body = r.slack.command_body("add Dup2 --category 2", user=ALICE)
+    url = f"{r.slack.base}/slack/commands"
+    first = (await r.slack.http.post(url, content=body, headers=sign(body))).json()
+    again = (await r.slack.http.post(url, content=body, headers=sign(body))).json()
+    assert await r.bot.pet_count() == before + 1
+    pet_id = json.loads(r.bot.audit_lines()[0])["pet_id"]
+    assert first["response_type"] == "in_channel" and f"Added pet {pet_id}" in block_text(first)
+    assert again["response_type"] == "ephemeral"
+    assert f"Pet {pet_id} was already added by this same request; nothing new was created" in block_text(again)
+    audit = [json.loads(line) for line in r.bot.audit_lines()]
+    assert [(e["pet_id"], e["applied"], e.get("replayed", False)) for e in audit] == [
+        (pet_id, "yes", False),
+        (pet_id, "yes", True),
+    ]
+
+
 #: A line for every command of the registry (a new command fails the test below until it has one).
 SAMPLE_LINES = {
     "list": "list --limit 2",

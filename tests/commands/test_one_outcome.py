@@ -218,3 +218,32 @@ async def test_a_write_whose_answer_is_lost_says_so(make_session, tmp_path: Path
     assert outcome.failure is not None
     (line,) = _lines(path)
     assert line["outcome"] == "failed" and line["applied"] == "unknown" and "may have been done" in line["message"]
+
+
+async def test_a_replayed_write_says_so_in_the_result_the_views_the_record_and_the_audit(
+    make_session, tmp_path: Path
+) -> None:
+    """The same request run twice (a chat message delivered twice) against the sandbox service: one pet, and the
+    second answer is marked as the service's replay (Idempotent-Replayed) everywhere a face looks."""
+    from bot_commands.formats import record
+
+    path = tmp_path / "audit.ndjson"
+    session = make_session()
+    session.audit = AuditLog(path).open()
+    first = await session.run("/add Dup --category 2", request_id="chat:room:$event1")
+    again = await session.run("/add Dup --category 2", request_id="chat:room:$event1")
+    assert isinstance(first.result, r.PetCreated) and isinstance(again.result, r.PetCreated)
+    pet_id = first.result.pet.id
+    assert again.result.pet.id == pet_id and (first.result.replayed, again.result.replayed) == (False, True)
+
+    said = f"Pet {pet_id} was already added by this same request; nothing new was created"
+    shown = present(again.result)
+    assert shown.notes == (said,) and "Added" not in to_plain(shown.view) and f"Pet {pet_id}" in to_plain(shown.view)
+    assert present(first.result).notes == () and f"Added pet {pet_id}" in to_plain(present(first.result).view)
+    assert record(again)["replayed"] is True and "replayed" not in record(first)
+
+    lines = _lines(path)
+    assert [(line["applied"], line["pet_id"], line.get("replayed")) for line in lines] == [
+        ("yes", pet_id, None),
+        ("yes", pet_id, True),
+    ]

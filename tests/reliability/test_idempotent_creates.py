@@ -76,3 +76,21 @@ def test_petstore_run_add_through_the_lossy_proxy(proxy: Proxy, service, tmp_pat
     result = json.loads(ran.out)["result"]
     assert len(proxy.posts()) == 2
     assert asyncio.run(named(service[0], name)) == [result]
+    assert json.loads(ran.out)["replayed"] is True  # the retry's answer was the service's replay
+
+
+def test_petstore_run_says_the_retried_add_created_nothing_new_and_audits_it(proxy: Proxy, service, tmp_path) -> None:
+    """The first answer is lost after the commit; the retry gets the service's replay: one pet, and the person and
+    the audit log are told the second answer created nothing new."""
+    name = _unique("Told")
+    proxy.plan = ["drop_after"]
+    audit = tmp_path / "audit.ndjson"
+    ran = petstore(
+        tmp_path, "--audit-log", str(audit), "run", "--base-url", proxy.url(), "-c", f"/add {name} --category 2"
+    )
+    assert ran.code == 0, ran.err
+    (stored,) = asyncio.run(named(service[0], name))
+    said = f"Pet {stored['id']} was already added by this same request; nothing new was created"
+    assert said in ran.err and f"Pet {stored['id']}" in ran.out and "Added" not in ran.out
+    (line,) = [json.loads(text) for text in audit.read_text(encoding="utf-8").splitlines()]
+    assert (line["pet_id"], line["applied"], line["replayed"]) == (stored["id"], "yes", True)
