@@ -225,15 +225,17 @@ class CommandSession:
         names = [n for c in self.allowed_commands() for n in (c.name, *c.aliases)]
         return complete_words(self.registry, text, ids=ids, names=names)
 
-    async def run(self, line: str | Prepared, *, request_id: str | None = None) -> Outcome:
+    async def run(self, line: str | Prepared, *, request_id: str | None = None, confirm_write: bool = False) -> Outcome:
         """Run one line (or a prepared one); every failure comes back classified in the outcome.
 
         ``request_id`` names this request for good (a chat message's event id): a write run under it sends an
         Idempotency-Key derived from it, so a message delivered twice (a restart mid-command) is not done twice.
+        ``confirm_write``: a write waits for confirmation whatever the policy says (a face that cannot name the
+        request for good has the confirmation name it).
         """
         token = _REQUEST.set(request_id)
         try:
-            return await self._run(line)
+            return await self._run(line, confirm_write=confirm_write)
         finally:
             _REQUEST.reset(token)
 
@@ -244,7 +246,7 @@ class CommandSession:
             return None
         return "petstore-req-" + hashlib.sha256(request.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
-    async def _run(self, line: str | Prepared) -> Outcome:
+    async def _run(self, line: str | Prepared, *, confirm_write: bool = False) -> Outcome:
         prepared = line if isinstance(line, Prepared) else self.prepare(line)
         self._seq += 1
         seq = self._seq  # taken before awaiting: a slower, older answer must keep its older number
@@ -254,7 +256,7 @@ class CommandSession:
             self._record_usage_error(outcome)
             return outcome
         try:
-            result = await self._perform(invocation)
+            result = await self._perform(invocation, confirm_write=confirm_write)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a classified outcome
             outcome = Outcome(line=invocation.line, invocation=invocation, failure=classify(exc), seq=seq)
         else:
@@ -275,11 +277,11 @@ class CommandSession:
 
     # -- policy -------------------------------------------------------------
 
-    async def _perform(self, invocation: Invocation) -> Result:
+    async def _perform(self, invocation: Invocation, *, confirm_write: bool) -> Result:
         cmd, values = invocation.command, invocation.values
         if cmd.name not in self._allowed_now()[1]:  # allowed (the cached list) implies the check passes
             self.policy.check(name=cmd.name, access=cmd.access, actor=self.actor, what=cmd.what(values))
-        if self.policy.needs_confirmation(cmd.access):
+        if self.policy.needs_confirmation(cmd.access) or (confirm_write and cmd.access is Access.WRITE):
             what = cmd.what(values)
             if self.policy.deferred:
                 return self._defer(invocation, what)

@@ -20,6 +20,10 @@ class Incoming:
     text: str  # the plain body as sent
     #: The reply is seen by the sender alone (a slash command's ephemeral response), not by a whole room.
     private: bool = False
+    #: A write in it waits for confirmation whatever the policy says: the platform gave the message no id of its own
+    #: (``event_id`` is made up for it), so the confirmation, whose press the platform repeats as it was sent, names
+    #: the write (Mattermost without ``trigger_id``).
+    confirm_writes: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,7 +98,7 @@ class BotCore:
         lock = conversation.lock
         await lock.acquire()  # not ``async with``: two coroutines less a command, same lock
         try:
-            return await conversation.session.run(line, request_id=request_id)
+            return await conversation.session.run(line, request_id=request_id, confirm_write=message.confirm_writes)
         finally:
             lock.release()
 

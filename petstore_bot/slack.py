@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -241,10 +242,16 @@ class SlackFace:
             return slack_payload(message)
         assert self._token is not None
         context = None
-        if message.confirm is not None:
-            code = message.confirm.code
+        if message.confirm is not None:  # a fresh nonce per prompt: the press's request id, so its write's key
+            code, nonce = message.confirm.code, secrets.token_urlsafe(16)
             context = {
-                action: {"action": action, "code": code, "user": user, "sig": self._token.sign(action, code, user)}
+                action: {
+                    "action": action,
+                    "code": code,
+                    "user": user,
+                    "nonce": nonce,
+                    "sig": self._token.sign(action, code, user, nonce),
+                }
                 for action in ("confirm", "cancel")
             }
         url = str(request.url_for("_interactions")) if request is not None else ""
@@ -258,21 +265,21 @@ class SlackFace:
             raise BadRequest("body is not JSON") from None
         context = data.get("context") if isinstance(data, dict) else None
         if not isinstance(context, dict) or not all(
-            isinstance(context.get(k), str) for k in ("action", "code", "user", "sig")
+            isinstance(context.get(k), str) for k in ("action", "code", "user", "nonce", "sig")
         ):
             raise Refused("a button press without a signed context")
-        refused = self._token.check_signed(context["sig"], context["action"], context["code"], context["user"])
+        signed = (context["action"], context["code"], context["user"], context["nonce"])
+        refused = self._token.check_signed(context["sig"], *signed)
         if refused or context["action"] not in ("confirm", "cancel"):
             raise Refused(refused or "unknown action")
         user, channel = data.get("user_id"), data.get("channel_id")
         if not isinstance(user, str) or not isinstance(channel, str) or not user or not channel:
             raise BadRequest("user_id and channel_id are required")
-        event = str(data.get("trigger_id") or data.get("post_id") or "")
         incoming = Incoming(
             platform="mattermost",
             room=channel,
             user=f"mattermost:{user}",
-            event_id=f"press:{event}",
+            event_id=f"press:{context['nonce']}",  # a double click, or a press sent again, is the same request
             text=f"{self.core.prefix}{context['action']} {context['code']}",
             private=True,
         )
@@ -324,9 +331,21 @@ class SlackFace:
             user, room = f"slack:{team}/{form['user_id']}", f"{team}/{form['channel_id']}"
         else:
             user, room = f"mattermost:{form['user_id']}", form["channel_id"]
-        event = form.get("trigger_id") or f"{room}:{form['user_id']}:{form['text']}"
         text = f"{self.core.prefix}{form['text'].strip()}"
-        incoming = Incoming(platform=self.flavour, room=room, user=user, event_id=event, text=text, private=True)
+        # The platform's id of this command names its write (the Idempotency-Key derives from it). Without one
+        # (Mattermost may send no trigger_id) two identical commands are two requests: a fresh nonce each, and a
+        # write waits for its Confirm button, whose context carries the nonce that names it.
+        trigger = form.get("trigger_id", "")
+        event = trigger or f"nonce:{secrets.token_urlsafe(16)}"
+        incoming = Incoming(
+            platform=self.flavour,
+            room=room,
+            user=user,
+            event_id=event,
+            text=text,
+            private=True,
+            confirm_writes=not trigger,
+        )
         return _Command(incoming=incoming, response_url=form["response_url"])
 
 

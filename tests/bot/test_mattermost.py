@@ -1,9 +1,15 @@
-"""petstore bot slack --mattermost: the slash command's token, Markdown replies, signed Confirm/Cancel buttons."""
+"""petstore bot slack --mattermost: the slash command's token, Markdown replies, signed Confirm/Cancel buttons.
+
+Mattermost cannot be run here: the tests send what its server sends (the slash command's form with its token, a
+button's integration context back as JSON) to the real app over loopback, on the real sandbox service.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +36,10 @@ class MM:
     capture: Capture
     face: SlackFace
 
-    async def command(self, text: str, *, user: str, token: str | None = TOKEN) -> httpx.Response:
+    async def command(
+        self, text: str, *, user: str, token: str | None = TOKEN, trigger: str | None = "default"
+    ) -> httpx.Response:
+        """The slash command as Mattermost sends it; ``trigger=None`` leaves out ``trigger_id`` (older servers)."""
         form = {
             "channel_id": "ch1",
             "command": "/pets",
@@ -39,8 +48,9 @@ class MM:
             "text": text,
             "user_id": user,
             "user_name": user,
-            "trigger_id": f"t-{text}-{user}",
         }
+        if trigger is not None:
+            form["trigger_id"] = f"t-{text}-{user}" if trigger == "default" else trigger
         if token is not None:
             form["token"] = token
         return await self.http.post(
@@ -134,3 +144,59 @@ async def test_a_slow_answer_is_posted_once_to_the_mattermost_server(mm: Callabl
     delayed = await m.capture.next_post()
     await m.face.drain()
     assert delayed["text"] == "```\n(paused 0.2 s)\n```" and len(m.capture.posts) == 1
+
+
+def _pets(audit: list[str]) -> list[tuple[str, int | None, bool]]:
+    entries = [json.loads(line) for line in audit]
+    return [(e["outcome"], e.get("pet_id"), e.get("replayed", False)) for e in entries]
+
+
+async def test_without_trigger_id_two_identical_adds_are_two_writes_each_confirmed(mm: Callable[..., Any]) -> None:
+    """No trigger_id: nothing names the command, so each write waits for its Confirm button (confirm_writes = false
+    or not), whose context carries a fresh nonce that names it: two commands, two pets, two honest audit lines."""
+    m: MM = await mm(extra="confirm_writes = false")
+    before = await m.bot.pet_count()
+    prompts = [(await m.command("add Dup2 --category 2", user=ALICE, trigger=None)).json() for _ in range(2)]
+    assert await m.bot.pet_count() == before  # nothing sent before a press
+    confirms = []
+    for prompt in prompts:
+        assert prompt["response_type"] == "ephemeral" and "To add pet 'Dup2' (category 2)" in prompt["text"]
+        confirm, _ = prompt["attachments"][0]["actions"]
+        confirms.append(confirm)
+    nonces = {c["integration"]["context"]["nonce"] for c in confirms}
+    assert len(nonces) == 2
+    done = [(await m.press(confirm, user=ALICE)).json()["update"]["message"] for confirm in confirms]
+    ids = [int(re.findall(r"Added pet (\d+)", text)[0]) for text in done]
+    assert len(set(ids)) == 2 and await m.bot.pet_count() == before + 2
+    assert _pets(m.bot.audit_lines()) == [
+        ("pending", None, False),
+        ("pending", None, False),
+        ("ok", ids[0], False),
+        ("ok", ids[1], False),
+    ]
+    with_trigger = (await m.command("add Now --category 2", user=ALICE, trigger="tr-1")).json()
+    assert "Added pet" in with_trigger["text"]  # a trigger_id names the command: confirm_writes = false holds
+
+
+async def test_a_double_click_on_confirm_is_one_write(mm: Callable[..., Any]) -> None:
+    m: MM = await mm()
+    before = await m.bot.pet_count()
+    prompt = (await m.command("add Once --category 2", user=ALICE, trigger=None)).json()
+    confirm, _ = prompt["attachments"][0]["actions"]
+    first, second = await asyncio.gather(m.press(confirm, user=ALICE), m.press(confirm, user=ALICE))
+    replies = sorted(json.dumps(answer.json()) for answer in (first, second))
+    assert await m.bot.pet_count() == before + 1
+    assert "Nothing to confirm" in replies[0] and "Added pet" in replies[1]
+
+
+async def test_a_press_whose_nonce_was_changed_is_refused(mm: Callable[..., Any]) -> None:
+    m: MM = await mm()
+    prompt = (await m.command("add Forged --category 2", user=ALICE, trigger=None)).json()
+    confirm, _ = prompt["attachments"][0]["actions"]
+    context = {**confirm["integration"]["context"], "nonce": "chosen-by-the-sender"}
+    forged = {**confirm, "integration": {**confirm["integration"], "context": context}}
+    assert (await m.press(forged, user=ALICE)).status_code == 401
+    unsigned = {k: v for k, v in confirm["integration"]["context"].items() if k != "nonce"}
+    assert (
+        await m.press({**confirm, "integration": {**confirm["integration"], "context": unsigned}}, user=ALICE)
+    ).status_code == 401
