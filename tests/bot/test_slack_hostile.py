@@ -317,7 +317,7 @@ _BODIES = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     path=st.sampled_from(["/slack/commands", "/slack/interactions"]),
     timestamp=_TIMESTAMPS,
@@ -357,3 +357,60 @@ def test_nothing_the_hostile_requests_sent_was_written(slack: BotProcess, matter
         audit: Path = process.audit
         lines = audit.read_text(encoding="utf-8").splitlines() if audit.exists() else []
         assert not any('"applied": "yes"' in line for line in lines), lines
+
+
+_COMMAND_TEXT = st.text(max_size=80) | st.builds(
+    "{} {}".format,
+    st.sampled_from(["add", "list", "get", "more", "confirm", "cancel", "help", "expect", "sleep", "whoami", "orders"]),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=40),
+)
+_SIGNED_FORMS = st.fixed_dictionaries(
+    {"command": st.just("/pets"), "text": _COMMAND_TEXT},
+    optional={
+        "user_id": st.text(max_size=20),
+        "team_id": st.text(max_size=20),
+        "channel_id": st.text(max_size=20),
+        "response_url": st.sampled_from(["https://hooks.slack.com/commands/T1/1/x", "http://127.0.0.1:9/x", "", "x"]),
+        "trigger_id": st.text(max_size=20),
+        "ssl_check": st.sampled_from(["1", "0", ""]),
+    },
+)
+_PRESS_PAYLOADS = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.sampled_from(["block_actions", "view_submission", ""]),
+        "user": st.fixed_dictionaries({}, optional={"id": st.text(max_size=8) | st.integers()}),
+        "team": st.fixed_dictionaries({}, optional={"id": st.text(max_size=8) | st.none()}),
+        "channel": st.fixed_dictionaries({}, optional={"id": st.text(max_size=8)}),
+        "response_url": st.text(max_size=30),
+        "actions": st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "action_id": st.sampled_from(["petstore_confirm", "petstore_cancel", "other"]),
+                    "value": st.text(max_size=6) | st.integers(),
+                },
+            ),
+            max_size=2,
+        ),
+    },
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(form=_SIGNED_FORMS, press=_PRESS_PAYLOADS)
+def test_fuzzed_signed_commands_and_presses_get_an_answer_never_a_500_or_a_traceback(
+    slack: BotProcess, mattermost: BotProcess, form: dict[str, str], press: dict[str, object]
+) -> None:
+    """Past verification: any form a verified sender could send (Slack signed, Mattermost with its token)."""
+    body = urlencode(form).encode()
+    answer = httpx.post(f"{slack.base}/slack/commands", content=body, headers=sign(body), timeout=30)
+    assert answer.status_code in (200, 400), (answer.status_code, answer.text)
+    pressed = urlencode({"payload": json.dumps(press)}).encode()
+    answer = httpx.post(f"{slack.base}/slack/interactions", content=pressed, headers=sign(pressed), timeout=30)
+    assert answer.status_code in (200, 400), (answer.status_code, answer.text)
+    assert_clean(slack.new_log())
+    body = urlencode({**form, "token": TOKEN}).encode()
+    answer = httpx.post(f"{mattermost.base}/slack/commands", content=body, headers=FORM, timeout=30)
+    assert answer.status_code in (200, 400), (answer.status_code, answer.text)
+    assert_clean(mattermost.new_log())
