@@ -152,8 +152,9 @@ def _pets(audit: list[str]) -> list[tuple[str, int | None, bool]]:
 
 
 async def test_without_trigger_id_two_identical_adds_are_two_writes_each_confirmed(mm: Callable[..., Any]) -> None:
-    """No trigger_id: nothing names the command, so each write waits for its Confirm button (confirm_writes = false
-    or not), whose context carries a fresh nonce that names it: two commands, two pets, two honest audit lines."""
+    """Commands as an older Mattermost server sends them, without trigger_id (no Mattermost here: its protocol over
+    loopback). Nothing names such a command, so each write waits for its Confirm button (confirm_writes = false or
+    not), whose context carries a fresh nonce that names it: two commands, two pets, two honest audit lines."""
     m: MM = await mm(extra="confirm_writes = false")
     before = await m.bot.pet_count()
     prompts = [(await m.command("add Dup2 --category 2", user=ALICE, trigger=None)).json() for _ in range(2)]
@@ -179,6 +180,7 @@ async def test_without_trigger_id_two_identical_adds_are_two_writes_each_confirm
 
 
 async def test_a_double_click_on_confirm_is_one_write(mm: Callable[..., Any]) -> None:
+    """Two presses of one Confirm at once, as Mattermost's server would post them (no Mattermost here): one write."""
     m: MM = await mm()
     before = await m.bot.pet_count()
     prompt = (await m.command("add Once --category 2", user=ALICE, trigger=None)).json()
@@ -190,6 +192,7 @@ async def test_a_double_click_on_confirm_is_one_write(mm: Callable[..., Any]) ->
 
 
 async def test_a_press_whose_nonce_was_changed_is_refused(mm: Callable[..., Any]) -> None:
+    """A button context is signed whole: a sender choosing the nonce (so the write's Idempotency-Key) is refused."""
     m: MM = await mm()
     prompt = (await m.command("add Forged --category 2", user=ALICE, trigger=None)).json()
     confirm, _ = prompt["attachments"][0]["actions"]

@@ -1,5 +1,8 @@
 """petstore bot slack: signed requests over a loopback socket to the real app on the real sandbox service.
 
+Slack cannot be reached from here: the tests speak its published protocol (v0-signed slash commands and
+block_actions presses, responses and response_url bodies in Block Kit) to the real app.
+
 Delayed responses go through slack_sdk's webhook client to a capture server on loopback (standing in for
 hooks.slack.com, whose origin the app is told to trust here). The one stand-in: a client that answers late, for the
 slow-service path (a real service does not slow down on demand).
@@ -204,8 +207,9 @@ async def test_a_press_after_the_confirmation_expired_sends_nothing(rig: Callabl
 
 
 async def test_a_command_delivered_twice_writes_once_and_the_second_answer_says_so(rig: Callable[..., Any]) -> None:
-    """The same signed slash command (same trigger_id) delivered twice, as a retrying proxy would: one pet; the second
-    answer, ephemeral, says nothing new was created; the audit marks it replayed."""
+    """The same signed slash command (same trigger_id) delivered twice over loopback, as a retrying proxy would (Slack's
+    protocol; Slack itself cannot be reached): one pet; the second answer, ephemeral, says nothing new was created;
+    the audit marks it replayed."""
     r: Rig = await rig(extra="confirm_writes = false")
     before = await r.bot.pet_count()
     body = r.slack.command_body("add Dup2 --category 2", user=ALICE)
@@ -330,6 +334,8 @@ async def test_a_huge_or_malformed_body_is_a_clear_4xx_and_runs_nothing(
 async def test_a_failure_inside_the_bot_is_one_ephemeral_line_and_the_app_stays_up(
     rig: Callable[..., Any], caplog: pytest.LogCaptureFixture
 ) -> None:
+    """The audit log's disk refusing a write's line (a failure nobody planned for) over Slack's protocol, signed, on
+    loopback: one ephemeral line for the person, the details in the log, and the next command answered."""
     from petstore_bot.chat import INTERNAL_ERROR
 
     r: Rig = await rig(extra="confirm_writes = false")
@@ -381,8 +387,9 @@ async def test_hostile_names_ping_nobody_and_link_nowhere(rig: Callable[..., Any
 
 
 async def test_past_the_rate_limit_every_command_gets_an_ephemeral_slow_down(rig: Callable[..., Any]) -> None:
-    """A slash command's response is seen by its sender alone: each one past the limit says why nothing ran (a room,
-    in Matrix, gets one such reply and then silence)."""
+    """Signed slash commands over loopback (Slack's protocol; Slack itself cannot be reached): a response is seen by
+    its sender alone, so each one past the limit says why nothing ran (a Matrix room gets one such reply, then
+    silence)."""
     r: Rig = await rig(extra='rate_limit = "2/1h"')
     answers = [(await r.slack.command("whoami", user=BOB)).json() for _ in range(5)]
     assert ["slack:T1/UBOB" in block_text(a) for a in answers] == [True, True, False, False, False]
