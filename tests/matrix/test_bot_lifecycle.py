@@ -94,7 +94,8 @@ async def test_a_write_that_reached_the_service_is_not_repeated_after_a_crash(
     homeserver: SynapseServer, tmp_path: Path
 ) -> None:
     """The bot crashes after the write but before its reply goes out (the homeserver refuses sends meanwhile);
-    started again, it handles that message again: same pet, one reply, nothing added twice (Idempotency-Key)."""
+    started again, it handles that message again: same pet, one reply saying nothing new was created, nothing added
+    twice (Idempotency-Key), and the audit line of the second handling marked as the service's replay."""
     account, bot_account = register(homeserver, "alice"), register(homeserver, "petbot")
     proxy = await FaultProxy(homeserver.url).start()
     config = BotConfig(
@@ -120,8 +121,11 @@ async def test_a_write_that_reached_the_service_is_not_repeated_after_a_crash(
         await asyncio.to_thread(again.start().ready)
         events = await alice.wait_for(room, lambda ev: replies_to(ev, asked, sender=bot_account.user_id))
         [reply] = replies_to(events, asked, sender=bot_account.user_id)
-        assert reply["content"]["body"].startswith("Added pet 13\n"), reply["content"]["body"]
+        said = "Pet 13 was already added by this same request; nothing new was created\nPet 13\n"
+        assert reply["content"]["body"].startswith(said), reply["content"]["body"]
         assert again.pet_count() == start + 1, "the second run replayed the first write, it did not add another"
+        audit = [(e["outcome"], e["applied"], e["pet_id"], e.get("replayed", False)) for e in again.audit()]
+        assert audit == [("ok", "yes", 13, False), ("ok", "yes", 13, True)]
         answered_once(events, bot_account.user_id)
     finally:
         first.crash()
