@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from bot_commands.outcome import Outcome
 from bot_commands.policy import Access, Actor, Role
+from bot_commands.results import PetCreated
 from bot_commands.session import CommandSession
 
 from .chat import Incoming, Reply
@@ -132,4 +133,6 @@ def _log_outcome(message: Incoming, outcome: Outcome) -> None:
     level = logging.DEBUG if quiet else logging.INFO
     if log.isEnabledFor(level):
         kind = outcome.failure.kind if outcome.failure else type(outcome.result).__name__
+        if isinstance(outcome.result, PetCreated) and outcome.result.replayed:
+            kind += " (the service's replay: nothing new)"
         log.log(level, "%s in %s: %r -> %s", message.user, message.room, outcome.line, kind)

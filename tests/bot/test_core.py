@@ -123,11 +123,15 @@ async def test_confirm_writes_false_writes_at_once_but_never_on_production() -> 
     assert bot_policy(Policy(), BotSettings()).needs_confirmation(Access.WRITE)
 
 
-async def test_a_message_delivered_twice_is_not_done_twice(make_bot: Callable[..., Bot]) -> None:
+async def test_a_message_delivered_twice_is_not_done_twice(
+    make_bot: Callable[..., Bot], caplog: pytest.LogCaptureFixture
+) -> None:
     bot = make_bot("confirm_writes = false")
     before = await bot.pet_count()
     first = await bot.room.say(ALICE, "!add Twice --category 2", event_id="$same")
-    again = await bot.room.say(ALICE, "!add Twice --category 2", event_id="$same")
+    with caplog.at_level(logging.INFO, logger="petstore_bot"):
+        again = await bot.room.say(ALICE, "!add Twice --category 2", event_id="$same")
+    assert "'/add Twice --category 2' -> PetCreated (the service's replay: nothing new)" in caplog.text
     assert first is not None and again is not None
     assert await bot.pet_count() == before + 1
     ids = {re.findall(r"id\s+(\d+)", r.text)[0] for r in (first, again)}
