@@ -9,13 +9,23 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 from pathlib import Path
 
 import pytest
 from python_support import python_run
 
 ROOT = Path(__file__).resolve().parents[1]
-PRODUCT = ["petstore_api", "petstore_server", "bot_commands", "tui", "petstore_cli", "petstore_bot", "petstore_web"]
+PRODUCT = [
+    "petstore_os",
+    "petstore_api",
+    "petstore_server",
+    "bot_commands",
+    "tui",
+    "petstore_cli",
+    "petstore_bot",
+    "petstore_web",
+]
 #: chat SDKs: imported only in petstore_bot/ (the bot faces), never by the command layer.
 CHAT_SDKS = {"nio", "slack_sdk", "slack_bolt", "aiohttp"}
 #: the web face's server: textual-serve (and the aiohttp it runs on) only in petstore_web/.
@@ -121,6 +131,21 @@ def test_runtime_imports_respect_layers(package: str) -> None:
     out = python_run(code)
     loaded = set(json.loads(out.stdout))
     assert loaded & FORBIDDEN[package] == set()
+
+
+def test_the_host_measures_use_the_standard_library_only() -> None:
+    """petstore_os is shared by the service and the client's side, so it imports nothing else (ours or not)."""
+    code = (
+        "import json, sys\n"
+        "before = set(sys.modules)\n"
+        f"for name in {_modules('petstore_os')!r}:\n"
+        "    __import__(name)\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in set(sys.modules) - before})))\n"
+    )
+    loaded = set(json.loads(python_run(code).stdout)) - {"petstore_os"}
+    assert loaded <= set(sys.stdlib_module_names), loaded - set(sys.stdlib_module_names)
+    static = set().union(*(_static_imports(path) for path in (ROOT / "petstore_os").rglob("*.py")))
+    assert static <= set(sys.stdlib_module_names) | {"__future__"}
 
 
 def test_version_and_help_do_not_import_heavy_libraries() -> None:

@@ -1,0 +1,13 @@
+"""What every petstore process does on its host: files that hold data or secrets private to their owner, and no core
+files (a core holds every key the process had in memory).
+
+Standard library only, and no other package of ours: the service (``petstore_server``, which imports no face and no
+client) and the client's side (``petstore_api``, the command layer, the faces) use the same code.
+"""
+
+from __future__ import annotations
+
+from .files import PRIVATE_MODE, open_private, read_secret_lines, tighten
+from .limits import no_core_dumps
+
+__all__ = ["PRIVATE_MODE", "no_core_dumps", "open_private", "read_secret_lines", "tighten"]
