@@ -6,7 +6,7 @@ command as run), ``outcome`` (``ok``, ``refused``, ``failed``, ``pending``),
 write may have happened), ``code``, ``message`` and ``pet_id`` when known, and
 ``replayed: true`` when the service answered with the pet an earlier request
 under the same Idempotency-Key created (nothing new: count one pet per pet_id).
-The file is created with mode 0600 and each line is flushed and fsynced.
+The file is private (mode 0600: created so, an older one tightened) and each line is flushed and fsynced.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
+
+from petstore_os import Warn, open_private
 
 from .errors import CommandError
 from .sanitize import visible
@@ -52,17 +54,19 @@ class AuditEntry:
 class AuditLog:
     """Appends entries to ``path``; safe to share between sessions (one lock, one file)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, warn: Warn | None = None) -> None:
         self.path = path
+        self._warn = warn
         self._lock = threading.Lock()
         self._file: IO[str] | None = None
 
     def open(self) -> AuditLog:
-        """Open (create, mode 0600) now, so a bad path fails at start-up, not at the first write."""
+        """Open (create, mode 0600; an older file tightened) now, so a bad path fails at start-up, not at the
+        first write."""
         if self._file is None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                fd = open_private(self.path, warn=self._warn)
                 self._file = os.fdopen(fd, "a", encoding="utf-8")
             except OSError as exc:
                 raise CommandError(f"cannot open the audit log {self.path}: {exc.strerror or exc}") from None

@@ -9,17 +9,18 @@ TUI (this reader/appender) read and write the same history::
     +/add "Rex"
 
 A multi-line entry has each of its lines prefixed with ``+``. A missing or garbled file reads
-as empty (garbled lines are skipped); the file is created with mode 0600. Lines that carry a
+as empty (garbled lines are skipped); the file is private (mode 0600, an older one tightened). Lines that carry a
 secret (``/key sk-...``, ``api_key=...``) are never written.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from datetime import datetime
 from pathlib import Path
+
+from petstore_os import open_private
 
 __all__ = ["PromptHistory", "is_secret", "HISTORY_FILE"]
 
@@ -73,11 +74,8 @@ class PromptHistory:
         entry = f"\n# {datetime.now()}\n{body}"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            with os.fdopen(fd, "a", encoding="utf-8") as out:
+            with os.fdopen(open_private(self.path), "a", encoding="utf-8") as out:
                 out.write(entry)
-            with contextlib.suppress(OSError):
-                self.path.chmod(0o600)
         except OSError:
             return False
         return True

@@ -15,7 +15,6 @@ Sources, highest first:
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -24,6 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from petstore_os import tighten
 
 from .bot_settings import BotSettings
 from .errors import ConfigError
@@ -254,13 +255,12 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def _permission_warnings(path: Path, data: Mapping[str, Any]) -> list[str]:
+    """A config file that holds a key is tightened to 0600 if others may read it; the line that says so."""
     if os.name != "posix" or not _holds_key(data):
         return []
-    mode = path.stat().st_mode
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        mode_text = f"{stat.S_IMODE(mode):o}"
-        return [f"{path} holds an API key and is readable by others (mode {mode_text}); run: chmod 600 {path}"]
-    return []
+    said: list[str] = []
+    tighten(path, warn=lambda line: said.append(f"{line}: it holds an API key"))
+    return said
 
 
 def _holds_key(data: Mapping[str, Any]) -> bool:

@@ -45,6 +45,7 @@ from nio import (
 
 from petstore_bot.chat import INTERNAL_ERROR, Handler, Incoming, Reply
 from petstore_bot.matrix_dispatch import Batch, Dispatcher
+from petstore_os import open_private
 
 log = logging.getLogger("petstore_bot.matrix")
 T = TypeVar("T")
@@ -105,9 +106,7 @@ class _State:
 
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            os.fchmod(out.fileno(), 0o600)
+        with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w", encoding="utf-8") as out:
             json.dump(asdict(self), out)
         os.replace(tmp, path)
 

@@ -109,9 +109,10 @@ def _compose(args: argparse.Namespace) -> _Built:
     loaded = load(args)
     configure_logging(getattr(args, "verbose", None) or 0)
     console = Console(highlight=False)
-    composition = compose(loaded.settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
+    said: list[str] = []  # said once the prompt is done drawing, with the settings' warnings
+    composition = compose(loaded.settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)), warn=said.append)
     session = composition.session(confirm=make_confirm(console))
-    return _Built(composition=composition, session=session, console=console, warnings=list(loaded.warnings))
+    return _Built(composition=composition, session=session, console=console, warnings=[*loaded.warnings, *said])
 
 
 def applies() -> bool:

@@ -25,6 +25,7 @@ from bot_commands.session import CommandSession
 from petstore_api.client import PetStoreClient, RetryPolicy, Timeouts, asgi_transport
 from petstore_api.masking import mask_secret
 from petstore_api.settings import Settings, Target, default_data_dir, resolve_target
+from petstore_os import Warn
 
 from .startup import resume_gc
 
@@ -80,10 +81,16 @@ def sandbox_dir(settings: Settings) -> Path:
     return settings.sandbox.data_dir or default_data_dir() / "sandbox"
 
 
-def compose(settings: Settings, *, sandbox_reset: bool = False, policy: Policy | None = None) -> Composition:
-    """Build the client faces share. Raises ConfigError on bad settings, CommandError on a bad audit path."""
+def compose(
+    settings: Settings, *, sandbox_reset: bool = False, policy: Policy | None = None, warn: Warn | None = None
+) -> Composition:
+    """Build the client faces share. Raises ConfigError on bad settings, CommandError on a bad audit path.
+
+    ``warn`` takes the line said of a file of ours (audit, sandbox) found open to others and tightened; a face
+    that owns the terminal collects them to show its way (default: stderr).
+    """
     path = settings.audit.path
-    audit = AuditLog(path.expanduser()).open() if path else None
+    audit = AuditLog(path.expanduser(), warn=warn).open() if path else None
     target = resolve_target(settings)
     closers: list[Callable[[], object]] = []
     transport = None
@@ -92,7 +99,7 @@ def compose(settings: Settings, *, sandbox_reset: bool = False, policy: Policy |
     if target.sandbox:
         from petstore_server.sandbox import Sandbox
 
-        sandbox = Sandbox.open(sandbox_dir(settings), reset=sandbox_reset)
+        sandbox = Sandbox.open(sandbox_dir(settings), reset=sandbox_reset, warn=warn)
         closers.append(sandbox.close)
         transport = asgi_transport(sandbox.app)
         base_url, api_key = SANDBOX_BASE_URL, sandbox.api_key

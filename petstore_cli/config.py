@@ -24,6 +24,7 @@ from pydantic import BaseModel, SecretStr
 from bot_commands.outcome import EXIT_OK, EXIT_USAGE
 from petstore_api.masking import mask_secret
 from petstore_api.settings import Settings, find_config_file, load_settings, setting_source
+from petstore_os import open_private
 
 from .faces import overrides
 
@@ -133,7 +134,7 @@ def _init(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(example_text())
     except FileExistsError:
@@ -142,7 +143,6 @@ def _init(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"petstore config init: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
-    os.chmod(path, 0o600)  # whatever the umask
     print(f"wrote {path} (mode 0600): every setting, commented out; uncomment what you need")
     return EXIT_OK
 

@@ -15,6 +15,7 @@ gives it the session once built, see :mod:`petstore_cli.chat_start`).
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -33,6 +34,7 @@ from prompt_toolkit.styles import Style
 
 from bot_commands.history import is_secret
 from bot_commands.sanitize import clip, visible
+from petstore_os import open_private
 
 if TYPE_CHECKING:  # pragma: no cover - the prompt is up before these are imported
     from bot_commands.registry import Command, Registry
@@ -63,16 +65,19 @@ def holds_secret(line: str) -> bool:
 
 
 class SecretFreeFileHistory(FileHistory):
-    """prompt_toolkit's FileHistory (mode 0600), minus lines that look like they hold a key."""
+    """prompt_toolkit's FileHistory, minus lines that look like they hold a key.
+
+    The file is made (or tightened to) 0600 before prompt_toolkit first opens it, which keeps its mode.
+    """
 
     def __init__(self, path: Path) -> None:
+        os.close(open_private(path))
         super().__init__(str(path))
         self.path = path
 
     def store_string(self, string: str) -> None:
         if not holds_secret(string):
             super().store_string(string.rstrip())  # no completion's trailing space
-            self.path.chmod(0o600)
 
 
 class CommandCompleter(Completer):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from bot_commands.history import HISTORY_FILE
 from petstore_api.paths import default_data_dir
+from petstore_os import tighten
 from tui.startup import PreviewSource, Started, StartupError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -102,6 +103,9 @@ def build(args: argparse.Namespace) -> Started:
 
     loaded, config_theme = checked_settings(args)
     settings = loaded.settings
+    said: list[str] = []  # files found open to others: shown in the TUI (stderr is the app's screen)
+    if not in_browser(args):  # a browser session does not use the host's prompt history
+        tighten(default_data_dir() / HISTORY_FILE, warn=said.append)
     try:
         player = make_player(
             getattr(args, "play", None), getattr(args, "delay", None), bool(getattr(args, "exit", False))
@@ -111,6 +115,7 @@ def build(args: argparse.Namespace) -> Started:
             settings,
             sandbox_reset=bool(getattr(args, "sandbox_reset", False)),
             policy=Policy(host_files=False) if in_browser(args) else None,
+            warn=said.append,
         )
     except (PetStoreError, CommandError) as exc:
         raise StartupError(str(exc)) from exc
@@ -122,5 +127,5 @@ def build(args: argparse.Namespace) -> Started:
         page_size=settings.ui.page_size,
         theme=config_theme,
         player=player,
-        warnings=tuple(loaded.warnings),
+        warnings=(*loaded.warnings, *said),
     )

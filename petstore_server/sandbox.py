@@ -1,6 +1,6 @@
 """The embedded sandbox: the service in-process, on its own data directory.
 
-``data_dir`` holds ``sandbox.db`` and ``api-key`` (mode 0600, generated once).
+``data_dir`` holds ``sandbox.db`` (and its WAL) and ``api-key`` (generated once), all mode 0600.
 A new database is seeded with the sample pets; ``reset=True`` wipes it and
 seeds the same pets again, so demos replay identically.
 """
@@ -14,6 +14,8 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 
+from petstore_os import Warn, open_private, read_secret_lines
+
 from .app import create_app
 from .sqlite_store import SqliteStore
 from .store import PetStore
@@ -25,18 +27,16 @@ _DB_NAME = "sandbox.db"
 _KEY_NAME = "api-key"
 
 
-def load_or_create_key(path: Path) -> str:
-    """The key stored at ``path``; created there (mode 0600) when absent or empty."""
+def load_or_create_key(path: Path, *, warn: Warn | None = None) -> str:
+    """The key stored at ``path``; created there (mode 0600) when absent or empty, tightened to 0600 if loose."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     except FileExistsError:
-        key = path.read_text(encoding="ascii").strip()
-        if key:
-            if path.stat().st_mode & 0o077:
-                path.chmod(0o600)
-            return key
+        lines = read_secret_lines(path, warn=warn)
+        if lines:
+            return lines[0][1]
         path.unlink()
-        return load_or_create_key(path)
+        return load_or_create_key(path, warn=warn)
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     with os.fdopen(fd, "w", encoding="ascii") as file:
         file.write(key + "\n")
@@ -57,12 +57,14 @@ class Sandbox:
     store: PetStore
 
     @classmethod
-    def open(cls, data_dir: Path, *, reset: bool = False) -> Sandbox:
+    def open(cls, data_dir: Path, *, reset: bool = False, warn: Warn | None = None) -> Sandbox:
+        """The sandbox in ``data_dir``; ``warn`` takes the line said of a file found open to others (default:
+        stderr), which is tightened to 0600."""
         data_dir = Path(data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
-        api_key = load_or_create_key(data_dir / _KEY_NAME)
+        api_key = load_or_create_key(data_dir / _KEY_NAME, warn=warn)
         db_path = data_dir / _DB_NAME
-        store = PetStore(db_path)
+        store = PetStore(db_path, warn=warn)
         if reset:
             store.reset()
         store.seed_sample()

@@ -1,15 +1,17 @@
 """SQLite persistence for pets and idempotency records.
 
-One connection in autocommit mode, WAL journal, ``synchronous=NORMAL``: every
-write is committed before its method returns, so an acknowledged create survives
-``kill -9``. A lock serialises use of the connection, so the store may be shared
-by the event loop thread and a test client's thread; ids come from SQLite's rowid
-and are therefore distinct. Pets are returned in wire shape (``categoryId``;
-``status`` only when set): pages as JSON bytes, single pets as dicts.
+The file, its WAL and -shm are private to their owner (0600). One connection in
+autocommit mode, WAL journal, ``synchronous=NORMAL``: every write is committed
+before its method returns, so an acknowledged create survives ``kill -9``. A lock
+serialises use of the connection, so the store may be shared by the event loop
+thread and a test client's thread; ids come from SQLite's rowid and are therefore
+distinct. Pets are returned in wire shape (``categoryId``; ``status`` only when
+set): pages as JSON bytes, single pets as dicts.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -17,6 +19,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from petstore_os import Warn, open_private, tighten
 
 from .records import (
     IDEMPOTENCY_TTL_SECONDS,
@@ -96,13 +100,28 @@ def _enable_wal(conn: sqlite3.Connection, *, timeout: float = 5.0) -> None:
             time.sleep(0.005)
 
 
-class PetStore:
-    """Pets and idempotency records in one SQLite file."""
+def _private_files(path: Path, *, warn: Warn | None) -> None:
+    """The database file made (empty) 0600 before SQLite opens it, an older one tightened with its WAL and -shm.
 
-    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
+    SQLite gives the WAL and shared-memory files it creates the database file's mode, so they are 0600 too.
+    """
+    os.close(open_private(path, os.O_RDWR | os.O_CREAT, warn=warn))
+    for suffix in ("-wal", "-shm"):
+        tighten(path.with_name(path.name + suffix), warn=warn)
+
+
+class PetStore:
+    """Pets and idempotency records in one SQLite file (mode 0600, as are its WAL and -shm).
+
+    ``warn`` takes the line said of a file found open to others, which is tightened (default: stderr).
+    """
+
+    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time, warn: Warn | None = None) -> None:
         self.path = Path(path)
         self._clock = clock
         self._lock = threading.Lock()
+        if str(path) != ":memory:":
+            _private_files(self.path, warn=warn)
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._conn.execute("PRAGMA busy_timeout=5000")
         _enable_wal(self._conn)

@@ -269,3 +269,21 @@ def test_a_bad_setting_ends_the_terminal_chat_with_one_line(tmp_path: Path) -> N
     finally:
         code = term.close()
     assert code == 2 and "Traceback" not in term.seen
+
+
+def test_a_history_file_open_to_others_is_tightened_with_one_line(tmp_path: Path) -> None:
+    history = tmp_path / "data" / "petstore" / "history"
+    history.parent.mkdir(parents=True)
+    history.write_text("\n# 2026-01-01 00:00:00\n+/list sold\n")
+    history.chmod(0o644)
+    term = Terminal(tmp_path)
+    try:
+        term.expect(f"petstore: warning: tightened {history} to 0600 (it was 0644)")
+        term.expect("Tab completes")  # the prompt came up after it
+        term.send("/list pending" + ENTER)
+        term.expect("3 pets with status pending")  # the toolbar's last outcome: the next prompt is up
+        term.send(CTRL_D)
+    finally:
+        code = term.close()
+    assert code == 0 and history.stat().st_mode & 0o777 == 0o600
+    assert history.read_text().endswith("\n+/list pending\n") and "+/list sold" in history.read_text()

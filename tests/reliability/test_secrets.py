@@ -133,6 +133,10 @@ def test_config_paths_never_show_the_key(tmp_path: Path, case: str) -> None:
     assert_no_secret(ran.out, ran.err)
     assert_no_traceback(ran.out, ran.err)
     if case == "world-readable":
-        assert ran.code == 0 and "chmod 600" in ran.err and json.loads(ran.out)["result"]["api_key"] == MASKED
+        assert (
+            ran.code == 0
+            and f"tightened {cfg} to 0600 (it was 0644)" in ran.err
+            and json.loads(ran.out)["result"]["api_key"] == MASKED
+        )
     else:
         assert ran.code == 2 and ran.out == "" and len(ran.err.splitlines()) == 1, ran.err

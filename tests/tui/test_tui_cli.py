@@ -148,3 +148,28 @@ def test_secret_lines_are_recognised(line: str) -> None:
 
 def test_ordinary_lines_are_not_secret() -> None:
     assert not any(is_secret(line) for line in ["/list", "/add 'Sky key'", "/get 3", "/keys"])
+
+
+async def test_files_open_to_others_are_tightened_and_the_tui_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The TUI owns the terminal, so the lines go to its warnings (notified once it is up), not to stderr."""
+    from petstore_cli.main import parse
+    from petstore_cli.tui_start import build
+
+    for name, value in environment(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    for name in [n for n in os.environ if n.startswith("PETSTORE_")]:
+        monkeypatch.delenv(name)
+    history, key = tmp_path / "data" / "petstore" / "history", tmp_path / "data" / "petstore" / "sandbox" / "api-key"
+    key.parent.mkdir(parents=True)
+    history.write_text("+/list\n")
+    key.write_text("sk-sandbox-older-0123456789\n")
+    for path in (history, key):
+        path.chmod(0o644)
+    started = build(parse([]))
+    try:
+        assert sorted(started.warnings) == [f"tightened {path} to 0600 (it was 0644)" for path in (history, key)]
+    finally:
+        await started.aclose()
+    assert history.stat().st_mode & 0o777 == key.stat().st_mode & 0o777 == 0o600
