@@ -44,7 +44,7 @@ from .wire import (
     parse_status,
 )
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app", "key_scope"]
 
 logger = logging.getLogger("petstore_server")
 
@@ -107,26 +107,29 @@ class _Service:
             raise ValueError("create_app needs at least one non-empty API key")
         self._store = store
         self._key_digests = tuple(hashlib.sha256(key.encode()).digest() for key in api_keys)
+        self._key_scopes = tuple(key_scope(key) for key in api_keys)
         self._max_body = max_body_bytes
 
-    def _check_auth(self, scope: Scope) -> None:
-        """Constant-time check of the bearer token against every key."""
+    def _check_auth(self, scope: Scope) -> int:
+        """Constant-time check of the bearer token against every key; the index of the key it is."""
         value = _header(scope, b"authorization")
         if value is None or value[:7].lower() != b"bearer ":
             message = "missing bearer token: send 'Authorization: Bearer <API key>'"
             raise ApiError(401, message, headers=_UNAUTHORIZED)
         digest = hashlib.sha256(value[7:].strip()).digest()
-        matched = False
-        for known in self._key_digests:
-            matched |= hmac.compare_digest(digest, known)
-        if not matched:
+        found = -1
+        for index, known in enumerate(self._key_digests):
+            if hmac.compare_digest(digest, known):
+                found = index
+        if found < 0:
             raise ApiError(401, "invalid API key", headers=_UNAUTHORIZED)
+        return found
 
     async def pets(self, scope: Scope, receive: Receive) -> Reply:
         """listPets (GET, HEAD) and createPet (POST)."""
-        self._check_auth(scope)
+        caller = self._check_auth(scope)
         if scope["method"] == "POST":
-            return await self._create(scope, receive)
+            return await self._create(scope, receive, owner=self._key_scopes[caller])
         params = parse_query(scope["query_string"], _LIST_PARAMS)
         limit = parse_limit(params.get("limit"))
         status = parse_status(params.get("status"))
@@ -136,7 +139,8 @@ class _Service:
             return 200, page.body, []
         return 200, page.body, [(b"link", _next_link(limit=limit, status=status, after=page.next_after))]
 
-    async def _create(self, scope: Scope, receive: Receive) -> Reply:
+    async def _create(self, scope: Scope, receive: Receive, *, owner: str) -> Reply:
+        """createPet; an Idempotency-Key is ``owner``'s (the calling API key's scope) alone."""
         parse_query(scope["query_string"], ())
         key = _idempotency_key(scope)
         body = await self._read_body(scope, receive)
@@ -145,7 +149,7 @@ class _Service:
         if not _is_json(_header(scope, b"content-type")):
             raise ApiError(415, "Content-Type must be application/json")
         new_pet = parse_new_pet(body)
-        idempotency = None if key is None else Idempotency(key=key, fingerprint=fingerprint(new_pet))
+        idempotency = None if key is None else Idempotency(key=key, fingerprint=fingerprint(new_pet), scope=owner)
         try:
             created = await self._store.create_pet(
                 name=new_pet["name"],
@@ -203,6 +207,16 @@ class _Service:
             logger.warning("health check failed: the database does not answer", exc_info=True)
             raise ApiError(503, "the database does not answer") from None
         return 200, _HEALTHY, []
+
+
+#: Keeps what idempotency records store of an API key apart from any other digest of it.
+_SCOPE_LABEL = b"petstore idempotency scope\x00"
+
+
+def key_scope(api_key: str) -> str:
+    """What an idempotency record keeps of the API key that made it: a digest that tells keys apart and cannot
+    give the key back (SHA-256, labelled, 128 bits), the same in every worker and on every host."""
+    return hashlib.sha256(_SCOPE_LABEL + api_key.encode()).hexdigest()[:32]
 
 
 def _idempotency_key(scope: Scope) -> str | None:

@@ -34,7 +34,9 @@ from .records import (
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore", "decode_name", "encode_name"]
 
-SCHEMA_VERSION = 1
+#: Version 2 keeps idempotency records per API key and drops those of version 1, as SQLite does
+#: (``petstore_server.store.SCOPED_IDEMPOTENCY`` says why).
+SCHEMA_VERSION = 2
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
         """CREATE TABLE pets (
@@ -54,6 +56,19 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         )""",
         "CREATE INDEX idempotency_created_at ON idempotency (created_at)",
     ),
+    2: (
+        "DROP TABLE idempotency",
+        """CREATE TABLE idempotency (
+            scope text NOT NULL,
+            key text NOT NULL,
+            fingerprint text NOT NULL,
+            status_code integer NOT NULL,
+            body bytea NOT NULL,
+            created_at double precision NOT NULL,
+            PRIMARY KEY (scope, key)
+        )""",
+        "CREATE INDEX idempotency_created_at ON idempotency (created_at)",
+    ),
 }
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext(%s || current_schema()))"
 _COLUMNS = "SELECT id, name, category_id, status FROM pets"
@@ -65,6 +80,10 @@ _CREATE = (
     " INSERT INTO pets (name, category_id, status) SELECT %s, %s, %s FROM l RETURNING id"
 )
 _INSERT = "INSERT INTO pets (name, category_id, status) VALUES (%s, %s, %s) RETURNING id"
+_FIND_RECORD = "SELECT fingerprint, status_code, body FROM idempotency WHERE scope = %s AND key = %s"
+_ADD_RECORD = (
+    "INSERT INTO idempotency (scope, key, fingerprint, status_code, body, created_at) VALUES (%s, %s, %s, 201, %s, %s)"
+)
 
 
 def encode_name(name: str) -> bytes:
@@ -150,11 +169,7 @@ class PostgresStore:
         async with self._pool.connection() as conn, conn.transaction():
             await conn.execute(_LOCK, ("petstore.create:",))
             await conn.execute("DELETE FROM idempotency WHERE created_at <= %s", (now - IDEMPOTENCY_TTL_SECONDS,))
-            found = await (
-                await conn.execute(
-                    "SELECT fingerprint, status_code, body FROM idempotency WHERE key = %s", (idempotency.key,)
-                )
-            ).fetchone()
+            found = await (await conn.execute(_FIND_RECORD, (idempotency.scope, idempotency.key))).fetchone()
             if found is not None:
                 if found[0] != idempotency.fingerprint:
                     raise IdempotencyConflict(idempotency.key)
@@ -162,10 +177,7 @@ class PostgresStore:
             row = await (await conn.execute(_INSERT, (encode_name(name), category_id, status))).fetchone()
             assert row is not None
             body = PetRecord(row[0], name, category_id, status).json()
-            await conn.execute(
-                "INSERT INTO idempotency VALUES (%s, %s, 201, %s, %s)",
-                (idempotency.key, idempotency.fingerprint, body, now),
-            )
+            await conn.execute(_ADD_RECORD, (idempotency.scope, idempotency.key, idempotency.fingerprint, body, now))
         return Created(201, body, replayed=False)
 
     async def list_orders(self) -> bytes:

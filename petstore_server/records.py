@@ -68,10 +68,15 @@ class Created:
 
 @dataclass(frozen=True, slots=True)
 class Idempotency:
-    """An Idempotency-Key and the fingerprint of the request body it came with."""
+    """An Idempotency-Key, the fingerprint of the request body it came with, and whose key it is.
+
+    ``scope`` identifies the API key that sent it (a digest, never the key: see ``app.key_scope``): the same
+    Idempotency-Key from two API keys names two records, and neither key learns of the other's.
+    """
 
     key: str
     fingerprint: str
+    scope: str
 
 
 @dataclass(frozen=True, slots=True)

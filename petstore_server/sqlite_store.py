@@ -53,10 +53,9 @@ class SqliteStore:
         if idempotency is None:
             pet = await self._run(lambda: self.pets.create_record(name=name, category_id=category_id, status=status))
             return Created(status_code=201, body=pet.json(), replayed=False)
-        key, fingerprint = idempotency.key, idempotency.fingerprint
         return await self._run(
             lambda: self.pets.create_pet_once(
-                key=key, fingerprint=fingerprint, name=name, category_id=category_id, status=status
+                idempotency=idempotency, name=name, category_id=category_id, status=status
             )
         )
 

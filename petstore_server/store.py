@@ -27,6 +27,7 @@ from .records import (
     MIN_ID,
     SAMPLE_PETS,
     Created,
+    Idempotency,
     IdempotencyConflict,
     Page,
     PetRecord,
@@ -45,7 +46,26 @@ __all__ = [
 
 #: The layout this code writes. Version 1 is the layout of the first release, which had no
 #: ``schema_version`` table: such a file is adopted as version 1 as it stands (its pets kept).
-SCHEMA_VERSION = 1
+#: Version 2 scopes idempotency records by API key (see :data:`SCOPED_IDEMPOTENCY`).
+SCHEMA_VERSION = 2
+
+#: Version 2: idempotency records are kept per API key (``scope``). The records of version 1 are dropped: which
+#: key sent each is not known, and replaying one to whichever key asks is the leak version 2 closes. The cost: a
+#: create answered just before the upgrade, whose answer was lost and which is retried after it with the same
+#: Idempotency-Key, makes a second pet (``petstore serve`` answers the requests in flight before it stops).
+SCOPED_IDEMPOTENCY = """
+DROP TABLE IF EXISTS idempotency;
+CREATE TABLE idempotency (
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    status_code INTEGER NOT NULL,
+    body BLOB NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (scope, key)
+);
+CREATE INDEX idempotency_created_at ON idempotency (created_at);
+"""
 
 #: Migrations by the version they produce; each runs inside the same IMMEDIATE transaction
 #: that bumps ``schema_version``, so concurrent openers (several workers) apply each once.
@@ -67,6 +87,7 @@ CREATE TABLE IF NOT EXISTS idempotency (
 );
 CREATE INDEX IF NOT EXISTS idempotency_created_at ON idempotency (created_at);
 """,
+    2: SCOPED_IDEMPOTENCY,
 }
 
 _COLUMNS = "SELECT id, name, category_id, status FROM pets"
@@ -80,6 +101,10 @@ _LIST_ALL = f"{_PET_JSON} WHERE id > ? ORDER BY id LIMIT ?"
 _LIST_STATUS = f"{_PET_JSON} WHERE status = ? AND id > ? ORDER BY id LIMIT ?"
 _GET = f"{_COLUMNS} WHERE id = ?"
 _INSERT = "INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)"
+_FIND_RECORD = "SELECT fingerprint, status_code, body FROM idempotency WHERE scope = ? AND key = ?"
+_ADD_RECORD = (
+    "INSERT INTO idempotency (scope, key, fingerprint, status_code, body, created_at) VALUES (?, ?, ?, 201, ?, ?)"
+)
 
 
 def _enable_wal(conn: sqlite3.Connection, *, timeout: float = 5.0) -> None:
@@ -190,28 +215,27 @@ class PetStore:
             self._conn.execute("SELECT 1 FROM pets LIMIT 1").fetchall()
 
     def create_pet_once(
-        self, *, key: str, fingerprint: str, name: str, category_id: int, status: str | None = None
+        self, *, idempotency: Idempotency, name: str, category_id: int, status: str | None = None
     ) -> Created:
-        """Create under an idempotency key, atomically with the key's record.
+        """Create under an idempotency key (of one API key: its ``scope``), atomically with the key's record.
 
-        A record younger than the TTL with the same fingerprint is replayed (nothing
-        created); a different fingerprint raises :class:`IdempotencyConflict`. Expired
-        records are pruned here, so the table holds at most a TTL's worth of keys.
+        A record of the same scope and key younger than the TTL with the same fingerprint is
+        replayed (nothing created); a different fingerprint raises :class:`IdempotencyConflict`.
+        Expired records are pruned here, so the table holds at most a TTL's worth of keys.
         """
         now = self._clock()
+        scope, key = idempotency.scope, idempotency.key
         with self._lock, self._transaction():
             self._conn.execute("DELETE FROM idempotency WHERE created_at <= ?", (now - IDEMPOTENCY_TTL_SECONDS,))
-            found = self._conn.execute(
-                "SELECT fingerprint, status_code, body FROM idempotency WHERE key = ?", (key,)
-            ).fetchone()
+            found = self._conn.execute(_FIND_RECORD, (scope, key)).fetchone()
             if found is not None:
-                if found[0] != fingerprint:
+                if found[0] != idempotency.fingerprint:
                     raise IdempotencyConflict(key)
                 return Created(status_code=found[1], body=found[2], replayed=True)
             pet_id = self._conn.execute(_INSERT, (name, category_id, status)).lastrowid
             assert pet_id is not None
             body = PetRecord(pet_id, name, category_id, status).json()
-            self._conn.execute("INSERT INTO idempotency VALUES (?, ?, 201, ?, ?)", (key, fingerprint, body, now))
+            self._conn.execute(_ADD_RECORD, (scope, key, idempotency.fingerprint, body, now))
         return Created(status_code=201, body=body, replayed=False)
 
     def seed_sample(self) -> int:

@@ -27,7 +27,7 @@ NAMES = ["Rex", "\x00", "a\x00b\x00", "🐶‍🦺 e\u0301", "\U0010ffff" * 200,
 
 
 async def create(store: Store, name: str = "Rex", *, status: str | None = None, key: str | None = None) -> dict:
-    idempotency = None if key is None else Idempotency(key=key, fingerprint=f"f-{len(name)}")
+    idempotency = None if key is None else Idempotency(key=key, fingerprint=f"f-{len(name)}", scope="s")
     created = await store.create_pet(name=name, category_id=7, status=status, idempotency=idempotency)
     assert created.status_code == 201
     return json.loads(created.body)
@@ -86,14 +86,14 @@ async def test_int64_extremes_and_missing_pets(empty: Store) -> None:
 async def test_one_key_never_makes_two_pets(empty: Store) -> None:
     results = await asyncio.gather(
         *(
-            empty.create_pet(name="Rex", category_id=1, status=None, idempotency=Idempotency("k", "f"))
+            empty.create_pet(name="Rex", category_id=1, status=None, idempotency=Idempotency("k", "f", "s"))
             for _ in range(12)
         )
     )
     assert len({result.body for result in results}) == 1
     assert sum(not result.replayed for result in results) == 1
     with pytest.raises(IdempotencyConflict):
-        await empty.create_pet(name="Max", category_id=1, status=None, idempotency=Idempotency("k", "other"))
+        await empty.create_pet(name="Max", category_id=1, status=None, idempotency=Idempotency("k", "other", "s"))
     assert len((await page(empty))[0]) == 1
 
 
@@ -120,11 +120,48 @@ def test_a_file_from_before_versioning_opens_with_its_pets(tmp_path) -> None:
     conn.commit()
     conn.close()
     store = PetStore(path)
-    assert store.schema_version() == SCHEMA_VERSION == 1
+    assert store.schema_version() == SCHEMA_VERSION == 2
     assert store.get_pet(41) == {"id": 41, "name": "Old\x00timer", "categoryId": 3, "status": "sold"}
     assert store.create_pet(name="New", category_id=1)["id"] == 42
     store.close()
-    assert PetStore(path).schema_version() == 1
+    assert PetStore(path).schema_version() == 2
+
+
+def test_a_version_1_file_keeps_its_pets_and_drops_the_keys_of_unknown_api_keys(tmp_path) -> None:
+    """Version 1 kept Idempotency-Keys for every API key at once; whose each was is not known, so they go."""
+    path = tmp_path / "v1.db"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(LEGACY_LAYOUT + "CREATE TABLE schema_version (version INTEGER NOT NULL);")
+        conn.execute("INSERT INTO schema_version VALUES (1)")
+        conn.execute("INSERT INTO pets VALUES (7, 'Rex', 1, NULL)")
+        conn.execute("INSERT INTO idempotency VALUES ('order-1', 'f', 201, ?, 1e12)", (b'{"id":7}',))
+    conn.close()
+    store = PetStore(path)
+    assert store.schema_version() == 2 and store.get_pet(7) == {"id": 7, "name": "Rex", "categoryId": 1}
+    created = store.create_pet_once(idempotency=Idempotency("order-1", "f", "s"), name="Rex", category_id=1)
+    assert not created.replayed and json.loads(created.body)["id"] == 8
+    store.close()
+
+
+async def test_a_version_1_postgresql_schema_keeps_its_pets_and_drops_unscoped_keys(pg_url: str) -> None:
+    from petstore_server.pg_store import _MIGRATIONS
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE schema_version (version integer NOT NULL)")
+        for statement in _MIGRATIONS[1]:
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_version VALUES (1)")
+        conn.execute("INSERT INTO pets (id, name, category_id) VALUES (7, 'Rex', 1)")
+        conn.execute("INSERT INTO idempotency VALUES ('order-1', 'f', 201, '{}', 1e12)")
+    store = await PostgresStore.open(pg_url)
+    try:
+        assert await store.schema_version() == 2 and (await store.get_pet(pet_id=7)) is not None
+        again = await store.create_pet(
+            name="Rex", category_id=1, status=None, idempotency=Idempotency("order-1", "f", "s")
+        )
+        assert not again.replayed
+    finally:
+        await store.close()
 
 
 def test_a_newer_sqlite_schema_is_refused(tmp_path) -> None:
@@ -140,11 +177,11 @@ def test_a_newer_sqlite_schema_is_refused(tmp_path) -> None:
 async def test_postgresql_schema_is_versioned_and_upgrades_once(pg_url: str) -> None:
     first = await PostgresStore.open(pg_url)
     second = await PostgresStore.open(pg_url)
-    assert await first.schema_version() == await second.schema_version() == 1
+    assert await first.schema_version() == await second.schema_version() == 2
     await first.close()
     await second.close()
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        assert conn.execute("SELECT count(*) FROM schema_version").fetchone() == (1,)
+        assert conn.execute("SELECT count(*) FROM schema_version").fetchone() == (2,)
         conn.execute("INSERT INTO schema_version VALUES (99)")
     with pytest.raises(SchemaTooNew):
         await PostgresStore.open(pg_url)

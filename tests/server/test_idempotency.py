@@ -1,4 +1,4 @@
-"""Idempotency-Key on createPet: replay, 422 on reuse with another body, validation, expiry."""
+"""Idempotency-Key on createPet: replay, 422 on reuse with another body, validation, expiry, one API key's alone."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import asyncio
 import httpx
 import pytest
 
-from petstore_server.app import create_app
+from petstore_server.app import create_app, key_scope
 from petstore_server.pg_store import PostgresStore
 from petstore_server.sqlite_store import SqliteStore
 from petstore_server.store import IDEMPOTENCY_TTL_SECONDS, PetStore
 
-from .support import AUTH, BASE, KEY, assert_error
+from .support import AUTH, BASE, KEY, OTHER_KEY, assert_error
 
 REX = {"name": "Rex", "categoryId": 1, "status": "available"}
 
@@ -51,6 +51,67 @@ async def test_different_keys_create_different_pets(client: httpx.AsyncClient) -
     a = await client.post("/pets", json=REX, headers={"Idempotency-Key": "k-a"})
     b = await client.post("/pets", json=REX, headers={"Idempotency-Key": "k-b"})
     assert a.json()["id"] != b.json()["id"]
+
+
+OTHER = {"Authorization": f"Bearer {OTHER_KEY}"}
+
+
+async def test_another_api_key_with_the_same_key_and_body_gets_a_pet_of_its_own(client: httpx.AsyncClient) -> None:
+    """Alice's ``order-1`` is hers: Bob sending it (same body) is not answered with her pet."""
+    alice = await client.post("/pets", json=REX, headers={"Idempotency-Key": "order-1"})
+    bob = await client.post("/pets", json=REX, headers={"Idempotency-Key": "order-1", **OTHER})
+    assert alice.status_code == bob.status_code == 201
+    assert "idempotent-replayed" not in bob.headers and bob.json()["id"] != alice.json()["id"]
+    assert await count(client) == 14
+
+
+async def test_another_api_key_with_the_same_key_and_another_body_learns_nothing(client: httpx.AsyncClient) -> None:
+    """No 422 for Bob: it would tell him that someone used ``order-1``."""
+    await client.post("/pets", json=REX, headers={"Idempotency-Key": "order-1"})
+    bob = await client.post("/pets", json={**REX, "name": "Max"}, headers={"Idempotency-Key": "order-1", **OTHER})
+    assert bob.status_code == 201 and bob.json()["name"] == "Max" and "idempotent-replayed" not in bob.headers
+
+
+async def test_each_api_key_still_replays_and_conflicts_on_its_own_keys(client: httpx.AsyncClient) -> None:
+    alice = await client.post("/pets", json=REX, headers={"Idempotency-Key": "order-1"})
+    bob = await client.post("/pets", json={**REX, "name": "Max"}, headers={"Idempotency-Key": "order-1", **OTHER})
+    alice_again = await client.post("/pets", json=REX, headers={"Idempotency-Key": "order-1"})
+    bob_again = await client.post("/pets", json={**REX, "name": "Max"}, headers={"Idempotency-Key": "order-1", **OTHER})
+    assert alice_again.headers["idempotent-replayed"] == bob_again.headers["idempotent-replayed"] == "true"
+    assert (alice_again.json(), bob_again.json()) == (alice.json(), bob.json())
+    conflict = await client.post("/pets", json=REX, headers={"Idempotency-Key": "order-1", **OTHER})
+    assert_error(conflict, 422, "idempotency_key_reused")  # Bob's own key, reused with another body
+    assert await count(client) == 14
+
+
+async def test_two_api_keys_racing_with_one_key_make_one_pet_each(client: httpx.AsyncClient) -> None:
+    sends = [
+        client.post("/pets", json=REX, headers={"Idempotency-Key": "k-race", **auth})
+        for _ in range(10)
+        for auth in (AUTH, OTHER)
+    ]
+    responses = await asyncio.gather(*sends)
+    assert {r.status_code for r in responses} == {201}
+    assert len({r.json()["id"] for r in responses}) == 2
+    assert sum("idempotent-replayed" not in r.headers for r in responses) == 2
+    assert await count(client) == 14
+
+
+async def test_records_keep_a_digest_of_the_api_key_never_the_key(served, backend: str, request, tmp_path) -> None:
+    app = create_app(served, api_keys=[KEY, OTHER_KEY])
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as http:
+        for auth in (AUTH, OTHER):
+            assert (await http.post("/pets", json=REX, headers={"Idempotency-Key": "k", **auth})).status_code == 201
+    if backend == "sqlite":
+        rows = served.pets._conn.execute("SELECT * FROM idempotency").fetchall()
+    else:
+        import psycopg
+
+        with psycopg.connect(request.getfixturevalue("pg_url")) as conn:
+            rows = conn.execute("SELECT * FROM idempotency").fetchall()
+    dump = repr(rows)
+    assert len(rows) == 2 and KEY not in dump and OTHER_KEY not in dump
+    assert {row[0] for row in rows} == {key_scope(KEY), key_scope(OTHER_KEY)}
 
 
 async def test_invalid_body_with_a_key_does_not_burn_the_key(client: httpx.AsyncClient) -> None:

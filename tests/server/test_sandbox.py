@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
+import sqlite3
 import stat
+import subprocess
+import sys
 
 import httpx
 
 from petstore_server.sandbox import KEY_PREFIX, Sandbox
 from petstore_server.store import SAMPLE_PETS
+
+from .support import REPO
 
 
 async def list_all(sandbox: Sandbox) -> list[dict]:
@@ -73,3 +80,31 @@ def test_loose_key_file_is_tightened_and_empty_one_replaced(tmp_path) -> None:
     with Sandbox.open(tmp_path) as sandbox:
         assert sandbox.api_key.startswith(KEY_PREFIX) and sandbox.api_key != "sk-sandbox-existing"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+
+
+def test_a_sandbox_made_by_an_earlier_version_keeps_working(tmp_path) -> None:
+    """Its database at schema 1 (one Idempotency-Key table for every API key): upgraded, pets kept, writes work."""
+    from .test_backends import LEGACY_LAYOUT
+
+    sandbox = tmp_path / "data" / "petstore" / "sandbox"
+    sandbox.mkdir(parents=True)
+    (sandbox / "api-key").write_text("sk-sandbox-from-an-earlier-version\n")
+    with sqlite3.connect(sandbox / "sandbox.db") as conn:
+        conn.executescript(LEGACY_LAYOUT + "CREATE TABLE schema_version (version INTEGER NOT NULL);")
+        conn.execute("INSERT INTO schema_version VALUES (1)")
+        conn.executemany("INSERT INTO pets VALUES (?, ?, ?, ?)", SAMPLE_PETS)
+        conn.execute("INSERT INTO idempotency VALUES ('k', 'f', 201, '{}', 1e12)")
+    conn.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+    env.update(XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    ran = subprocess.run(
+        [sys.executable, "-m", "petstore_cli", "run", "--json", "-c", "/add Rex --category 1", "-c", "/list --all"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 0, ran.stderr
+    added, listed = (json.loads(line) for line in ran.stdout.splitlines())
+    assert added["result"]["id"] == 13 and len(listed["result"]) == 13

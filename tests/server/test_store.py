@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from petstore_server.records import Idempotency
 from petstore_server.store import IDEMPOTENCY_TTL_SECONDS, SAMPLE_PETS, IdempotencyConflict, PetStore
 
 
@@ -76,12 +77,12 @@ def test_pet_json_keeps_status_absent_and_text_exact(empty: PetStore) -> None:
 
 
 def test_idempotent_create_replays_or_conflicts(empty: PetStore) -> None:
-    first = empty.create_pet_once(key="k", fingerprint="f1", name="Rex", category_id=1)
-    replay = empty.create_pet_once(key="k", fingerprint="f1", name="Rex", category_id=1)
+    first = empty.create_pet_once(idempotency=Idempotency("k", "f1", "s"), name="Rex", category_id=1)
+    replay = empty.create_pet_once(idempotency=Idempotency("k", "f1", "s"), name="Rex", category_id=1)
     assert (first.replayed, replay.replayed) == (False, True)
     assert first.body == replay.body and first.status_code == 201
     with pytest.raises(IdempotencyConflict):
-        empty.create_pet_once(key="k", fingerprint="f2", name="Max", category_id=1)
+        empty.create_pet_once(idempotency=Idempotency("k", "f2", "s"), name="Max", category_id=1)
     assert page_ids(empty, limit=10) == [1]
 
 
@@ -94,17 +95,17 @@ def test_seed_only_into_an_empty_store(empty: PetStore) -> None:
 
 def test_reset_wipes_pets_and_keys(empty: PetStore) -> None:
     empty.seed_sample()
-    empty.create_pet_once(key="k", fingerprint="f1", name="Rex", category_id=1)
+    empty.create_pet_once(idempotency=Idempotency("k", "f1", "s"), name="Rex", category_id=1)
     empty.reset()
     assert page_ids(empty, limit=100) == []
-    assert not empty.create_pet_once(key="k", fingerprint="f2", name="Max", category_id=1).replayed
+    assert not empty.create_pet_once(idempotency=Idempotency("k", "f2", "s"), name="Max", category_id=1).replayed
 
 
 def test_expired_keys_are_pruned(tmp_path) -> None:
     now = [0.0]
     store = PetStore(tmp_path / "ttl.db", clock=lambda: now[0])
-    store.create_pet_once(key="old", fingerprint="f", name="Rex", category_id=1)
+    store.create_pet_once(idempotency=Idempotency("old", "f", "s"), name="Rex", category_id=1)
     now[0] += IDEMPOTENCY_TTL_SECONDS + 1
-    store.create_pet_once(key="new", fingerprint="f", name="Rex", category_id=1)
+    store.create_pet_once(idempotency=Idempotency("new", "f", "s"), name="Rex", category_id=1)
     assert [key for (key,) in store._conn.execute("SELECT key FROM idempotency")] == ["new"]
     store.close()
