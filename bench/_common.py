@@ -165,8 +165,9 @@ def free_port() -> int:
 
 def petstore_server(db: Path, *, seed: bool = True) -> contextlib.AbstractContextManager[str]:
     """``petstore serve`` on a free loopback port; yields the base URL (``.../v1``)."""
-    argv = [PETSTORE, "serve", "--host", "127.0.0.1", "--port", "0", "--db", str(db), "--api-key", API_KEY]
-    return _with_v1(server([*argv, *(["--seed"] if seed else [])], env=clean_env(db.parent)))
+    argv = [PETSTORE, "serve", "--host", "127.0.0.1", "--port", "0", "--db", str(db)]
+    env = clean_env(db.parent, PETSTORE_SERVER_API_KEYS=API_KEY)  # a key never goes on a command line
+    return _with_v1(server([*argv, *(["--seed"] if seed else [])], env=env))
 
 
 @contextlib.contextmanager

@@ -1,6 +1,6 @@
 """The service floor: a bare Starlette + SQLite app serving pets, on plain uvicorn.
 
-    python bench/baseline_app.py --db FILE --api-key KEY [--port 0]
+    PETSTORE_SERVER_API_KEYS=KEY python bench/baseline_app.py --db FILE [--port 0]
 
 ``GET /v1/pets?limit=N`` (bearer key checked) returns the first N pets as JSON;
 ``POST /v1/pets`` inserts one (no validation beyond json.loads, no idempotency).
@@ -11,6 +11,7 @@ Prints ``Serving the baseline at http://127.0.0.1:PORT/v1`` once listening.
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import sqlite3
 
@@ -51,10 +52,9 @@ def create_app(db: str, api_key: str) -> Starlette:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--db", required=True)
-    parser.add_argument("--api-key", required=True)
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
-    app = create_app(args.db, args.api_key)
+    app = create_app(args.db, os.environ["PETSTORE_SERVER_API_KEYS"])  # as petstore serve: never on the command line
     # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only when the socket says TCP.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

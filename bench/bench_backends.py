@@ -76,8 +76,8 @@ def pg_database() -> Iterator[str]:
 
 
 def petstore(db: str, tmp: Path, workers: int = 1) -> contextlib.AbstractContextManager[str]:
-    argv = [PETSTORE, "serve", "--port", "0", "--db", db, "--api-key", API_KEY, "--workers", str(workers)]
-    return server(argv, env=clean_env(tmp))
+    argv = [PETSTORE, "serve", "--port", "0", "--db", db, "--workers", str(workers)]
+    return server(argv, env=clean_env(tmp, PETSTORE_SERVER_API_KEYS=API_KEY))
 
 
 def seed(db: str, count: int) -> None:
@@ -119,9 +119,9 @@ def throughput(args: argparse.Namespace, tmp: Path, pg: str) -> dict[str, dict[s
         scripts[name].write_text(_HEAD + _POST.replace("@RUN@", uuid.uuid4().hex[:8]) + body)
     base_db = tmp / "base.db"
     sqlite3.connect(base_db).close()
-    floor = [PY, str(BENCH / "baseline_app.py"), "--db", str(base_db), "--api-key", API_KEY]
+    floor = [PY, str(BENCH / "baseline_app.py"), "--db", str(base_db)]
     setups = {
-        "floor (Starlette+SQLite)": lambda: server(floor, env=clean_env(tmp)),
+        "floor (Starlette+SQLite)": lambda: server(floor, env=clean_env(tmp, PETSTORE_SERVER_API_KEYS=API_KEY)),
         "SQLite x1": lambda: petstore(str(tmp / "pets.db"), tmp),
         "PostgreSQL x1": lambda: petstore(pg, tmp),
         "PostgreSQL x2": lambda: petstore(pg, tmp, workers=2),

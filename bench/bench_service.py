@@ -135,11 +135,13 @@ def main() -> int:
         post_keyed.write_text(post_lua.replace("@KEYED@", "true"))
         post_plain.write_text(post_lua.replace("@KEYED@", "false"))
         seed_petstore(tmp / "pets.db")
-        baseline_argv = [PY, str(BENCH / "baseline_app.py"), "--db", str(tmp / "base.db"), "--api-key", API_KEY]
+        baseline_argv = [PY, str(BENCH / "baseline_app.py"), "--db", str(tmp / "base.db")]
         seed_petstore(tmp / "base.db")
         with contextlib.ExitStack() as stack:
             ours = stack.enter_context(petstore_server(tmp / "pets.db", seed=False))
-            base = stack.enter_context(server(baseline_argv, env=clean_env(tmp))) + "/v1"
+            base = (
+                stack.enter_context(server(baseline_argv, env=clean_env(tmp, PETSTORE_SERVER_API_KEYS=API_KEY))) + "/v1"
+            )
             servers = {"petstore serve": ours, "baseline": base}
             prism_note = _start_prisms(stack, servers, ours, tmp)
             for url in servers.values():

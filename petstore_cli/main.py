@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from petstore_api import __version__
+from petstore_os import no_core_dumps
 
 from .startup import pause_gc, resume_gc, skip_attrs, skip_http2, skip_pydantic_plugins
 
@@ -147,7 +148,9 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         help="run the Pet Store service (SQLite) with uvicorn",
         description="Serve the Pet Store API under /v1 on HTTP.",
     )
-    _add_serve_options(serve)
+    from petstore_server.options import add_serve_options
+
+    add_serve_options(serve)
     web = sub.add_parser(
         "web",
         parents=common,
@@ -235,30 +238,6 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_serve_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8080, help="port (default: 8080)")
-    p.add_argument(
-        "--db",
-        metavar="PATH|URL",
-        default=None,
-        help="SQLite file or sqlite:///PATH, or postgresql://user@host:port/db "
-        "(also PETSTORE_SERVER_DB; default: ./petstore.db)",
-    )
-    p.add_argument("--workers", type=int, default=1, metavar="N", help="worker processes (default: 1)")
-    p.add_argument("--access-log", metavar="FILE|-", help="write JSON access log lines to FILE (or - for stdout)")
-    p.add_argument(
-        "--api-key",
-        dest="api_keys",
-        action="append",
-        default=[],
-        metavar="KEY",
-        help="accepted API key (repeatable; also PETSTORE_SERVER_API_KEYS, comma-separated); "
-        "none given: one is generated and printed once",
-    )
-    p.add_argument("--seed", action="store_true", help="add the sample pets when the database is empty")
-
-
 def _skip_httpx_cli() -> None:
     """Keep ``import httpx`` from loading httpx's own command line (``httpx._main``: click,
     pygments, rich.progress, rich.syntax; ~20 ms of every start-up). httpx falls back to a
@@ -280,6 +259,7 @@ NO_DATACLASSES = HELP | {"--version"}
 
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the program itself, not a caller in-process: see petstore_cli.startup
+        no_core_dumps()  # first: no core file holds a key read from here on (petstore_os.limits)
         pause_gc()
         skip_pydantic_plugins()
         skip_http2(sys.argv[1:])
@@ -344,7 +324,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
     _skip_httpx_cli()
     if command == "serve":
-        from .serve import serve_command
+        from petstore_server.serve import serve_command
 
         resume_gc()
         return serve_command(args)

@@ -16,7 +16,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import psycopg
 from psycopg import AsyncConnection
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import AsyncConnectionPool
 
 from .records import (
@@ -29,8 +31,10 @@ from .records import (
     Page,
     PetRecord,
     SchemaTooNew,
+    StoreOpenError,
     render_page,
 )
+from .storage import redact
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore", "decode_name", "encode_name"]
 
@@ -70,6 +74,8 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "CREATE INDEX idempotency_created_at ON idempotency (created_at)",
     ),
 }
+#: Seconds to wait for the first connection when the URL sets no ``connect_timeout``.
+_CONNECT_TIMEOUT = 15
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext(%s || current_schema()))"
 _COLUMNS = "SELECT id, name, category_id, status FROM pets"
 _LIST_ALL = f"{_COLUMNS} WHERE id > %s ORDER BY id LIMIT %s"
@@ -94,6 +100,18 @@ def decode_name(raw: bytes | memoryview) -> str:
     return bytes(raw).decode("utf-8")
 
 
+async def _first_connection(conninfo: str) -> None:
+    """Connect once, so that a refusal is reported at once with libpq's reason (the pool would retry it for its whole
+    timeout and say only that it timed out); the reason is one line without the URL's password."""
+    try:
+        params = conninfo_to_dict(conninfo)  # a malformed URL fails here, before any connection
+        bounded = conninfo if "connect_timeout" in params else make_conninfo(conninfo, connect_timeout=_CONNECT_TIMEOUT)
+        connection = await AsyncConnection.connect(bounded)
+    except psycopg.Error as exc:
+        raise StoreOpenError(redact(" ".join(str(exc).split()), conninfo)) from None
+    await connection.close()
+
+
 def _record(row: tuple[int, bytes, int, str | None]) -> PetRecord:
     return PetRecord(row[0], decode_name(row[1]), row[2], row[3])
 
@@ -107,6 +125,9 @@ class PostgresStore:
 
     @classmethod
     async def open(cls, conninfo: str, *, max_size: int = 10, clock: Callable[[], float] = time.time) -> PostgresStore:
+        """A store on ``conninfo``, its schema created or upgraded. :class:`StoreOpenError` (one line, no password)
+        when the URL is malformed or the server refuses a first connection (down, wrong password, no database)."""
+        await _first_connection(conninfo)
         pool: AsyncConnectionPool[AsyncConnection] = AsyncConnectionPool(
             conninfo, min_size=1, max_size=max_size, kwargs={"autocommit": True}, open=False
         )

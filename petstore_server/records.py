@@ -16,6 +16,7 @@ __all__ = [
     "Page",
     "PetRecord",
     "SchemaTooNew",
+    "StoreOpenError",
     "render_page",
 ]
 
@@ -43,6 +44,10 @@ SAMPLE_PETS: tuple[tuple[int, str, int, str], ...] = (
 
 class IdempotencyConflict(Exception):
     """The Idempotency-Key was already used with a different request body."""
+
+
+class StoreOpenError(Exception):
+    """The database cannot be opened: one line saying why, without the password of its URL."""
 
 
 class SchemaTooNew(RuntimeError):

@@ -7,8 +7,8 @@ uvicorn's supervisor runs that many processes on one listening socket.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import os
 import secrets
 import signal
 import socket
@@ -24,18 +24,31 @@ import psycopg
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
+from .options import OptionError, serve_options
+from .records import StoreOpenError
 from .served import ServeSettings, served_app
-from .storage import DB_ENV, StoreTarget, open_store, parse_db
+from .storage import StoreTarget, open_store, parse_db, redact
 
-__all__ = ["DB_ENV", "KEYS_ENV", "generate_key", "keys_from_env", "run_server"]
-
-KEYS_ENV = "PETSTORE_SERVER_API_KEYS"
+__all__ = ["generate_key", "run_server", "serve_command"]
 
 
-def keys_from_env(environ: Mapping[str, str] | None = None) -> list[str]:
-    """API keys from ``PETSTORE_SERVER_API_KEYS`` (comma-separated, blanks dropped)."""
-    raw = (os.environ if environ is None else environ).get(KEYS_ENV, "")
-    return [key.strip() for key in raw.split(",") if key.strip()]
+def serve_command(args: argparse.Namespace, *, environ: Mapping[str, str] | None = None) -> int:
+    """``petstore serve`` / ``python -m petstore_server`` with parsed ``args`` (see :mod:`.options`)."""
+    try:
+        options = serve_options(args, environ)
+    except OptionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return run_server(
+        host=options.host,
+        port=options.port,
+        db_path=options.db,
+        api_keys=options.api_keys,
+        log_level=options.log_level,
+        seed=options.seed,
+        workers=options.workers,
+        access_log=options.access_log,
+    )
 
 
 def generate_key() -> str:
@@ -147,8 +160,8 @@ def run_server(
         return 2
     try:
         asyncio.run(_prepare(target, seed=seed))
-    except (OSError, RuntimeError, sqlite3.Error, psycopg.Error) as exc:
-        print(f"error: cannot open the database: {exc}", file=sys.stderr)
+    except (OSError, RuntimeError, StoreOpenError, sqlite3.Error, psycopg.Error) as exc:
+        print(f"error: cannot open the database: {redact(str(exc), str(db_path))}", file=sys.stderr)
         return 1
     try:
         sock = _listen(host, port)

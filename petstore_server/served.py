@@ -13,7 +13,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .accesslog import AccessLog, open_access_log
 from .app import create_app
-from .storage import Store, open_store, parse_db
+from .storage import Store, open_store, parse_db, redact
 
 __all__ = ["ServeSettings", "ServedApp", "served_app"]
 
@@ -48,9 +48,10 @@ class ServedApp:
             if message["type"] == "lifespan.startup":
                 try:
                     await self._start()
-                except Exception as exc:
-                    logger.exception("cannot open the database")
-                    await send({"type": "lifespan.startup.failed", "message": f"cannot open the database: {exc}"})
+                except Exception as exc:  # noqa: BLE001 -- said in one line without the password (no traceback)
+                    reason = f"cannot open the database: {redact(str(exc), self._settings.db)}"
+                    logger.error("%s", reason)
+                    await send({"type": "lifespan.startup.failed", "message": reason})
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":

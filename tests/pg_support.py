@@ -21,7 +21,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-__all__ = ["PgServer", "pg_unavailable", "schema_url", "start_pg_server"]
+__all__ = ["PgServer", "password_pg_server", "pg_unavailable", "schema_url", "start_pg_server"]
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,11 @@ def _free_port() -> int:
 
 
 @contextmanager
-def _throwaway_cluster() -> Iterator[PgServer]:
-    """initdb + pg_ctl in a temp dir on a free loopback port (as user postgres when run as root)."""
+def _throwaway_cluster(*, password: str | None = None) -> Iterator[PgServer]:
+    """initdb + pg_ctl in a temp dir on a free loopback port (as user postgres when run as root).
+
+    With ``password``: user postgres has it and every connection must give it (scram-sha-256), else trust.
+    """
     if not (shutil.which("initdb") and shutil.which("pg_ctl")):
         pg_unavailable("nothing answers on 127.0.0.1:5432 and initdb/pg_ctl are not on PATH")
     root = Path(tempfile.mkdtemp(prefix="petstore-pg-"))
@@ -68,10 +71,12 @@ def _throwaway_cluster() -> Iterator[PgServer]:
         shutil.chown(root, "postgres")
         prefix = ["runuser", "-u", "postgres", "--"]
     data, port = root / "data", _free_port()
+    auth = ["--auth=trust"]
+    if password is not None:
+        (root / "pw").write_text(password + "\n")
+        auth = ["--auth=scram-sha-256", f"--pwfile={root / 'pw'}"]
     try:
-        subprocess.run(
-            [*prefix, "initdb", "-D", str(data), "-U", "postgres", "--auth=trust"], check=True, capture_output=True
-        )
+        subprocess.run([*prefix, "initdb", "-D", str(data), "-U", "postgres", *auth], check=True, capture_output=True)
         options = f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={root}"
         subprocess.run(
             [*prefix, "pg_ctl", "-D", str(data), "-o", options, "-w", "-l", str(root / "log"), "start"],
@@ -96,6 +101,13 @@ def start_pg_server() -> Iterator[PgServer]:
             yield local
             return
     with _throwaway_cluster() as server:
+        yield server
+
+
+@contextmanager
+def password_pg_server(password: str) -> Iterator[PgServer]:
+    """A throwaway cluster whose user postgres must give ``password`` (scram-sha-256); its URL has none."""
+    with _throwaway_cluster(password=password) as server:
         yield server
 
 

@@ -36,15 +36,13 @@ def server(tmp_path: Path) -> Iterator[str]:
             "0",
             "--db",
             str(tmp_path / "pets.db"),
-            "--api-key",
-            KEY,
             "--seed",
         ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=_env(tmp_path),
+        env=_env(tmp_path, PETSTORE_SERVER_API_KEYS=KEY),
     )
     try:
         line = proc.stdout.readline() if proc.stdout else ""

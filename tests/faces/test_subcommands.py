@@ -48,15 +48,13 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
             "0",
             "--db",
             str(db),
-            "--api-key",
-            KEY,
             "--seed",
         ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=_env(tmp_path_factory.mktemp("home")),
+        env=_env(tmp_path_factory.mktemp("home"), PETSTORE_SERVER_API_KEYS=KEY),
     )
     try:
         line = proc.stdout.readline() if proc.stdout else ""

@@ -23,5 +23,5 @@ def faults() -> Iterator[FaultServer]:
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """``python -m petstore_server`` on a free loopback port, keyed by the canary: (base URL, db path)."""
     db = tmp_path_factory.mktemp("service") / "pets.db"
-    with running_server(db, "--api-key", CANARY) as (_, url, _):
+    with running_server(db, keys=[CANARY]) as (_, url, _):
         yield url, db

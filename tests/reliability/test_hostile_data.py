@@ -57,7 +57,7 @@ LONG = ["x" * 10_000, "\U0001f436" * 10_000, "\x1b[31m" * 2_000]
 def hostile_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, int]]]:
     """A fresh service holding only the hostile pets: (base URL, name -> id)."""
     db = tmp_path_factory.mktemp("hostile") / "pets.db"
-    with running_server(db, "--api-key", CANARY) as (_, url, _):
+    with running_server(db, keys=[CANARY]) as (_, url, _):
         ids = asyncio.run(_create(url))
         store = PetStore(db)  # over the service's length limit: written like another writer would
         try:

@@ -25,7 +25,7 @@ CLIENTS, PER_CLIENT = 50, 40  # 2,000 pets
 
 
 async def test_fifty_clients_create_two_thousand_pets_none_lost_none_duplicated(tmp_path: Path) -> None:
-    with running_server(tmp_path / "load.db", "--api-key", CANARY) as (_, url, _):
+    with running_server(tmp_path / "load.db", keys=[CANARY]) as (_, url, _):
 
         async def one_client(c: int) -> list[dict]:
             async with PetStoreClient(base_url=url, api_key=CANARY) as client:
@@ -45,7 +45,7 @@ async def test_fifty_clients_create_two_thousand_pets_none_lost_none_duplicated(
 async def test_kill_9_mid_load_loses_no_acknowledged_pet(tmp_path: Path) -> None:
     db = tmp_path / "kill.db"
     acknowledged: list[dict] = []
-    with running_server(db, "--api-key", CANARY) as (proc, url, _):
+    with running_server(db, keys=[CANARY]) as (proc, url, _):
         killed = asyncio.Event()
 
         async def one_client(c: int) -> None:
@@ -71,7 +71,7 @@ async def test_kill_9_mid_load_loses_no_acknowledged_pet(tmp_path: Path) -> None
         await asyncio.gather(*map(one_client, range(CLIENTS)))
         assert proc.wait(timeout=20) == -signal.SIGKILL
     assert 500 <= len(acknowledged) < CLIENTS * PER_CLIENT
-    with running_server(db, "--api-key", CANARY) as (_, url, _):
+    with running_server(db, keys=[CANARY]) as (_, url, _):
         stored = {pet["id"]: pet for pet in await all_pets(url)}
     assert len(stored) >= len(acknowledged)  # committed but unacknowledged ones may be there too
     missing = [pet for pet in acknowledged if stored.get(pet["id"]) != pet]

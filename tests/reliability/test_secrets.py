@@ -47,6 +47,9 @@ def _stop(proc: subprocess.Popen) -> tuple[str, str]:
 
 
 async def test_petstore_serve_never_logs_its_key(tmp_path: Path) -> None:
+    """The key comes from --api-key-file, as the README says to give it."""
+    keys = tmp_path / "keys"
+    keys.write_text(f"# the canary\n{CANARY}\n")
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -57,8 +60,8 @@ async def test_petstore_serve_never_logs_its_key(tmp_path: Path) -> None:
             "0",
             "--db",
             str(tmp_path / "p.db"),
-            "--api-key",
-            CANARY,
+            "--api-key-file",
+            str(keys),
         ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
@@ -80,7 +83,7 @@ async def test_petstore_serve_never_logs_its_key(tmp_path: Path) -> None:
 
 async def test_the_service_at_trace_level_never_logs_the_key(tmp_path: Path) -> None:
     """uvicorn's most verbose level logs each ASGI message; the headers must stay out."""
-    with running_server(tmp_path / "p.db", "--api-key", CANARY, "--log-level", "trace") as (proc, url, before):
+    with running_server(tmp_path / "p.db", "--log-level", "trace", keys=[CANARY]) as (proc, url, before):
         await _traffic(url)
         out, err = _stop(proc)
     assert "ASGI [1] Started" in err  # it really logged at trace level

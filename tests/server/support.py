@@ -6,7 +6,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -33,16 +33,19 @@ def assert_error(response: httpx.Response, status: int, code: str, *, mentions: 
     return body
 
 
-def server_command(db_path: Path | str, *args: str) -> list[str]:
-    return [sys.executable, "-m", "petstore_server", "--port", "0", "--db", str(db_path), *args]
+def server_command(db_path: Path | str | None, *args: str) -> list[str]:
+    """``python -m petstore_server`` on a free port; no ``--db`` for ``db_path=None`` (PETSTORE_SERVER_DB then)."""
+    db = [] if db_path is None else ["--db", str(db_path)]
+    return [sys.executable, "-m", "petstore_server", "--port", "0", *db, *args]
 
 
 @contextmanager
 def running_server(
-    db_path: Path | str, *args: str, env: dict[str, str] | None = None
+    db_path: Path | str | None, *args: str, env: dict[str, str] | None = None, keys: Sequence[str] = ()
 ) -> Iterator[tuple[subprocess.Popen, str, list[str]]]:
     """Start the service on a free loopback port; yields (process, base URL, lines printed before it).
 
+    ``keys``: the API keys it accepts, given as ``PETSTORE_SERVER_API_KEYS`` (never on the command line).
     The socket listens before the URL line is printed, so no polling is needed.
     """
     proc = subprocess.Popen(
@@ -51,7 +54,7 @@ def running_server(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **({"PETSTORE_SERVER_API_KEYS": ",".join(keys)} if keys else {}), **(env or {})},
     )
     try:
         lines = _read_until_url(proc)

@@ -84,7 +84,7 @@ def api_schema(tmp_path_factory):
 @pytest.fixture(scope="module")
 def api_schema_pg(pg_server, tmp_path_factory):
     """The real service on PostgreSQL (its pool lives in the server's own event loop)."""
-    with schema_url(pg_server) as url, running_server(url, "--api-key", KEY, "--seed") as (_, base, _):
+    with schema_url(pg_server) as url, running_server(url, "--seed", keys=[KEY]) as (_, base, _):
         yield schemathesis.openapi.from_url(f"{base}/openapi.json", config=_config())
 
 

@@ -32,7 +32,7 @@ async def test_healthz_is_503_when_the_database_does_not_answer(anon: httpx.Asyn
 @pytest.mark.slow
 async def test_access_log_is_json_lines_without_the_key(db_target: str, tmp_path) -> None:
     log = tmp_path / "access.log"
-    with running_server(db_target, "--api-key", KEY, "--access-log", str(log)) as (proc, url, _):
+    with running_server(db_target, "--access-log", str(log), keys=[KEY]) as (proc, url, _):
         async with httpx.AsyncClient(base_url=url, headers=AUTH) as http:
             await http.post("/pets", json={"name": "Rex", "categoryId": 1}, headers={"Idempotency-Key": "idem-7"})
             await http.get("/pets?limit=1")
@@ -65,7 +65,7 @@ def _refuses(url: str) -> bool:
 @pytest.mark.slow
 def test_sigterm_finishes_the_request_in_flight(db_target: str) -> None:
     body = json.dumps({"name": "Late", "categoryId": 1}).encode()
-    with running_server(db_target, "--api-key", KEY) as (proc, url, _):
+    with running_server(db_target, keys=[KEY]) as (proc, url, _):
         address = urlsplit(url)
         with socket.create_connection((address.hostname, address.port), timeout=30) as conn:
             head = (

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def proxied(db_target: str, tmp_path):
     """(proxy base URL, service base URL): the service with its 12 sample pets, behind nginx."""
-    with running_server(db_target, "--api-key", KEY, "--seed") as (_, url, _):
+    with running_server(db_target, "--seed", keys=[KEY]) as (_, url, _):
         (tmp_path / "nginx").mkdir()
         with running_nginx(urlsplit(url).port, tmp_path / "nginx") as port:
             yield f"http://127.0.0.1:{port}/petstore/v1", url

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import socket
 
-from petstore_server.serve import generate_key, keys_from_env, run_server
+from petstore_server.options import keys_from_env
+from petstore_server.serve import generate_key, run_server
 
 
 def test_keys_from_env_splits_and_drops_blanks() -> None:

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     db = tmp_path_factory.mktemp("socket") / "pets.db"
-    with running_server(db, "--api-key", KEY, "--seed") as (_, url, _):
+    with running_server(db, "--seed", keys=[KEY]) as (_, url, _):
         yield url
 
 
@@ -103,7 +103,7 @@ def test_hostile_http_never_gets_a_5xx(server: str, name: str) -> None:
 async def test_acknowledged_creates_survive_kill_9(db_target: str) -> None:
     db = db_target
     acknowledged: dict[int, dict] = {}
-    with running_server(db, "--api-key", KEY) as (proc, url, _):
+    with running_server(db, keys=[KEY]) as (proc, url, _):
 
         async def create(http: httpx.AsyncClient, i: int) -> None:
             try:
@@ -120,7 +120,7 @@ async def test_acknowledged_creates_survive_kill_9(db_target: str) -> None:
             await asyncio.gather(*(create(http, i) for i in range(600)))
         assert proc.wait() == -signal.SIGKILL
     assert 150 <= len(acknowledged) < 600
-    with running_server(db, "--api-key", KEY) as (_, url, _):
+    with running_server(db, keys=[KEY]) as (_, url, _):
         async with httpx.AsyncClient(base_url=url, headers=AUTH, timeout=30) as http:
             stored = await all_pets(http)
     for pet_id, pet in acknowledged.items():
@@ -140,7 +140,7 @@ async def all_pets(http: httpx.AsyncClient) -> dict[int, dict]:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_stops_cleanly(tmp_path, sig: int) -> None:
-    with running_server(tmp_path / "p.db", "--api-key", KEY) as (proc, _, _):
+    with running_server(tmp_path / "p.db", keys=[KEY]) as (proc, _, _):
         proc.send_signal(sig)
         assert proc.wait(timeout=20) == 0
         assert "Traceback" not in proc.stderr.read()

@@ -43,7 +43,7 @@ async def _pages(http: httpx.AsyncClient):
 
 
 async def test_two_workers_share_one_database(db_target: str) -> None:
-    with running_server(db_target, "--api-key", KEY, "--workers", "2") as (proc, url, _):
+    with running_server(db_target, "--workers", "2", keys=[KEY]) as (proc, url, _):
         limits = httpx.Limits(max_connections=16, max_keepalive_connections=0)  # spread over workers
         async with httpx.AsyncClient(base_url=url, headers=AUTH, limits=limits, timeout=30) as http:
             made = await asyncio.gather(
