@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,6 +77,23 @@ def petstore(tmp_path: Path, *args: str, stdin: str = "", env: dict[str, str] | 
         env=env if env is not None else clean_env(tmp_path),
     )
     return Ran(args=tuple(args), code=proc.returncode, out=proc.stdout.decode("utf-8"), err=proc.stderr.decode("utf-8"))
+
+
+def read_until(proc: subprocess.Popen, pattern: str, *, timeout: float = 30.0) -> str:
+    """What ``proc`` wrote on stdout up to a match of the regex ``pattern`` (bounded by ``timeout``).
+
+    Reads the pipe itself (``os.read``): a buffered ``readline`` may take in lines that ``select`` then
+    never reports.
+    """
+    assert proc.stdout is not None
+    fd, seen = proc.stdout.fileno(), b""
+    deadline = time.monotonic() + timeout
+    while not re.search(pattern, seen.decode("utf-8", "replace")):
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(fd, 65536) if ready else b""
+        assert chunk, f"no {pattern!r} on stdout within {timeout:g} s; it wrote {seen[-400:]!r}"
+        seen += chunk
+    return seen.decode("utf-8", "replace")
 
 
 def assert_terminal_safe(text: str) -> None:

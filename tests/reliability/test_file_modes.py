@@ -7,12 +7,10 @@ Every process runs with umask 022 (what most systems have), so a file created th
 from __future__ import annotations
 
 import os
-import select
 import signal
 import stat
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .support import CANARY, ROOT, clean_env, petstore
+from .support import CANARY, ROOT, clean_env, petstore, read_until
 
 pytestmark = pytest.mark.slow
 SIDE_FILES = ("sandbox.db", "sandbox.db-wal", "sandbox.db-shm", "api-key")
@@ -52,19 +50,6 @@ def started(args: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[s
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
-
-
-def read_until(proc: subprocess.Popen[str], text: str) -> str:
-    """stdout up to the line holding ``text`` (bounded: 30 s)."""
-    assert proc.stdout is not None
-    seen = ""
-    deadline = time.monotonic() + 30
-    while text not in seen:
-        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
-        line = proc.stdout.readline() if ready else ""
-        assert line, f"{text!r} never came; stdout: {seen[-400:]!r}"
-        seen += line
-    return seen
 
 
 def test_a_fresh_sandbox_and_its_audit_are_private(tmp_path: Path) -> None:
@@ -114,7 +99,7 @@ def test_the_services_database_wal_and_shm_are_private(tmp_path: Path) -> None:
     db.chmod(0o644)
     env = clean_env(tmp_path, PETSTORE_SERVER_API_KEYS=CANARY)
     with started(["serve", "--port", "0", "--db", str(db)], env) as serve:
-        url = read_until(serve, "Serving the Pet Store API at ").split(" at ", 1)[1].split()[0]
+        url = read_until(serve, r"Serving the Pet Store API at \S+/v1").split(" at ", 1)[1].split()[0]
         headers = {"Authorization": f"Bearer {CANARY}"}
         created = httpx.post(f"{url}/pets", json={"name": "Rex", "categoryId": 1}, headers=headers, timeout=10)
         assert created.status_code == 201
