@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from petstore_os import tighten
+from petstore_os import Warn, read_secret_lines, tighten
 
 from .bot_settings import BotSettings
 from .errors import ConfigError
@@ -80,6 +80,8 @@ class EnvironmentSettings(BaseModel):
     """Base address, ending in /v1, e.g. https://petstore.example.com/v1."""
     api_key: SecretStr | None = None
     """API key for this environment (overrides the top-level api_key)."""
+    api_key_file: Path | None = None
+    """A file holding this environment's API key instead (see the top-level api_key_file)."""
 
 
 class SandboxSettings(BaseModel):
@@ -140,6 +142,9 @@ class Settings(BaseSettings):
     """Base address of a conforming server, ending in /v1 (selects the custom environment)."""
     api_key: SecretStr | None = None
     """API key sent as `Authorization: Bearer`; never printed (shown masked)."""
+    api_key_file: Path | None = None
+    """A file holding the API key (one line; # comments allowed), instead of api_key: the key then stays out of
+    the environment, the config file and shell history. Made 0600 if others may read it."""
     read_only: bool = False
     """Refuse every write (/add) with a clear message."""
     http: HttpSettings = HttpSettings()
@@ -224,6 +229,14 @@ def load_settings(
     except ValidationError as exc:
         raise ConfigError(_describe(exc, flags=flags, environ=environ, path=path, toml=toml_data)) from None
     settings._config_path = path
+    for level in ((), ("production",), ("staging",)):
+        model: Settings | EnvironmentSettings = getattr(settings, level[0]) if level else settings
+        if model.api_key_file is not None:
+            names = {
+                key: _source_name([*level, key], flags=flags, environ=environ, path=path, toml=toml_data)
+                for key in ("api_key", "api_key_file")
+            }
+            _read_key_file(model, model.api_key_file.expanduser(), names=names, warn=warnings.append)
     return LoadedSettings(settings=settings, config_file=path if toml_data or explicit else None, warnings=warnings)
 
 
@@ -252,6 +265,26 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def _read_key_file(model: Settings | EnvironmentSettings, path: Path, *, names: Mapping[str, str], warn: Warn) -> None:
+    """``model.api_key`` read from ``path`` (its ``api_key_file``); ConfigError names the setting that is wrong.
+
+    ``names``: how the user gave ``api_key`` and ``api_key_file`` (flag, variable, file and key).
+    """
+    if model.api_key is not None:
+        raise ConfigError(f"both {names['api_key']} and {names['api_key_file']} are set: keep one of them")
+    where = f"invalid setting {names['api_key_file']}"
+    try:
+        lines = read_secret_lines(path, warn=warn)
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where}: {path} is not a text file (UTF-8)") from None
+    if len(lines) != 1:
+        held = "no key" if not lines else f"{len(lines)} lines that are not comments"
+        raise ConfigError(f"{where}: {path} holds {held}; it should hold the key alone")
+    model.api_key = SecretStr(lines[0][1])
 
 
 def _permission_warnings(path: Path, data: Mapping[str, Any]) -> list[str]:
@@ -286,16 +319,27 @@ def _describe(
     toml: Mapping[str, Any],
 ) -> str:
     err = exc.errors(include_url=False, include_input=False)[0]
-    loc = [str(p) for p in err["loc"]]
-    dotted = ".".join(loc)
     what = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         what = "unknown setting (petstore config show lists them all; petstore config init writes a commented file)"
+    source = _source_name([str(p) for p in err["loc"]], flags=flags, environ=environ, path=path, toml=toml)
+    return f"invalid setting {source}: {what}"
+
+
+def _source_name(
+    loc: Sequence[str],
+    *,
+    flags: Mapping[str, Any],
+    environ: Mapping[str, str],
+    path: Path | None,
+    toml: Mapping[str, Any],
+) -> str:
+    """The setting at ``loc`` named as the user gave it: the flag, the variable, the file and key, else its name."""
+    dotted = ".".join(loc)
     found = setting_source(loc, flags=flags, environ=environ, config_path=path, toml=toml)
-    source = {"flag": found.name, "env": ENV_PREFIX + "__".join(loc).upper(), "file": f"{path}: {dotted}"}.get(
+    return {"flag": found.name, "env": ENV_PREFIX + "__".join(loc).upper(), "file": f"{path}: {dotted}"}.get(
         found.kind, dotted
     )
-    return f"invalid setting {source}: {what}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,10 +54,15 @@ def _leaves(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> Iterator[tu
             yield (*prefix, name)
 
 
-def _value(settings: Settings, path: tuple[str, ...]) -> str:
+def _node(settings: Settings, path: tuple[str, ...]) -> Any:
     node: Any = settings
     for part in path:
         node = getattr(node, part)
+    return node
+
+
+def _value(settings: Settings, path: tuple[str, ...]) -> str:
+    node = _node(settings, path)
     if isinstance(node, SecretStr) or (path[-1] == "api_key" and node is not None):
         return mask_secret(node)
     if node is None:
@@ -98,6 +103,8 @@ def effective_settings(
         if found.kind == "file":
             line = toml_line(toml_text, leaf)
             source = f"{path}:{line}" if line else str(path)
+        elif leaf[-1] == "api_key" and found.kind == "default" and _node(settings, (*leaf[:-1], "api_key_file")):
+            source = "api_key_file"  # read from the file that setting names
         else:
             source = {"flag": f"flag {found.name}", "env": f"env {found.name}"}.get(found.kind, "default")
         out.append(Setting(name=".".join(leaf), value=_value(settings, leaf), source=source))

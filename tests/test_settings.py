@@ -180,8 +180,20 @@ def test_example_config_lists_every_setting_and_loads(tmp_path: Path) -> None:
                 assert f"{name} =" in text, dotted
 
     check(Settings.model_fields, "")
-    # Uncommented, the example is a valid config (staging/production URLs filled in).
-    active = "\n".join(line.removeprefix("# ") for line in text.splitlines() if not line.startswith("##"))
+    # Uncommented, the example is a valid config (staging/production URLs filled in); api_key_file is the other way
+    # to give api_key (one of them), so it stays commented.
+    kept = [line for line in text.splitlines() if not line.startswith(("##", "# api_key_file"))]
+    active = "\n".join(line.removeprefix("# ") for line in kept)
     cfg = write(tmp_path / "example.toml", active)
     loaded = load_settings(config_path=cfg)
     assert loaded.settings.production.base_url
+
+
+@pytest.mark.parametrize("level", ["", "production", "staging"])
+def test_api_key_file_gives_the_key_of_its_level(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, level: str) -> None:
+    prefix = f"PETSTORE_{level.upper()}__" if level else "PETSTORE_"
+    monkeypatch.setenv(f"{prefix}API_KEY_FILE", str(write(tmp_path / "key", f"# {level or 'top'}\n{CANARY}\n")))
+    monkeypatch.setenv(f"{prefix}BASE_URL", "https://pets.example/v1")
+    loaded = load_settings(overrides={"env": level or "custom"})
+    assert resolve_target(loaded.settings).api_key.get_secret_value() == CANARY
+    assert loaded.warnings == []

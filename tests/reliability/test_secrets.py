@@ -143,3 +143,63 @@ def test_config_paths_never_show_the_key(tmp_path: Path, case: str) -> None:
         )
     else:
         assert ran.code == 2 and ran.out == "" and len(ran.err.splitlines()) == 1, ran.err
+
+
+# -- the client's key from a file (PETSTORE_API_KEY_FILE, api_key_file) -----------------------------------------
+
+
+def env_without_key(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = clean_env(tmp_path)
+    env.pop("PETSTORE_API_KEY")
+    return {**env, **extra}
+
+
+def test_the_key_from_a_file_reaches_the_service_and_the_file_is_tightened(service, tmp_path: Path) -> None:
+    key_file = tmp_path / "api-key"
+    key_file.write_text(f"# the service's key\n{CANARY}\n")
+    key_file.chmod(0o644)
+    env = env_without_key(tmp_path, PETSTORE_API_KEY_FILE=str(key_file))
+    ran = petstore(tmp_path, "run", "--base-url", service[0], "--json", "-c", "/add Filed --category 1", env=env)
+    assert ran.code == 0 and json.loads(ran.out)["result"]["name"] == "Filed"
+    assert ran.err == f"petstore: warning: tightened {key_file} to 0600 (it was 0644)\n"
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    chat = petstore(tmp_path, "chat", "--base-url", service[0], stdin="/env\n", env=env)
+    assert chat.code == 0 and MASKED in chat.out and chat.err == ""
+    assert_no_secret(ran.out, ran.err, chat.out, chat.err)
+
+
+def test_each_environment_can_have_its_key_file(service, tmp_path: Path) -> None:
+    key_file = tmp_path / "production-key"
+    key_file.write_text(CANARY + "\n")
+    key_file.chmod(0o600)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[production]\nbase_url = "{service[0]}"\napi_key_file = "{key_file}"\n')
+    env = env_without_key(tmp_path)
+    ran = petstore(tmp_path, "--config", str(config), "--env", "production", "list", env=env)
+    assert ran.code == 0 and ran.out.endswith(" pets\n") and ran.err == ""  # the service took the key
+    shown = petstore(tmp_path, "--config", str(config), "config", "show", env=env)
+    assert re.search(r"production\.api_key +sk-\.\.\.6f70 +api_key_file", shown.out)
+    assert_no_secret(ran.out, ran.err, shown.out, shown.err)
+
+
+@pytest.mark.parametrize(
+    ("content", "extra", "says"),
+    [
+        (None, {}, "invalid setting PETSTORE_API_KEY_FILE: cannot read"),
+        (f"{CANARY}\n{OTHER}\n", {}, "holds 2 lines that are not comments; it should hold the key alone"),
+        ("# nothing\n", {}, "holds no key"),
+        (CANARY, {"PETSTORE_API_KEY": OTHER}, "both PETSTORE_API_KEY and PETSTORE_API_KEY_FILE are set: keep one"),
+    ],
+    ids=["missing", "two-keys", "empty", "both"],
+)
+def test_a_bad_key_file_is_one_line_without_the_key(
+    tmp_path: Path, content: str | None, extra: dict, says: str
+) -> None:
+    key_file = tmp_path / "api-key"
+    if content is not None:
+        key_file.write_text(content)
+        key_file.chmod(0o600)
+    env = env_without_key(tmp_path, PETSTORE_API_KEY_FILE=str(key_file), **extra)
+    ran = petstore(tmp_path, "run", "--base-url", "http://127.0.0.1:9/v1", "-c", "/list", env=env)
+    assert ran.code == 2 and ran.out == "" and ran.err.count("\n") == 1 and says in ran.err, ran.err
+    assert_no_secret(ran.err) and OTHER not in ran.err
