@@ -52,16 +52,23 @@ def started(args: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[s
                 stream.close()
 
 
-def test_a_fresh_sandbox_and_its_audit_are_private(tmp_path: Path) -> None:
-    env = clean_env(tmp_path)
-    sandbox = tmp_path / "data" / "petstore" / "sandbox"
-    audit = tmp_path / "audit.ndjson"
-    with started(["--audit-log", str(audit), "chat"], env) as chat:
+@contextmanager
+def chat_that_added_a_pet(tmp_path: Path, audit: Path) -> Iterator[subprocess.Popen[str]]:
+    """Piped ``petstore chat`` on a fresh sandbox, once its ``/add`` is done (the WAL and -shm exist then)."""
+    with started(["--audit-log", str(audit), "chat"], clean_env(tmp_path)) as chat:
         assert chat.stdin is not None
         chat.stdin.write("/add Rex --category 1\n")
         chat.stdin.flush()
         read_until(chat, "Added pet 13")
-        held = modes(*(sandbox / name for name in SIDE_FILES), audit)  # the WAL and -shm exist while it runs
+        yield chat
+
+
+def test_a_fresh_sandbox_and_its_audit_are_private(tmp_path: Path) -> None:
+    sandbox = tmp_path / "data" / "petstore" / "sandbox"
+    audit = tmp_path / "audit.ndjson"
+    with chat_that_added_a_pet(tmp_path, audit) as chat:
+        held = modes(*(sandbox / name for name in SIDE_FILES), audit)
+        assert chat.stdin is not None
         chat.stdin.close()
         assert chat.wait(timeout=30) == 0
     assert held == dict.fromkeys([*SIDE_FILES, audit.name], "0600")
@@ -71,11 +78,7 @@ def test_files_left_open_by_an_older_petstore_are_tightened_with_one_line_each(t
     env = clean_env(tmp_path)
     sandbox = tmp_path / "data" / "petstore" / "sandbox"
     audit = tmp_path / "audit.ndjson"
-    with started(["--audit-log", str(audit), "chat"], env) as chat:
-        assert chat.stdin is not None
-        chat.stdin.write("/add Rex --category 1\n")
-        chat.stdin.flush()
-        read_until(chat, "Added pet 13")
+    with chat_that_added_a_pet(tmp_path, audit) as chat:
         chat.send_signal(signal.SIGKILL)  # as a crash would: the WAL and -shm stay behind
         chat.wait(timeout=30)
     loose = [sandbox / name for name in SIDE_FILES] + [audit]
