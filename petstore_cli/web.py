@@ -111,15 +111,14 @@ def _access(args: argparse.Namespace) -> _Access:
     """The people from ``--tokens``, or the owner's token (``--token-file`` or a new one). TokenError: one line.
 
     A token file readable by others is made 0600 first, with a warning."""
-    from petstore_web.access import new_token, owner, read_token, read_tokens, tighten
+    from petstore_os import tighten
+    from petstore_web.access import new_token, owner, read_token, read_tokens
 
     given = args.tokens or args.token_file
     if given is None:
         return _Access(people=owner(token := new_token()), token=token)
     path = Path(given)
-    warning = tighten(path)
-    if warning is not None:
-        print(f"petstore: warning: {warning}", file=sys.stderr)
+    tighten(path)
     if args.tokens:
         people = read_tokens(path)
         count = f"{len(people)} {'person' if len(people) == 1 else 'people'}"

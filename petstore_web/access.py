@@ -11,10 +11,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
-import os
 import re
 import secrets
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,23 +149,6 @@ def _person(line: str, *, where: str) -> Person:
     if not _valid_token(token):
         raise TokenError(f"{where}: the token must be at least {MIN_TOKEN} printable ASCII characters")
     return Person(name=name, role=role, token=token)
-
-
-def tighten(path: Path) -> str | None:
-    """Make a secret file readable by its owner only (0600); the warning to print when it was not, else None.
-
-    (A minimal one for the web face's token files; the other faces' files have their own.)"""
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except OSError:
-        return None  # reading it says what is wrong
-    if not mode & 0o077:
-        return None
-    try:
-        os.chmod(path, 0o600)
-    except OSError as exc:
-        return f"{path} is readable by others (mode {mode:04o}) and could not be made 0600: {exc.strerror or exc}"
-    return f"{path} was readable by others (mode {mode:04o}); it is 0600 now"
 
 
 def cookie_name(port: int) -> str:

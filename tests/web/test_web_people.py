@@ -163,7 +163,7 @@ async def test_a_tokens_file_readable_by_others_is_made_0600_with_a_warning(tmp_
     os.chmod(tokens, 0o644)
     with web_server(tmp_path, access=["--tokens", str(tokens)]) as server:
         assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
-        assert server.output[0] == f"petstore: warning: {tokens} was readable by others (mode 0644); it is 0600 now\n"
+        assert server.output[0] == f"petstore: warning: tightened {tokens} to 0600 (it was 0644)\n"
         assert server.output[1].endswith(f"and log in with your token (3 people in {tokens})\n")
         assert all(token not in server.text() for _, token in PEOPLE.values())
         async with client() as http:
