@@ -9,8 +9,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .errors import ExpectationFailed
-from .outcome import Failure, Outcome
+from .errors import ExpectationFailed, Failure
+from .outcome import Outcome
 from .parser import show
 from .results import OrdersListing, PetCreated, PetDetail, PetList, Result
 from .validation import STATUSES, suggest
@@ -93,8 +93,7 @@ def _error(value: str | None, outcome: Outcome, expected: str) -> str:
         raise ExpectationFailed(expected=expected, actual=f"success ({_kind(outcome.result)})")
     if value is None:
         return expected
-    error_kind = getattr(failure.error, "kind", "")
-    names = {str(failure.status) if failure.status else "", failure.code, failure.kind, str(error_kind)}
+    names = {str(failure.status) if failure.status else "", failure.code, failure.kind}
     if value.lower() in {n.lower() for n in names if n}:
         return expected
     raise ExpectationFailed(expected=expected, actual=f"error {_error_label(failure)}: {failure.message}")

@@ -89,6 +89,6 @@ def record(outcome: Outcome, *, label: str = "") -> dict[str, object]:
     failure = outcome.failure
     assert failure is not None
     error = failure.to_json()
-    if failure.kind == "expectation" and label:
+    if failure.kind == "expectation_failed" and label:
         error["message"] = f"{label}: {error['message']}"
     return {"command": outcome.line, "ok": False, "error": error}

@@ -15,7 +15,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from .outcome import Failure
+from .errors import Failure
 from .results import Result
 from .sanitize import clip, visible
 from .styles import STYLES

@@ -26,8 +26,8 @@ from petstore_api.masking import mask_secret
 
 from .audit import AuditEntry, AuditLog
 from .completion import complete_words
-from .errors import CommandError, ConfirmationRequired, Declined, NotConfirmable, UsageError
-from .outcome import Failure, Outcome, classify
+from .errors import CommandError, ConfirmationRequired, Declined, Failure, NotConfirmable, UsageError, classify
+from .outcome import Outcome
 from .parser import show
 from .policy import Access, Actor, Policy, local_actor
 from .ports import Confirm, PetStoreAPI

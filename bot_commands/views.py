@@ -20,7 +20,7 @@ from typing import Any, Literal, TypeVar
 
 from petstore_api.models import Pet
 
-from .outcome import Failure
+from .errors import Failure
 from .results import (
     Cancelled,
     ConfirmationNeeded,

@@ -58,10 +58,6 @@ __all__ = [
 class PetStoreError(Exception):
     """Base class: ``str(exc)`` is a single human-readable line."""
 
-    #: Short machine-readable kind, used by ``petstore run --json`` for errors
-    #: that did not come from the service.
-    kind: str = "error"
-
     def __init__(self, message: str) -> None:
         # Keep messages to one line whatever the source text held.
         self.message = " ".join(str(message).split())
@@ -71,19 +67,13 @@ class PetStoreError(Exception):
 class ConfigError(PetStoreError):
     """The configuration (flags, environment, config file) is invalid."""
 
-    kind = "config"
-
 
 class InsecureTransportError(ConfigError):
     """Refused to send the API key over plain http to a non-loopback host."""
 
-    kind = "insecure_transport"
-
 
 class InputError(PetStoreError):
     """A request was refused before anything was sent; ``field`` names the input."""
-
-    kind = "invalid_input"
 
     def __init__(self, message: str, *, field: str | None = None) -> None:
         super().__init__(message)
@@ -92,8 +82,6 @@ class InputError(PetStoreError):
 
 class APIError(PetStoreError):
     """The service answered with an error status and (usually) an Error body."""
-
-    kind = "api"
 
     def __init__(self, error: ErrorBody, *, method: str = "", url: str = "") -> None:
         self.error = error
@@ -127,8 +115,6 @@ class ServerError(APIError):
 class TransportError(PetStoreError):
     """No usable HTTP exchange with ``host`` happened."""
 
-    kind = "transport"
-
     def __init__(self, message: str, *, host: str = "") -> None:
         super().__init__(message)
         self.host = host
@@ -137,19 +123,13 @@ class TransportError(PetStoreError):
 class ConnectError(TransportError):
     """Could not connect to the host (refused, DNS failure, reset)."""
 
-    kind = "connect"
-
 
 class TimeoutError(TransportError):
     """The call (retries included) exceeded its time budget."""
 
-    kind = "timeout"
-
 
 class ProtocolError(PetStoreError):
     """The service answered, but the body is not what the spec promises."""
-
-    kind = "protocol"
 
 
 _BY_STATUS: dict[int, type[APIError]] = {

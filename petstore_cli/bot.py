@@ -14,8 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from bot_commands.errors import Forbidden
-from bot_commands.outcome import EXIT_FAILED, EXIT_OK
+from bot_commands.errors import EXIT_FAILED, EXIT_OK, Forbidden
 from bot_commands.policy import Actor, Policy, Role
 from bot_commands.session import CommandSession
 from petstore_api.bot_settings import BotSettings

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
-from bot_commands.outcome import EXIT_OK, EXIT_USAGE
+from bot_commands.errors import EXIT_OK, EXIT_USAGE
 from petstore_api.masking import mask_secret
 from petstore_api.settings import Settings, find_config_file, load_settings, setting_source
 from petstore_os import open_private

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import IO, TYPE_CHECKING
 
+from bot_commands.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from bot_commands.formats import record, to_csv, to_tsv, truncation
-from bot_commands.outcome import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Outcome
+from bot_commands.outcome import Outcome
 from bot_commands.render_text import to_plain
 from bot_commands.sanitize import visible
 from bot_commands.script import ScriptLine, parse_script, play_script, read_script, script_lines
@@ -174,7 +175,7 @@ class RunFace:
         return styled(f"{item.label}: ", "bold red") + line
 
     def _record(self, obj: dict[str, object], outcome: Outcome, item: ScriptLine) -> None:
-        if outcome.failure is not None and outcome.failure.kind == "expectation":
+        if outcome.failure is not None and outcome.failure.kind == "expectation_failed":
             self.err.print(self._failure_line(item, outcome))
         if outcome.result is not None:
             self._notes(notes_of(outcome.result))  # the record is the data: no view to build

@@ -113,14 +113,10 @@ def test_the_program_leaves_out_http2_except_for_the_bots(words: list[str], load
 
 
 def test_the_cli_exit_codes_are_the_command_layers() -> None:
-    from bot_commands import outcome
+    from bot_commands import errors
     from petstore_cli import main
 
-    assert (main.EXIT_OK, main.EXIT_FAILED, main.EXIT_USAGE) == (
-        outcome.EXIT_OK,
-        outcome.EXIT_FAILED,
-        outcome.EXIT_USAGE,
-    )
+    assert (main.EXIT_OK, main.EXIT_FAILED, main.EXIT_USAGE) == (errors.EXIT_OK, errors.EXIT_FAILED, errors.EXIT_USAGE)
 
 
 @pytest.mark.parametrize(

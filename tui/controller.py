@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .tabs import tab_for_status
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bot_commands.outcome import Failure, Outcome
+    from bot_commands.errors import Failure
+    from bot_commands.outcome import Outcome
     from bot_commands.results import PetDetail
 
 # Light: the main screen imports this module before the libraries (the first frame); the

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 
-from bot_commands.outcome import Failure
+from bot_commands.errors import Failure
 from bot_commands.render import to_rich
 from bot_commands.results import EnvInfo, OrdersListing, PetCreated, PetDetail, PetList, Result
 from bot_commands.views import BlankView, present

@@ -6,9 +6,9 @@ from datetime import date
 
 import pytest
 
-from bot_commands.errors import ExpectationFailed, UsageError
+from bot_commands.errors import ExpectationFailed, UsageError, classify
 from bot_commands.expect import evaluate
-from bot_commands.outcome import Outcome, classify
+from bot_commands.outcome import Outcome
 from bot_commands.results import Help, OrdersListing, PetCreated, PetDetail, PetList
 from petstore_api.errors import ConnectError, NotFoundError
 from petstore_api.models import DeprecationNotice, ErrorBody, Pet
@@ -78,7 +78,8 @@ def test_failed_expectations_say_what_differed(kind: str, value: object, outcome
     with pytest.raises(ExpectationFailed) as info:
         evaluate(kind, value, outcome)
     assert differs in str(info.value)
-    assert info.value.exit_code == 1 and info.value.kind == "expectation_failed"
+    failure = classify(info.value)
+    assert failure.exit_code == 1 and failure.kind == failure.code == "expectation_failed"
 
 
 def test_names_with_control_characters_are_shown_visibly() -> None:

@@ -14,8 +14,8 @@ from rich.console import Console
 from bot_commands import results as r
 from bot_commands.audit import AuditLog
 from bot_commands.commands import default_registry
+from bot_commands.errors import classify
 from bot_commands.formats import to_csv, to_tsv
-from bot_commands.outcome import classify
 from bot_commands.policy import Actor, Policy, Role
 from bot_commands.render import to_rich
 from bot_commands.render_text import to_html, to_markdown, to_plain

@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from bot_commands.commands import default_registry
-from bot_commands.errors import ExpectationFailed, UsageError
-from bot_commands.outcome import classify
+from bot_commands.errors import ExpectationFailed, UsageError, classify
 from bot_commands.render import render
 from bot_commands.results import (
     EnvInfo,

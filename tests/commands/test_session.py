@@ -19,8 +19,8 @@ from bot_commands.errors import (
     NoMorePages,
     ReadOnlyError,
     UsageError,
+    classify,
 )
-from bot_commands.outcome import classify
 from bot_commands.results import (
     EnvInfo,
     ExpectationMet,
@@ -141,7 +141,7 @@ async def test_read_only_refuses_add_before_sending(
     session = make_session(read_only=True)
     with pytest.raises(ReadOnlyError, match="refused to add pet 'Rex'") as info:
         await session.execute("/add Rex --category 1")
-    assert transport.requests == [] and info.value.exit_code == 2
+    assert transport.requests == [] and classify(info.value).exit_code == 2
     assert (await session.execute("/env")).read_only is True
     assert len((await session.execute("/list")).pets) == 12
 

@@ -163,7 +163,7 @@ def test_render_any_text_is_safe_and_bounded(name: str, extra: str, width: int) 
 
     from rich.console import Console
 
-    from bot_commands.outcome import classify
+    from bot_commands.errors import classify
     from bot_commands.render import render
     from bot_commands.results import Notice, PetCreated, PetList
     from petstore_api.errors import ServerError

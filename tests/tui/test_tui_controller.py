@@ -6,7 +6,8 @@ import shlex
 from datetime import date
 
 from bot_commands.commands import default_registry
-from bot_commands.outcome import Failure, Outcome, classify
+from bot_commands.errors import Failure, classify
+from bot_commands.outcome import Outcome
 from bot_commands.results import EnvInfo
 from bot_commands.sanitize import clip
 from bot_commands.session import CommandSession

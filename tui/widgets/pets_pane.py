@@ -23,7 +23,7 @@ from ..text import CellLike, literal, pet_row_texts
 from .pets_table import PetsTable
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bot_commands.outcome import Failure
+    from bot_commands.errors import Failure
 
 #: Seconds after the last +/- press before the list is asked for at the new size (one /list per burst).
 PAGE_SIZE_DELAY = 0.4
