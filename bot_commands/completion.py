@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from .arguments import Arg, CompletionContext
 from .errors import UsageError
 from .parser import tokenize
-from .registry import Arg, Command, CompletionContext, Registry
+from .registry import Command, Registry
 
 __all__ = ["complete_words"]
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from petstore_api.errors import InputError
+from petstore_api.models import PetStatus
 
 from . import validation as v
 from .parser import show
@@ -39,8 +40,13 @@ def _converter(check: Callable[[str], T]) -> Callable[[str], T]:
     return convert
 
 
+def _status(word: str) -> PetStatus:
+    """One of the three statuses, as typed in any case."""
+    return PetStatus(v.check_status(word))
+
+
 limit = _converter(v.check_limit)
-status = _converter(v.check_status)
+status = _converter(_status)
 pet_id = _converter(v.check_pet_id)
 category_id = _converter(v.check_category_id)
 name = _converter(v.check_name)

@@ -6,16 +6,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, replace
 
+from .arguments import CompletionContext, positional
+from .context import PreviousOutcome
 from .errors import ExpectationFailed, Failure
-from .outcome import Outcome
 from .parser import show
 from .results import OrdersListing, PetCreated, PetDetail, PetList, Result
 from .validation import STATUSES, suggest
 
-__all__ = ["KINDS", "USAGE", "what", "check", "evaluate", "describe"]
+__all__ = ["KINDS", "USAGE", "ExpectParams", "check", "describe", "evaluate", "what"]
 
 KINDS = ("ok", "count", "status", "name", "error")
 USAGE = "/expect ok | count N | status S | name NAME | error [HTTP-STATUS|CODE]"
@@ -45,41 +45,65 @@ def what(word: str) -> str:
     raise ValueError(f"cannot expect '{show(word)}'{maybe}")
 
 
-def check(values: dict[str, Any]) -> None:
+def _values(context: CompletionContext) -> list[str]:
+    kind = context.positional[0].lower() if context.positional else ""
+    return {"status": list(STATUSES), "error": list(ERROR_HINTS)}.get(kind, [])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExpectParams:
+    """``/expect WHAT [VALUE]``; :func:`check` makes a count's value an int and a known status lower-case."""
+
+    what: str = positional("WHAT", what, required=True, choices=KINDS, help="ok, count, status, name or error")
+    value: str | int | None = positional("VALUE", str, greedy=True, choices=_values, help="what to compare with")
+
+
+def check(params: ExpectParams) -> ExpectParams:
     """Validate (and convert) the value for the kind of expectation; raises ValueError."""
-    kind, value = values["what"], values["value"]
+    kind, value = params.what, params.value
     if kind == "ok" and value is not None:
         raise ValueError("/expect ok takes no value")
+    if not isinstance(value, str):  # none given (or a count already converted)
+        if value is None and kind in ("count", "status", "name"):
+            raise ValueError(f"/expect {kind} needs a value")
+        return params
     if kind in ("count", "status", "name") and not value:
         raise ValueError(f"/expect {kind} needs a value")
     if kind == "count":
         if not re.fullmatch(r"[0-9]{1,9}", value, re.ASCII):
             raise ValueError(f"count must be a whole number from 0, not '{show(value)}'")
-        values["value"] = int(value)
+        return replace(params, value=int(value))
     if kind == "status" and value.lower() in STATUSES:
-        values["value"] = value.lower()
-    if kind == "error" and value is not None and " " in value:
+        return replace(params, value=value.lower())
+    if kind == "error" and " " in value:
         raise ValueError(f"error takes one HTTP status or code, not '{show(value)}'")
+    return params
 
 
-def describe(kind: str, value: Any) -> str:
+def describe(kind: str, value: str | int | None) -> str:
     return kind if value is None else f"{kind} {value}"
 
 
-def evaluate(kind: str, value: Any, outcome: Outcome | None) -> str:
+def evaluate(kind: str, value: str | int | None, outcome: PreviousOutcome | None) -> str:
     """Return what held, or raise ExpectationFailed saying what differed."""
     expected = describe(kind, value)
     if outcome is None:
         raise ExpectationFailed(expected=expected, actual="no previous command to check")
     if kind == "error":
-        return _error(value, outcome, expected)
+        return _error(None if value is None else str(value), outcome, expected)
     if outcome.failure is not None:
         failure = outcome.failure
         raise ExpectationFailed(expected=expected, actual=f"an error ({_error_label(failure)}): {failure.message}")
     if kind == "ok":
         return expected
-    checkers: dict[str, Callable[[Any, Result | None, str], None]] = {"count": _count, "status": _status, "name": _name}
-    checkers[kind](value, outcome.result, expected)
+    if kind == "count" and isinstance(value, int):
+        _count(value, outcome.result, expected)
+    elif kind == "status" and isinstance(value, str):
+        _status(value, outcome.result, expected)
+    elif kind == "name" and isinstance(value, str):
+        _name(value, outcome.result, expected)
+    else:  # check() gives each kind the value it takes
+        raise ValueError(f"cannot expect {expected}")
     return expected
 
 
@@ -87,7 +111,7 @@ def _error_label(failure: Failure) -> str:
     return f"{failure.status} {failure.code}" if failure.status else failure.code
 
 
-def _error(value: str | None, outcome: Outcome, expected: str) -> str:
+def _error(value: str | None, outcome: PreviousOutcome, expected: str) -> str:
     failure = outcome.failure
     if failure is None:
         raise ExpectationFailed(expected=expected, actual=f"success ({_kind(outcome.result)})")

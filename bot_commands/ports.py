@@ -1,10 +1,10 @@
-"""The typed seams of the command layer.
+"""The command layer's ports to the outside: the client, and a person asked to confirm.
 
-:class:`PetStoreAPI` is what a session needs from a client (``petstore_api``'s
+:class:`PetStoreAPI` is what the commands need from a client (``petstore_api``'s
 ``PetStoreClient`` is one; a test double could be another). :class:`Confirm`
-asks a person to confirm a write. Faces depend on
-:class:`~bot_commands.session.CommandSession` itself, built by their
-composition root.
+asks a person to confirm a write. Handlers see the session through
+:class:`~bot_commands.context.CommandContext`; faces drive
+:class:`~bot_commands.session.CommandSession` itself, built by their composition root.
 """
 
 from __future__ import annotations

@@ -1,116 +1,81 @@
-"""The registry: every command declared once, errbot-style.
+"""The registry: every command declared once, errbot-style, with typed parameters.
 
 ::
 
-    @command("list", aliases=("ls",), summary="List pets", access=Access.READ, args=[
-        Arg("status", "STATUS", convert=status, choices=STATUSES),
-        Arg("limit", "N", flag="--limit", convert=limit),
-    ])
-    async def list_pets(session, args): ...
+    @dataclass(frozen=True, slots=True, kw_only=True)
+    class GetParams:
+        id: int = positional("ID", conv.pet_id, required=True, help="pet id (int64)")
 
-``@command`` only builds the :class:`Command`; nothing registers on import. A
+    @command("get", params=GetParams, summary="Show one pet", access=Access.READ)
+    async def get_pet(context: CommandContext, params: GetParams) -> PetDetail: ...
+
+``@command`` only builds the :class:`TypedCommand`; nothing registers on import. A
 :class:`Registry` is built explicitly from commands
 (:func:`bot_commands.commands.default_registry`) and injected into sessions.
-From each declaration come parsing (:meth:`Registry.parse`), the usage line,
-``/help``, completion (:mod:`.completion`), "did you mean" and, through its
-:class:`~bot_commands.policy.Access`, who may run it.
+From each declaration come parsing (:meth:`Registry.parse`, into the parameter type),
+the usage line, ``/help``, completion (:mod:`.completion`), "did you mean" and, through its
+:class:`~bot_commands.policy.Access`, who may run it. The registry and faces see a
+:class:`Command` (the parameter type hidden); its :class:`Invocation` carries the parameters
+to the handler that declared them.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Generic, TypeAlias, TypeVar
 
+from .arguments import Arg, declared_args
+from .context import CommandContext
 from .errors import UsageError
 from .parser import show, split_command
 from .policy import Access
 from .results import Help, HelpEntry, Result
 from .validation import suggest
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .session import CommandSession
+__all__ = ["Command", "Handler", "Invocation", "Registry", "TypedCommand", "command"]
 
-__all__ = ["Arg", "Command", "CompletionContext", "Invocation", "Registry", "command"]
-
-Values = dict[str, Any]
-Handler = Callable[["CommandSession", Values], Awaitable[Result]]
+P = TypeVar("P")
+Handler: TypeAlias = Callable[[CommandContext, P], Awaitable[Result]]
+_Values = dict[str, object]
 
 
-@dataclass(frozen=True, slots=True)
-class CompletionContext:
-    """What a dynamic completion source may look at."""
-
-    positional: Sequence[str]
-    ids: Sequence[str]
-    names: Sequence[str]
-
-
-#: Completion source: static values, or a function of the :class:`CompletionContext`.
-Choices = tuple[str, ...] | Callable[[CompletionContext], Iterable[str]]
-
-
-def _text(word: str) -> str:
-    return word
-
-
-@dataclass(frozen=True)
-class Arg:
-    """One argument. ``flag=None`` makes it positional; several Args may share a ``dest``."""
-
-    dest: str
-    metavar: str = ""
-    flag: str | None = None
-    convert: Callable[[str], Any] = _text
-    keys: tuple[str, ...] = ()
-    required: bool = False
-    greedy: bool = False
-    switch: bool = False
-    choices: Choices = ()
-    help: str = ""
-
-    @property
-    def label(self) -> str:
-        return self.flag or self.metavar
-
-    def usage(self) -> str:
-        text = self.flag if self.switch else (f"{self.flag} {self.metavar}" if self.flag else self.metavar)
-        text = text or self.dest
-        return text if self.required else f"[{text}]"
-
-
-@dataclass(frozen=True)
-class Command:
-    """A declared command.
+class Command(ABC):
+    """A declared command as the registry, sessions and faces see it (its parameter type hidden).
 
     ``outcome=False`` commands do not replace the last outcome (``/expect`` checks the one before);
     ``history=False`` ones are not saved by ``/history save``. ``group``: a newer answer of a command
-    of the same group makes an older one stale (faces drop it). ``describe`` says what a write will
-    do, for confirmations and refusals.
+    of the same group makes an older one stale (faces drop it).
     """
 
     name: str
-    handler: Handler
     summary: str
-    access: Access = Access.LOCAL
-    args: tuple[Arg, ...] = ()
-    aliases: tuple[str, ...] = ()
-    usage_text: str | None = None
-    details: str = ""
-    check: Callable[[Values], None] | None = None
-    outcome: bool = True
-    history: bool = True
-    group: str | None = None
-    describe: Callable[[Values], str] | None = None
+    access: Access
+    args: tuple[Arg, ...]
+    aliases: tuple[str, ...]
+    usage_text: str | None
+    details: str
+    outcome: bool
+    history: bool
+    group: str | None
+
+    @abstractmethod
+    def bind(self, values: _Values) -> object:
+        """The parameters of the converted ``values`` (by field), checked; raises ValueError."""
+
+    @abstractmethod
+    def what(self, params: object) -> str:
+        """What running it with ``params`` does, in words (``add pet 'Rex' (category 3)``)."""
+
+    @abstractmethod
+    def perform(self, context: CommandContext, params: object) -> Awaitable[Result]:
+        """Run the handler with ``params`` (of this command's parameter type)."""
 
     @property
     def writes(self) -> bool:
         return self.access is Access.WRITE
-
-    def what(self, values: Values) -> str:
-        """What running it with ``values`` does, in words (``add pet 'Rex' (category 3)``)."""
-        return self.describe(values) if self.describe is not None else f"run /{self.name}"
 
     @property
     def usage(self) -> str:
@@ -135,25 +100,21 @@ class Command:
     def fail(self, message: str) -> UsageError:
         return UsageError(message, usage=self.usage, command=self.name)
 
-    def parse(self, words: Sequence[str]) -> Values:
-        """Words after the command name -> values by ``dest``; raises UsageError."""
-        values: dict[str, Any] = {}
+    def parse(self, words: Sequence[str]) -> object:
+        """Words after the command name -> its parameters; raises UsageError."""
+        values: _Values = {}
         if words or self.args:  # else nothing to take, default or miss (/whoami, /help alone)
             positional = self._take_options(list(words), values)
             self._take_positionals(positional, values)
             for arg in self.args:
-                values.setdefault(arg.dest, False if arg.switch else None)
-            for arg in self.args:
                 if arg.required and values.get(arg.dest) is None:
                     raise self.fail(f"missing {arg.label}" + (f": {arg.help}" if arg.help else ""))
-        if self.check is not None:
-            try:
-                self.check(values)
-            except ValueError as exc:
-                raise self.fail(str(exc)) from None
-        return values
+        try:
+            return self.bind(values)
+        except ValueError as exc:
+            raise self.fail(str(exc)) from None
 
-    def _take_options(self, words: list[str], values: Values) -> list[str]:
+    def _take_options(self, words: list[str], values: _Values) -> list[str]:
         keys = self.keys
         positional: list[str] = []
         only_positional = False
@@ -174,7 +135,7 @@ class Command:
                 positional.append(word)
         return positional
 
-    def _take_flag(self, word: str, words: list[str], values: Values) -> None:
+    def _take_flag(self, word: str, words: list[str], values: _Values) -> None:
         flag, eq, raw = word.partition("=")
         arg = self.flags.get(flag.lower())
         if arg is None:
@@ -192,7 +153,7 @@ class Command:
             raw = words.pop(0)
         self._assign(arg, raw, values)
 
-    def _take_positionals(self, words: list[str], values: Values) -> None:
+    def _take_positionals(self, words: list[str], values: _Values) -> None:
         for arg in self.positionals:
             if not words:
                 return
@@ -204,7 +165,7 @@ class Command:
         if words:
             raise self.fail(f"unexpected argument '{show(words[0])}'")
 
-    def _assign(self, arg: Arg, raw: str, values: Values) -> None:
+    def _assign(self, arg: Arg, raw: str, values: _Values) -> None:
         try:
             value = arg.convert(raw)
         except ValueError as exc:
@@ -228,13 +189,59 @@ class Command:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class TypedCommand(Command, Generic[P]):
+    """A command's declaration: its handler takes the parameter type ``params``, whose fields declare the
+    arguments. ``check`` validates (and may normalise) parameters across fields, raising ValueError;
+    ``describe`` says what a write will do, for confirmations and refusals."""
+
+    name: str
+    handler: Handler[P]
+    params: type[P]
+    summary: str
+    access: Access = Access.LOCAL
+    aliases: tuple[str, ...] = ()
+    usage_text: str | None = None
+    details: str = ""
+    check: Callable[[P], P] | None = None
+    outcome: bool = True
+    history: bool = True
+    group: str | None = None
+    describe: Callable[[P], str] | None = None
+    args: tuple[Arg, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "args", declared_args(self.params))
+
+    def bind(self, values: _Values) -> P:
+        params = self.params(**values)
+        return self.check(params) if self.check is not None else params
+
+    def what(self, params: object) -> str:
+        return self.describe(self._own(params)) if self.describe is not None else f"run /{self.name}"
+
+    def perform(self, context: CommandContext, params: object) -> Awaitable[Result]:
+        return self.handler(context, self._own(params))
+
+    def _own(self, params: object) -> P:
+        if not isinstance(params, self.params):
+            raise TypeError(f"/{self.name} takes {self.params.__name__}, not {type(params).__name__}")
+        return params
+
+
+@dataclass(frozen=True, slots=True)
 class Invocation:
-    """A parsed line: the command and its converted values."""
+    """A parsed line: the command and its parameters (an instance of the command's parameter type)."""
 
     command: Command
-    values: Values
+    params: object
     line: str
+
+    def what(self) -> str:
+        return self.command.what(self.params)
+
+    def perform(self, context: CommandContext) -> Awaitable[Result]:
+        return self.command.perform(context, self.params)
 
 
 class Registry:
@@ -279,7 +286,7 @@ class Registry:
                 raise
             raise cmd.fail(exc.problem) from None
         cmd = self.resolve(name)
-        return Invocation(command=cmd, values=cmd.parse(words), line=line.strip())
+        return Invocation(command=cmd, params=cmd.parse(words), line=line.strip())
 
     def help(self, topic: Command | None = None, *, allowed: Callable[[Command], bool] = lambda _: True) -> Help:
         """Help on one command, or on every command ``allowed`` lets through."""
@@ -291,27 +298,27 @@ class Registry:
 def command(
     name: str,
     *,
+    params: type[P],
     summary: str,
     access: Access = Access.LOCAL,
-    args: Iterable[Arg] = (),
     aliases: Iterable[str] = (),
     usage: str | None = None,
     details: str = "",
-    check: Callable[[Values], None] | None = None,
+    check: Callable[[P], P] | None = None,
     outcome: bool = True,
     history: bool = True,
     group: str | None = None,
-    describe: Callable[[Values], str] | None = None,
-) -> Callable[[Handler], Command]:
-    """Decorator declaring ``handler`` as the command ``/name`` (returns the :class:`Command`)."""
+    describe: Callable[[P], str] | None = None,
+) -> Callable[[Handler[P]], TypedCommand[P]]:
+    """Decorator declaring ``handler`` as the command ``/name`` taking ``params`` (returns the command)."""
 
-    def declare(handler: Handler) -> Command:
-        return Command(
+    def declare(handler: Handler[P]) -> TypedCommand[P]:
+        return TypedCommand(
             name=name,
             handler=handler,
+            params=params,
             summary=summary,
             access=access,
-            args=tuple(args),
             aliases=tuple(aliases),
             usage_text=usage,
             details=details,

@@ -82,7 +82,10 @@ class _Pending:
 
 
 class CommandSession:
-    """State of one conversation with the service: one actor, its history, ``$last`` and ``/more``."""
+    """State of one conversation with the service: one actor, its history, ``$last`` and ``/more``.
+
+    It is the :class:`~bot_commands.context.CommandContext` the handlers of its lines run with.
+    """
 
     def __init__(
         self,
@@ -278,15 +281,15 @@ class CommandSession:
     # -- policy -------------------------------------------------------------
 
     async def _perform(self, invocation: Invocation, *, confirm_write: bool) -> Result:
-        cmd, values = invocation.command, invocation.values
+        cmd = invocation.command
         if cmd.name not in self._allowed_now()[1]:  # allowed (the cached list) implies the check passes
-            self.policy.check(name=cmd.name, access=cmd.access, actor=self.actor, what=cmd.what(values))
+            self.policy.check(name=cmd.name, access=cmd.access, actor=self.actor, what=invocation.what())
         if self.policy.needs_confirmation(cmd.access) or (confirm_write and cmd.access is Access.WRITE):
-            what = cmd.what(values)
+            what = invocation.what()
             if self.policy.deferred:
                 return self._defer(invocation, what)
             await self._ask(what)
-        return await cmd.handler(self, values)
+        return await invocation.perform(self)
 
     async def _ask(self, what: str) -> None:
         if self.confirm is None:
@@ -319,8 +322,7 @@ class CommandSession:
                 f"sent: run the command again"
             )
         self._confirming = pending.invocation.line
-        cmd = pending.invocation.command
-        return await cmd.handler(self, pending.invocation.values)
+        return await pending.invocation.perform(self)
 
     def cancel_pending(self, code: str) -> str:
         """Drop the write waiting for ``code`` (this session's actor only); returns what it would have done."""

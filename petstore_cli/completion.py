@@ -13,8 +13,9 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 
+from bot_commands.arguments import CompletionContext
 from bot_commands.commands import default_registry
-from bot_commands.registry import Command, CompletionContext
+from bot_commands.registry import Command
 
 __all__ = ["CompletionSpec", "bash_script", "completion_main", "fish_script", "spec", "zsh_script"]
 

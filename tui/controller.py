@@ -198,7 +198,7 @@ def tab_for_new_pet(pet_status: str, tab_status: str | None) -> str | None:
 
 def get_target(outcome: Outcome) -> int | None:
     """The pet id a ``/get`` asked for (as the command layer parsed it)."""
-    if outcome.invocation is None or outcome.name != "get":
-        return None
-    value = outcome.invocation.values.get("id")
-    return value if isinstance(value, int) else None
+    from bot_commands.commands import GetParams
+
+    params = outcome.invocation.params if outcome.invocation is not None else None
+    return params.id if isinstance(params, GetParams) else None

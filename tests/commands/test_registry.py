@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+import typing
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot_commands.commands import default_registry
+from bot_commands.arguments import NoParams, option, positional, switch
+from bot_commands.commands import GetParams, ListParams, default_registry
 from bot_commands.errors import UsageError, classify
-from bot_commands.registry import Arg, Registry, command
+from bot_commands.registry import Registry, TypedCommand, command
+from bot_commands.results import Notice
 
 REGISTRY = default_registry()
 
@@ -33,7 +38,7 @@ NAMES = [
 
 
 def parse(line: str) -> dict[str, Any]:
-    return REGISTRY.parse(line).values
+    return dataclasses.asdict(REGISTRY.parse(line).params)
 
 
 def test_every_command_is_declared_once_with_usage_and_summary() -> None:
@@ -192,24 +197,85 @@ def test_help_comes_from_the_registry() -> None:
     assert "--limit N" in one.entries[0].details and "1 to 100" in one.entries[0].details
 
 
-def test_a_new_registry_derives_everything_from_one_declaration() -> None:
-    @command(
-        "greet",
-        aliases=("hi",),
-        summary="Say hello",
-        args=[Arg("who", "WHO", required=True), Arg("loud", flag="--loud", switch=True)],
-    )
-    async def greet(session: Any, args: dict[str, Any]) -> Any:
-        return None
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GreetParams:
+    who: str = positional("WHO", str, required=True)
+    times: int | None = option("--times", "N", int)
+    loud: bool = switch("--loud")
 
+
+async def greet_handler(context: Any, params: GreetParams) -> Notice:
+    return Notice(text=f"hello {params.who}")
+
+
+def test_a_new_registry_derives_everything_from_one_declaration() -> None:
+    greet = command("greet", params=GreetParams, aliases=("hi",), summary="Say hello")(greet_handler)
     reg = Registry([greet])
-    assert reg.get("hi").usage == "/greet WHO [--loud]"
-    assert reg.parse("hi Ann --loud").values == {"who": "Ann", "loud": True}
+    assert reg.get("hi").usage == "/greet WHO [--times N] [--loud]"
+    assert reg.parse("hi Ann --loud").params == GreetParams(who="Ann", loud=True)
+    assert reg.parse("hi Ann --times 2").params == GreetParams(who="Ann", times=2)
     with pytest.raises(UsageError, match="did you mean /greet"):
         reg.parse("/gret Ann")
-    again = command("hi", summary="again")(greet.handler)
+    again = command("hi", params=GreetParams, summary="again")(greet.handler)
     with pytest.raises(ValueError, match="declared twice"):
         Registry([greet, again])
+
+
+def test_a_parameter_field_without_an_argument_declaration_is_refused() -> None:
+    @dataclass(frozen=True)
+    class Loose:
+        who: str = "x"
+
+    async def handler(context: Any, params: Loose) -> Notice:
+        return Notice(text=params.who)
+
+    with pytest.raises(TypeError, match=r"Loose\.who is not declared"):
+        command("loose", params=Loose, summary="x")(handler)
+
+
+async def test_a_handler_gets_only_its_own_parameter_type() -> None:
+    get = REGISTRY.resolve("get")
+    assert isinstance(get, TypedCommand) and get.params is GetParams
+    with pytest.raises(TypeError, match="/get takes GetParams, not ListParams"):
+        await get.perform(None, ListParams())  # no context needed: refused before the handler runs
+
+
+#: A line for every command, with every argument given (for the type check below).
+EVERY_ARGUMENT = [
+    "/list sold --limit 5 --all",
+    "/more",
+    "/add Rex --category 3 --status sold",
+    "/get 7",
+    "/orders",
+    "/env",
+    "/whoami",
+    "/help list",
+    "/confirm ABCD",
+    "/cancel ABCD",
+    "/history save demo.pets",
+    "/sleep 0.5",
+    "/expect count 3",
+    "/expect status sold",
+    "/quit",
+]
+
+
+def test_every_command_is_exercised_by_a_line() -> None:
+    assert {REGISTRY.parse(line).command.name for line in EVERY_ARGUMENT} == set(NAMES)
+
+
+@pytest.mark.parametrize("line", EVERY_ARGUMENT)
+def test_parsed_values_have_the_types_their_fields_declare(line: str) -> None:
+    invocation = REGISTRY.parse(line)
+    cmd = invocation.command
+    assert isinstance(cmd, TypedCommand) and type(invocation.params) is cmd.params
+    hints = typing.get_type_hints(cmd.params)
+    assert {a.dest for a in cmd.args} == set(hints)
+    for name, declared in hints.items():
+        value = getattr(invocation.params, name)
+        assert isinstance(value, declared), f"{cmd.name}.{name} = {value!r} is not {declared}"
+    if cmd.params is NoParams:
+        assert cmd.args == ()
 
 
 WORDS = st.sampled_from(

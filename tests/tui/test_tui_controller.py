@@ -5,14 +5,14 @@ from __future__ import annotations
 import shlex
 from datetime import date
 
-from bot_commands.commands import default_registry
+from bot_commands.commands import AddParams, default_registry
 from bot_commands.errors import Failure, classify
 from bot_commands.outcome import Outcome
 from bot_commands.results import EnvInfo
 from bot_commands.sanitize import clip
 from bot_commands.session import CommandSession
 from petstore_api import errors as e
-from petstore_api.models import ErrorBody, Pet
+from petstore_api.models import ErrorBody, Pet, PetStatus
 from tui import controller as c
 from tui.render import NAME_CELL_WIDTH, literal, pet_row
 from tui.validation import FormValues, category_error, form_errors, name_error, parse_form
@@ -41,8 +41,7 @@ def test_list_and_add_lines_parse_back_in_the_command_layer() -> None:
     session = SESSION
     for name in ["Rex", "Rex the Dog", "it's [b]x[/b]", "-dash", "name=odd", 'q"uote']:
         line = c.add_line(name=name, category_id=3, status="sold")
-        values = session.parse(line).values
-        assert (values["name"], values["category"], values["status"]) == (name, 3, "sold")
+        assert session.parse(line).params == AddParams(name=name, category=3, status=PetStatus.SOLD)
     assert c.add_line(name="Rex", category_id=1, status=None) == "/add Rex --category 1"
 
 
