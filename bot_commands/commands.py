@@ -23,6 +23,7 @@ from .parser import show
 from .policy import Access
 from .registry import Registry, command
 from .results import (
+    JSON,
     Cancelled,
     EnvInfo,
     ExpectationMet,
@@ -111,7 +112,7 @@ async def list_pets(context: CommandContext, params: ListParams) -> PetList:
             pets=list(page.pets), status=status, limit=params.limit, next_url=page.next_url, raw=list(page.raw)
         )
     pets: list[Pet] = []
-    raw: list[object] = []  # JSON values as the service sent them
+    raw: list[JSON] = []  # JSON values as the service sent them
     pages, next_url = 0, None
     async with aclosing(context.client.iter_pages(limit=params.limit, status=params.status)) as stream:
         async for page in stream:

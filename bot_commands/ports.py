@@ -14,6 +14,8 @@ from typing import Protocol
 
 from petstore_api.models import CreatedPet, NewPet, PetPage, PetStatus, PetWithNotice
 
+from .results import JSON
+
 __all__ = ["Confirm", "PetStoreAPI"]
 
 
@@ -40,7 +42,7 @@ class PetStoreAPI(Protocol):
 
     async def get_pet(self, pet_id: int) -> PetWithNotice: ...
 
-    async def list_orders(self) -> object: ...
+    async def list_orders(self) -> JSON: ...
 
     def set_api_key(self, api_key: str) -> None: ...
 

@@ -8,11 +8,15 @@ prints it as ``result``); for local results it is a small JSON object.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeAlias
 
 from petstore_api.models import DeprecationNotice, Pet
 
+#: A JSON value (what ``json.loads`` gives and ``json.dumps`` takes).
+JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | None
+
 __all__ = [
+    "JSON",
     "ConfirmationNeeded",
     "EnvInfo",
     "ExpectationMet",
@@ -37,7 +41,7 @@ __all__ = [
 class Result:
     """Base of all command results."""
 
-    def to_json(self) -> Any:  # pragma: no cover - overridden
+    def to_json(self) -> JSON:  # pragma: no cover - overridden
         return None
 
 
@@ -53,11 +57,11 @@ class PetList(Result):
     limit: int | None = None
     next_url: str | None = None
     pages: int = 1
-    raw: list[Any] = field(default_factory=list)
+    raw: list[JSON] = field(default_factory=list)
     continued: bool = False
     truncated: bool = False
 
-    def to_json(self) -> Any:
+    def to_json(self) -> JSON:
         return self.raw
 
 
@@ -70,10 +74,10 @@ class PetCreated(Result):
     """
 
     pet: Pet
-    raw: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, JSON] = field(default_factory=dict)
     replayed: bool = False
 
-    def to_json(self) -> Any:
+    def to_json(self) -> JSON:
         return self.raw
 
 
@@ -87,9 +91,9 @@ class PetDetail(Result):
     pet: Pet
     notice: DeprecationNotice
     first_notice: bool = False
-    raw: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, JSON] = field(default_factory=dict)
 
-    def to_json(self) -> Any:
+    def to_json(self) -> JSON:
         return self.raw
 
 
@@ -97,9 +101,9 @@ class PetDetail(Result):
 class OrdersListing(Result):
     """``/orders``: the payload is not specified, so it is kept as plain JSON."""
 
-    data: Any = None
+    data: JSON = None
 
-    def to_json(self) -> Any:
+    def to_json(self) -> JSON:
         return self.data
 
 
@@ -113,7 +117,7 @@ class EnvInfo(Result):
     sandbox: bool = False
     read_only: bool = False
 
-    def to_json(self) -> Any:
+    def to_json(self) -> JSON:
         return {
             "env": self.env,
             "base_url": self.base_url,
@@ -139,7 +143,7 @@ class Help(Result):
     entries: tuple[HelpEntry, ...]
     topic: str | None = None
 
-    def to_json(self) -> Any:
+    def to_json(self) -> JSON:
         return [{"name": e.name, "usage": e.usage, "summary": e.summary} for e in self.entries]
 
 
@@ -150,7 +154,7 @@ class Notice(Result):
     text: str
     level: str = "info"  # info | warning
 
-    def to_json(self) -> Any:
+    def to_json(self) -> JSON:
         return {"notice": self.text}
 
 
@@ -158,7 +162,7 @@ class Notice(Result):
 class Quit(Result):
     """``/quit``: the face should end the session."""
 
-    def to_json(self) -> Any:
+    def to_json(self) -> JSON:
         return {"quit": True}
 
 
@@ -171,7 +175,7 @@ class Paused(Result):
 
     seconds: float
 
-    def to_json(self) -> Any:
+    def to_json(self) -> JSON:
         return {"slept": self.seconds}
 
 
@@ -182,7 +186,7 @@ class ExpectationMet(Result):
     expectation: str
     previous: str = ""
 
-    def to_json(self) -> Any:
+    def to_json(self) -> JSON:
         return {"expect": self.expectation, "met": True}
 
 
@@ -192,7 +196,7 @@ class HistoryListing(Result):
 
     lines: tuple[str, ...]
 
-    def to_json(self) -> Any:
+    def to_json(self) -> JSON:
         return {"history": list(self.lines)}
 
 
@@ -205,7 +209,7 @@ class HistoryScript(Result):
     text: str
     count: int
 
-    def to_json(self) -> Any:
+    def to_json(self) -> JSON:
         return {"file": self.name, "commands": self.count, "written": False}
 
 
@@ -218,7 +222,7 @@ class WhoAmI(Result):
     where: str
     commands: tuple[str, ...] = ()
 
-    def to_json(self) -> Any:
+    def to_json(self) -> JSON:
         return {"actor": self.actor, "role": self.role, "where": self.where, "commands": list(self.commands)}
 
 
@@ -231,7 +235,7 @@ class ConfirmationNeeded(Result):
     line: str
     ttl: int
 
-    def to_json(self) -> Any:
+    def to_json(self) -> JSON:
         return {"confirm": self.code, "what": self.what, "expires_in": self.ttl}
 
 
@@ -242,5 +246,5 @@ class Cancelled(Result):
     code: str
     what: str
 
-    def to_json(self) -> Any:
+    def to_json(self) -> JSON:
         return {"cancelled": self.code, "what": self.what}

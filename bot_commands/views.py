@@ -16,12 +16,13 @@ import json
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeGuard, TypeVar
 
 from petstore_api.models import Pet
 
 from .errors import Failure
 from .results import (
+    JSON,
     Cancelled,
     ConfirmationNeeded,
     EnvInfo,
@@ -162,7 +163,7 @@ def pet_cells(pet: Pet) -> tuple[Cell, Cell, Cell, Cell]:
 PET_COLUMNS = (Column("id", "right"), Column("name", width=NAME_WIDTH), Column("category", "right"), Column("status"))
 
 
-def is_flat_records(data: object) -> bool:
+def is_flat_records(data: object) -> TypeGuard[list[dict[str, JSON]]]:
     """A non-empty list of objects whose values are all scalars (shown as a table)."""
     scalar = (str, int, float, bool, type(None))
     return (
