@@ -4,7 +4,6 @@ Handlers take a :class:`CommandContext`, not the concrete
 :class:`~bot_commands.session.CommandSession` (which is one): the client port, where the session points and who
 runs it, a few pieces of the conversation (the last page listed, the previous outcome), and the session's services
 (progress, first-time notices, the Idempotency-Key of the request, help, history, pending confirmations).
-A test may hand a handler a small object of its own.
 """
 
 from __future__ import annotations
