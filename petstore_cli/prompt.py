@@ -103,7 +103,7 @@ class CommandCompleter(Completer):
 
 def _command_of(registry: Registry, text: str) -> Command | None:
     first = text.split(maxsplit=1)
-    return registry.get(first[0]) if len(first) > 1 or text.endswith(" ") else None
+    return registry.get(first[0]) if first and (len(first) > 1 or text.endswith(" ")) else None
 
 
 def _describe(session: CommandSession, command: Command | None, word: str) -> str:

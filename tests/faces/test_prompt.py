@@ -89,6 +89,11 @@ def test_menu_shows_each_command_with_its_summary(client: PetStoreClient) -> Non
     assert [(c.text, c.display_meta_text) for c in ids] == [("42 ", "a pet id seen in this session")]
 
 
+def test_tab_after_only_spaces_offers_the_commands(client: PetStoreClient, pipe: PipeInput) -> None:
+    edit = editor(CommandSession(client, registry=REGISTRY, env=ENV), pipe)
+    assert typed(edit, pipe, " ", TAB, ENTER).strip() == "/list"
+
+
 def test_right_arrow_takes_the_suggestion_from_history(client: PetStoreClient, pipe: PipeInput, tmp_path: Path) -> None:
     path = tmp_path / "history"
     session = CommandSession(client, registry=REGISTRY, env=ENV)
