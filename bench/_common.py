@@ -25,9 +25,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
-VENV = ROOT / ".venv"
+#: The venv whose programs are timed: the project's, or BENCH_VENV (e.g. a lean ``pip install -e .`` without
+#: extras, to time what a base install starts with). Servers the benchmarks time against run from the project's.
+VENV = Path(os.environ.get("BENCH_VENV") or ROOT / ".venv")
 PY = str(VENV / "bin" / "python")
 PETSTORE = str(VENV / "bin" / "petstore")
+SERVER_PETSTORE = str(ROOT / ".venv" / "bin" / "petstore")
 API_KEY = "sk-bench-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {API_KEY}"}
 URL_RE = re.compile(rb"(http://127\.0\.0\.1:\d+)")
@@ -165,7 +168,7 @@ def free_port() -> int:
 
 def petstore_server(db: Path, *, seed: bool = True) -> contextlib.AbstractContextManager[str]:
     """``petstore serve`` on a free loopback port; yields the base URL (``.../v1``)."""
-    argv = [PETSTORE, "serve", "--host", "127.0.0.1", "--port", "0", "--db", str(db)]
+    argv = [SERVER_PETSTORE, "serve", "--host", "127.0.0.1", "--port", "0", "--db", str(db)]
     env = clean_env(db.parent, PETSTORE_SERVER_API_KEYS=API_KEY)  # a key never goes on a command line
     return _with_v1(server([*argv, *(["--seed"] if seed else [])], env=env))
 
@@ -187,17 +190,44 @@ def timed_run(argv: Sequence[str], *, env: dict[str, str] | None = None, timeout
 
 
 def interleaved(
-    cases: dict[str, Sequence[str]], *, reps: int, warmup: int = 2, env: dict[str, str] | None = None
+    cases: dict[str, Sequence[str]],
+    *,
+    reps: int,
+    warmup: int = 2,
+    env: dict[str, str] | None = None,
+    envs: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, list[float]]:
-    """Run each case ``reps`` times, round-robin (so drift hits all alike); seconds per run."""
+    """Run each case ``reps`` times, round-robin (so drift hits all alike); seconds per run.
+    ``envs``: a case's own environment (else ``env``)."""
+    own = envs or {}
     for _ in range(warmup):
-        for argv in cases.values():
-            timed_run(argv, env=env)
+        for name, argv in cases.items():
+            timed_run(argv, env=own.get(name, env))
     times: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(reps):
         for name, argv in cases.items():
-            times[name].append(timed_run(argv, env=env))
+            times[name].append(timed_run(argv, env=own.get(name, env)))
     return times
+
+
+def trees(specs: Sequence[str]) -> dict[str, Path]:
+    """``--tree LABEL=DIR`` options: other source trees of the project (``git archive`` of an earlier commit), timed
+    side by side with this one through ``PYTHONPATH`` (same venv, same floors, interleaved)."""
+    found = {}
+    for spec in specs:
+        label, sep, path = spec.partition("=")
+        tree = Path(path).resolve()
+        if not sep or not label or not (tree / "petstore_cli" / "main.py").is_file():
+            raise SystemExit(f"--tree {spec!r}: LABEL=DIR, DIR a source tree of petstore")
+        found[label] = tree
+    return found
+
+
+def tree_env(env: dict[str, str], tree: Path | None) -> dict[str, str]:
+    """``env`` with ``tree`` first on ``PYTHONPATH`` (ahead of the editable install); ``env`` itself for None."""
+    if tree is None:
+        return env
+    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), env.get("PYTHONPATH", "")]))}
 
 
 def median_ms(values: Sequence[float]) -> float:

@@ -1,6 +1,6 @@
 """TUI start-up and TUI at scale.
 
-    .venv/bin/python bench/bench_tui.py [--reps 12] [--pages 100] [--page-size 100] [--no-posting]
+    .venv/bin/python bench/bench_tui.py [--reps 12] [--pages 100] [--page-size 100] [--no-posting] [--tree LABEL=DIR]
 
 Start-up (issue 20): two moments per run, from process start (just before spawning), each run
 a fresh process, headless (TEXTUAL_DRIVER=HeadlessDriver: the app composes and renders every
@@ -16,7 +16,9 @@ Round-robin, median, against the same floor in the same run:
 - reference: ``petstore tui`` on the sandbox in one process (``PETSTORE_TUI__PREVIEW=false``: no first
   page fetched on the other core), to show what the preview is worth in the same run;
 - reference peer: posting's first frame (``pip install posting`` in its own venv under /tmp,
-  not a project dependency; skipped with the reason when it cannot be installed).
+  not a project dependency; skipped with the reason when it cannot be installed);
+- ``--tree LABEL=DIR`` (repeatable): ``petstore tui`` on the sandbox from another source tree of the project
+  (an earlier commit's ``git archive``) in the same rounds, to say what a change was worth.
 Targets: first frame <= 1.15x the floor's; pets on screen <= 1.6x (stretch 1.5x).
 
 At scale: 10,000 pets paged into the list pane, 100 per page (bench/tui_scale.py, in-process
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
 import statistics
 import subprocess
@@ -46,6 +49,8 @@ from _common import (
     petstore_server,
     report,
     scratch,
+    tree_env,
+    trees,
     verdict,
 )
 
@@ -71,7 +76,8 @@ def paint_time(argv: list[str], env: dict[str, str], out: Path, min_rows: int) -
     frame = out.with_suffix(".frame")
     out.unlink(missing_ok=True)
     frame.unlink(missing_ok=True)
-    env = {**env, "PYTHONPATH": str(BENCH / "tui_hook"), "BENCH_TUI_FRAME_FILE": str(frame), "TEXTUAL_DRIVER": HEADLESS}
+    path = os.pathsep.join(filter(None, [str(BENCH / "tui_hook"), env.get("PYTHONPATH", "")]))
+    env = {**env, "PYTHONPATH": path, "BENCH_TUI_FRAME_FILE": str(frame), "TEXTUAL_DRIVER": HEADLESS}
     if min_rows:
         env |= {"BENCH_TUI_PAINT_FILE": str(out), "BENCH_TUI_MIN_ROWS": str(min_rows)}
     else:
@@ -111,10 +117,18 @@ DEPS_FLOOR = "reference: the same app after importing petstore's required librar
 
 
 POSTING = "reference peer: posting, first frame"
+
+
+def tree_case(label: str) -> str:
+    return f"petstore tui (sandbox, 20 pets) [{label}]"
+
+
 ONE_PROCESS = "reference: petstore tui (sandbox, 20 pets) in one process, [tui] preview = false"
 
 
-def startup(tmp: Path, url: str, reps: int, *, posting: bool) -> tuple[dict[str, list[tuple[float, float]]], str]:
+def startup(
+    tmp: Path, url: str, reps: int, *, posting: bool, others: dict[str, Path]
+) -> tuple[dict[str, list[tuple[float, float]]], str]:
     home = tmp / "home"
     env = clean_env(home, PETSTORE_API_KEY=API_KEY)
     # The sandbox: created by a first run, then 8 more pets so its first page holds 20.
@@ -133,6 +147,7 @@ def startup(tmp: Path, url: str, reps: int, *, posting: bool) -> tuple[dict[str,
         "petstore tui (sandbox, 20 pets)": ([PETSTORE, "tui"], sandbox_env, 20),
         "petstore tui --base-url (petstore serve, 20 pets)": ([PETSTORE, "tui", "--base-url", url], env, 20),
         ONE_PROCESS: ([PETSTORE, "tui"], {**sandbox_env, "PETSTORE_TUI__PREVIEW": "false"}, 20),
+        **{tree_case(label): ([PETSTORE, "tui"], tree_env(sandbox_env, tree), 20) for label, tree in others.items()},
     }
     skipped = "not asked (--no-posting)"
     if posting:
@@ -168,12 +183,14 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=900, help="hard time limit in seconds")
     parser.add_argument("--no-posting", action="store_true", help="skip the posting reference peer")
     parser.add_argument("--no-scale", action="store_true", help="start-up only (skip the 10,000-pet run)")
+    parser.add_argument("--tree", action="append", default=[], metavar="LABEL=DIR", help="another source tree to time")
     args = parser.parse_args()
+    others = trees(args.tree)
     with deadline(args.budget), scratch() as tmp:
         seed(tmp / "pets.db", 30)
         seed(tmp / "many.db", args.pages * args.page_size)
         with petstore_server(tmp / "pets.db", seed=False) as url:
-            times, skipped = startup(tmp, url, args.reps, posting=not args.no_posting)
+            times, skipped = startup(tmp, url, args.reps, posting=not args.no_posting, others=others)
         big = None
         if not args.no_scale:
             with petstore_server(tmp / "many.db", seed=False) as url:
