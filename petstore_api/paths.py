@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["default_cache_dir", "default_config_path", "default_data_dir"]
+__all__ = ["default_config_path", "default_data_dir"]
 
 
 def default_config_path() -> Path:
@@ -17,9 +17,3 @@ def default_data_dir() -> Path:
     from platformdirs import user_data_path
 
     return user_data_path("petstore", appauthor=False)
-
-
-def default_cache_dir() -> Path:
-    from platformdirs import user_cache_path
-
-    return user_cache_path("petstore", appauthor=False)

@@ -253,8 +253,6 @@ def _has_terminal() -> bool:
 
 #: Words that ask for the whole parser's help.
 HELP = frozenset({"-h", "--help"})
-#: Words after which the program creates no dataclass (nothing to cache: see petstore_cli.dataclass_code).
-NO_DATACLASSES = HELP | {"--version"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -263,10 +261,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         pause_gc()
         skip_pydantic_plugins()
         skip_http2(sys.argv[1:])
-        if not NO_DATACLASSES.intersection(sys.argv[1:]):
-            from .dataclass_code import install
-
-            install()
     try:
         return _main(argv)
     finally:

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,19 +21,6 @@ from petstore_api.masking import mask_secret
 from petstore_server.sandbox import Sandbox
 
 BASE = "http://sandbox.localhost/v1"
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The programs the tests start keep their caches (petstore's dataclass code) in the session's temp dir,
-    not in the user's cache dir."""
-    before = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
-    yield
-    if before is None:
-        os.environ.pop("XDG_CACHE_HOME", None)
-    else:
-        os.environ["XDG_CACHE_HOME"] = before
 
 
 class CountingTransport(httpx.AsyncBaseTransport):
