@@ -27,8 +27,6 @@ from petstore_api.masking import mask_secret
 from petstore_api.settings import Settings, Target, default_data_dir, resolve_target
 from petstore_os import Warn
 
-from .startup import resume_gc
-
 #: Base URL the in-process sandbox is addressed by; nothing leaves the process.
 SANDBOX_BASE_URL = "http://sandbox.localhost/v1"
 #: How every face names the sandbox (the env bar, /env, --play screenshots).
@@ -123,7 +121,6 @@ def compose(
         read_only=settings.read_only,
     )
     rules = replace(policy or Policy(), read_only=settings.read_only, production=target.env == "production")
-    resume_gc()  # start-up ends here for every face (see petstore_cli.startup)
     return Composition(
         client=client, target=target, env=env, registry=default_registry(), policy=rules, audit=audit, _closers=closers
     )

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from petstore_api import __version__
 from petstore_os import no_core_dumps
 
-from .startup import pause_gc, resume_gc, skip_attrs, skip_http2, skip_pydantic_plugins
+from .startup import skip_attrs, skip_http2, skip_pydantic_plugins
 
 #: bot_commands.outcome's exit codes, restated so that --version and --help import nothing of the command layer
 #: (tests/test_cli.py keeps them equal).
@@ -258,13 +258,9 @@ HELP = frozenset({"-h", "--help"})
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the program itself, not a caller in-process: see petstore_cli.startup
         no_core_dumps()  # first: no core file holds a key read from here on (petstore_os.limits)
-        pause_gc()
         skip_pydantic_plugins()
         skip_http2(sys.argv[1:])
-    try:
-        return _main(argv)
-    finally:
-        resume_gc()
+    return _main(argv)
 
 
 def command_index(argv: Sequence[str]) -> int | None:
@@ -320,7 +316,6 @@ def _main(argv: Sequence[str] | None) -> int:
     if command == "serve":
         from petstore_server.serve import serve_command
 
-        resume_gc()
         return serve_command(args)
     if command == "chat":
         from .chat_start import applies, start_chat

@@ -1,42 +1,11 @@
-"""Start-up without the cyclic garbage collector, then its objects frozen.
-
-Start-up creates hundreds of thousands of objects that live as long as the
-process (modules, classes, pydantic schemas). Collecting while they are created
-finds nothing, and every later full collection, including the one the
-interpreter makes at exit, walks them all again: together about 60 ms of a
-~270 ms ``petstore run -c /list``. So the ``petstore`` program (``main()``)
-pauses the collector from the start, and :func:`petstore_cli.compose.compose`,
-where start-up ends for every face, calls :func:`resume_gc`: the start-up
-objects move to the permanent generation (``gc.freeze``) and the collector runs
-as usual on everything after (``main`` resumes it on the way out in any case).
-"""
+"""Start-up measures of the ``petstore`` program (``main()``): libraries' work it never needs, skipped."""
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import types
 from collections.abc import Sequence
-
-_paused = False
-
-
-def pause_gc() -> None:
-    """Disable the collector if it is enabled (remembered, so resume_gc undoes only this)."""
-    global _paused
-    if gc.isenabled():
-        gc.disable()
-        _paused = True
-
-
-def resume_gc() -> None:
-    """After pause_gc: freeze what start-up built and re-enable the collector; else a no-op."""
-    global _paused
-    if _paused:
-        _paused = False
-        gc.freeze()
-        gc.enable()
 
 
 def skip_pydantic_plugins() -> None:
