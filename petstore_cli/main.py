@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from petstore_api import __version__
 from petstore_os import no_core_dumps
 
-from .startup import skip_attrs, skip_http2, skip_pydantic_plugins
+from .startup import skip_attrs, skip_http2
 
 #: bot_commands.outcome's exit codes, restated so that --version and --help import nothing of the command layer
 #: (tests/test_cli.py keeps them equal).
@@ -258,7 +258,9 @@ HELP = frozenset({"-h", "--help"})
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the program itself, not a caller in-process: see petstore_cli.startup
         no_core_dumps()  # first: no core file holds a key read from here on (petstore_os.limits)
-        skip_pydantic_plugins()
+        # petstore uses no pydantic plugins: pydantic's switch spares it the scan of every installed
+        # package's entry points for them (an explicit setting, even an empty one, is kept).
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
         skip_http2(sys.argv[1:])
     return _main(argv)
 

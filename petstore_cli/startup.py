@@ -2,26 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import types
 from collections.abc import Sequence
-
-
-def skip_pydantic_plugins() -> None:
-    """Build pydantic validators without looking for pydantic plugins (petstore uses none).
-
-    On the first model it builds, pydantic imports ``importlib.metadata`` (email, zipfile, csv,
-    ...) and scans every installed distribution's entry points for plugins: ~9 ms of a
-    ~230 ms ``petstore run -c /list``. ``PYDANTIC_DISABLE_PLUGINS=__all__`` skips the scan but
-    not the import, so the plugin loader is replaced by one that finds none. Anyone who sets
-    ``PYDANTIC_DISABLE_PLUGINS`` themselves (an empty value: load them all) keeps pydantic's own.
-    """
-    if "PYDANTIC_DISABLE_PLUGINS" in os.environ or "pydantic.plugin._loader" in sys.modules:
-        return
-    loader = types.ModuleType("pydantic.plugin._loader")
-    loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
-    sys.modules["pydantic.plugin._loader"] = loader
 
 
 def skip_http2(words: Sequence[str]) -> None:
