@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from petstore_api import __version__
 from petstore_os import no_core_dumps
 
-from .startup import skip_attrs, skip_http2
+from .startup import skip_attrs
 
 #: bot_commands.outcome's exit codes, restated so that --version and --help import nothing of the command layer
 #: (tests/test_cli.py keeps them equal).
@@ -261,7 +261,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         # petstore uses no pydantic plugins: pydantic's switch spares it the scan of every installed
         # package's entry points for them (an explicit setting, even an empty one, is kept).
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-        skip_http2(sys.argv[1:])
     return _main(argv)
 
 

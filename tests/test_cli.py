@@ -96,24 +96,6 @@ def test_the_program_turns_pydantic_plugins_off_unless_told_otherwise(environ: d
     assert out.stderr.strip() == repr(seen)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("words", "loaded"), [(["run", "-c", "/list"], False), (["bot", "matrix"], True)])
-def test_the_program_leaves_out_http2_except_for_the_bots(words: list[str], loaded: bool) -> None:
-    """petstore's client speaks HTTP/1.1 only: httpx is imported without h2 (which matrix-nio installs
-    and needs: `petstore bot` keeps it)."""
-    code = (
-        "import sys\n"
-        "from petstore_cli.startup import skip_http2\n"
-        f"skip_http2({words!r})\n"
-        "import httpx\n"
-        "with httpx.Client() as client:\n"
-        "    pass\n"
-        "print('h2.connection' in sys.modules)\n"
-    )
-    out = python_run(code)
-    assert out.stdout.strip() == str(loaded)
-
-
 def test_the_cli_exit_codes_are_the_command_layers() -> None:
     from bot_commands import errors
     from petstore_cli import main
