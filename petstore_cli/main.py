@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from petstore_api import __version__
 from petstore_os import no_core_dumps
 
-from .startup import skip_attrs
-
 #: bot_commands.outcome's exit codes, restated so that --version and --help import nothing of the command layer
 #: (tests/test_cli.py keeps them equal).
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -256,7 +254,7 @@ HELP = frozenset({"-h", "--help"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    if argv is None:  # the program itself, not a caller in-process: see petstore_cli.startup
+    if argv is None:  # the program itself, not a caller in-process
         no_core_dumps()  # first: no core file holds a key read from here on (petstore_os.limits)
         # petstore uses no pydantic plugins: pydantic's switch spares it the scan of every installed
         # package's entry points for them (an explicit setting, even an empty one, is kept).
@@ -329,7 +327,6 @@ def _main(argv: Sequence[str] | None) -> int:
             from .tui_preview import fork_preview
 
             preview = fork_preview(args)
-            skip_attrs()
         from .tui_start import start_tui
 
         return start_tui(args, preview=preview)

@@ -171,21 +171,6 @@ def test_the_first_frame_imports_no_settings_models_client_or_sandbox() -> None:
     assert out.stdout.strip() == "[] True"  # the main screen is the first frame, without the libraries
 
 
-@pytest.mark.slow
-def test_the_first_frame_works_without_attrs() -> None:
-    """`petstore` (the TUI) imports Rich's pretty-printer without attrs (petstore_cli.startup.skip_attrs)."""
-    code = (
-        "import sys\n"
-        "from petstore_cli.startup import skip_attrs\n"
-        "skip_attrs()\n"
-        "import tui.app\n"
-        "from rich.pretty import pretty_repr\n"
-        "print(pretty_repr({'a': [1, 2]}), 'attr' in sys.modules and sys.modules['attr'] is not None)\n"
-    )
-    out = python_run(code)
-    assert out.stdout.strip() == "{'a': [1, 2]} False"
-
-
 async def test_a_browser_session_is_its_person_and_writes_no_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
