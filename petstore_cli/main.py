@@ -236,14 +236,6 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _skip_httpx_cli() -> None:
-    """Keep ``import httpx`` from loading httpx's own command line (``httpx._main``: click,
-    pygments, rich.progress, rich.syntax; ~20 ms of every start-up). httpx falls back to a
-    stub ``httpx.main``; this process never runs the httpx command, so nothing else changes."""
-    if "httpx" not in sys.modules:
-        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-
-
 def _has_terminal() -> bool:
     """stdin and stdout are a terminal, or a Textual driver was chosen (headless runs, benchmarks)."""
     return (sys.stdin.isatty() and sys.stdout.isatty()) or bool(os.environ.get("TEXTUAL_DRIVER"))
@@ -311,7 +303,6 @@ def _main(argv: Sequence[str] | None) -> int:
     if command == "tui" and not _has_terminal():
         print(NO_TERMINAL, file=sys.stderr)  # before textual loads: it would draw into a file and wait
         return EXIT_USAGE
-    _skip_httpx_cli()
     if command == "serve":
         from petstore_server.serve import serve_command
 

@@ -172,12 +172,15 @@ def test_chat_reads_piped_stdin(tmp_path: Path, server: str) -> None:
 
 
 @pytest.mark.parametrize(("extra", "rich_loaded"), [({}, False), ({"FORCE_COLOR": "1"}, True)])
-def test_piped_plain_output_never_loads_rich_console(tmp_path: Path, extra: dict[str, str], rich_loaded: bool) -> None:
-    """A one-shot list into a pipe writes plain text without importing Rich's console (start-up,
-    issue 20); when Rich may still call the pipe a terminal (FORCE_COLOR), Rich decides."""
+def test_piped_plain_output_never_loads_the_rich_renderer(
+    tmp_path: Path, extra: dict[str, str], rich_loaded: bool
+) -> None:
+    """A one-shot list into a pipe writes plain text without the command layer's Rich renderer (nor Rich's
+    console, unless a library loads it: httpx's command line does where click is installed); when Rich may
+    still call the pipe a terminal (FORCE_COLOR), Rich decides."""
     code = (
         "import sys\nfrom petstore_cli.main import main\ncode = main(['run', '-c', '/list --limit 3'])\n"
-        "print(code, 'rich.console' in sys.modules, file=sys.stderr)\n"
+        "print(code, 'bot_commands.render' in sys.modules, file=sys.stderr)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, env=_env(tmp_path, **extra)
