@@ -32,7 +32,7 @@ from . import errors
 from .policy import RETRY_STATUSES, RetryPolicy, Timeouts, parse_retry_after
 from .urls import origin
 
-__all__ = ["MAX_RESPONSE_BYTES", "BearerAuth", "Call", "CookieStore", "Reply", "Sender", "host_label"]
+__all__ = ["MAX_RESPONSE_BYTES", "BearerAuth", "Call", "Reply", "Sender", "host_label"]
 
 logger = logging.getLogger("petstore_api")
 
@@ -56,32 +56,6 @@ class BearerAuth(httpx.Auth):
 
     def __repr__(self) -> str:
         return "BearerAuth(key='**********')"
-
-
-class CookieStore(httpx.Cookies):
-    """httpx's cookie store, handed only the responses that set a cookie.
-
-    httpx passes every response to its store, which wraps the response and its request in
-    ``urllib`` objects (a ``urllib.request.Request``, an ``email`` message of the headers) only to
-    find no ``Set-Cookie`` in them: ~17 µs a request, for an API that sets none. A response that
-    sets one (``Set-Cookie`` or ``Set-Cookie2``, any case) is stored as before, and stored cookies
-    are sent as before. Install with :func:`use_cookie_store`.
-    """
-
-    def extract_cookies(self, response: httpx.Response) -> None:
-        headers = response.headers
-        if "set-cookie" in headers or "set-cookie2" in headers:
-            super().extract_cookies(response)
-
-
-def use_cookie_store(client: httpx.AsyncClient) -> None:
-    """Give ``client`` a :class:`CookieStore` holding the cookies it has.
-
-    httpx wraps whatever its ``cookies`` setter is given in a plain ``Cookies``, so the store is put
-    where its ``cookies`` property reads it (a test checks that the client really uses it).
-    """
-    store = CookieStore(client.cookies.jar)
-    client._cookies = store
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from pydantic import SecretStr
 
 from . import __version__
 from ._decode import api_error, read_json, read_pet, read_pets
-from ._http import MAX_RESPONSE_BYTES, BearerAuth, Call, Reply, Sender, host_label, use_cookie_store
+from ._http import MAX_RESPONSE_BYTES, BearerAuth, Call, Reply, Sender, host_label
 from ._inputs import build_new_pet, check_idempotency_key, check_limit, check_pet_id, check_status
 from .deprecation import notice_from_headers
 from .errors import ConfigError, ProtocolError
@@ -122,7 +122,6 @@ class PetStoreClient:
             headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
             follow_redirects=False,
         )
-        use_cookie_store(self._http)
         self._sender = Sender(
             client=self._http, timeouts=self.timeouts, retry=self.retry, scrub=self._scrub, max_bytes=max_response_bytes
         )
