@@ -11,6 +11,7 @@ from tui.screens.add_pet import AddPetScreen
 from tui.screens.detail import DetailScreen
 from tui.screens.help import HelpScreen
 from tui.screens.orders import OrdersScreen
+from tui.widgets.footer import KeysFooter
 from tui.widgets.status_tabs import SPANS, tab_at
 
 
@@ -435,3 +436,21 @@ async def test_ctrl_q_quits(harness) -> None:
         await settle(pilot)
         await pilot.press("ctrl+q")
     assert app.return_code == 0
+
+
+async def test_the_keys_footer_is_rebuilt_only_when_its_keys_change(harness) -> None:
+    """The same keys signalled again leave the footer's widgets as they are; other keys rebuild it."""
+    app = harness.app()
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(pilot)
+        footer = app.main_screen.query_one(KeysFooter)
+        keys = list(footer.children)
+        assert keys and "Quit" in {binding[1] for binding in footer.shown_keys()}
+        app.main_screen.refresh_bindings()
+        await settle(pilot)
+        assert list(footer.children) == keys  # the same widgets: not recomposed
+        shown = footer.shown_keys()
+        await pilot.press("tab")  # from the table to the prompt: other keys
+        await settle(pilot)
+        assert footer.shown_keys() != shown
+        assert list(footer.children) and not set(footer.children) & set(keys)

@@ -2,10 +2,10 @@
 
 Textual's :class:`~textual.widgets.Footer` removes and mounts all its keys (a dozen widgets,
 styles applied to each, a layout and a frame) on every bindings signal of its screen: focus
-moving, the app gaining focus, ``refresh_bindings``. At start-up that came several times in a
-row with the same keys: ~50-70 ms of the event loop's CPU right after the first frame, while the
-start-up worker (same GIL) loads the libraries. This one compares what it would show with what
-it shows and recomposes only on a difference.
+moving, the app gaining focus, ``refresh_bindings``. At start-up that comes several times in a
+row with the same keys, while the start-up worker loads the libraries. This one compares what
+it would show with what it shows, and hands the signal on to Textual's footer only on a
+difference.
 """
 
 from __future__ import annotations
@@ -24,11 +24,8 @@ class KeysFooter(Footer):
         self._shown: Shown | None = None
 
     def bindings_changed(self, screen: Screen[object]) -> None:
-        self._bindings_ready = True
-        if not screen.app.app_focus:
-            return
-        if self.is_attached and screen is self.screen:
-            self.call_after_refresh(self._recompose_if_changed)
+        if screen.app.app_focus and self.is_attached and screen is self.screen:
+            self.call_after_refresh(self._changed_if_different, screen)
 
     def shown_keys(self) -> Shown:
         """What the footer shows: each shown binding's key, label, action, state and tooltip."""
@@ -39,10 +36,10 @@ class KeysFooter(Footer):
             if binding.show or key == palette
         )
 
-    async def _recompose_if_changed(self) -> None:
+    def _changed_if_different(self, screen: Screen[object]) -> None:
         if not self.is_attached:
             return
         shown = self.shown_keys()
         if shown != self._shown:
             self._shown = shown
-            await self.recompose()
+            super().bindings_changed(screen)  # Textual's footer: recomposed with the keys
