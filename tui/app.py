@@ -38,18 +38,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Seconds the start-up thread waits for a preview's rows to be on screen (then it starts anyway).
 PREVIEW_HEAD_START = 0.15
-#: The styles of every screen but the main one (dialogs, forms, views), read when the first of them opens:
-#: ~2.5 ms of CSS parsing that the first frame does without.
-SCREEN_CSS = tuple(Path(__file__).parent / "styles" / name for name in ("app.tcss", "dialogs.tcss"))
 
 
 class PetStoreApp(App[int]):
     """``PetStoreApp(session=CommandSession(...))`` or ``PetStoreApp(start=...)``; see :func:`tui.run.run_tui`."""
 
     TITLE = "petstore"
-    #: The first frame's styles: the main screen's alone (issue 20). The other screens' come with the first
-    #: of them (:data:`SCREEN_CSS`).
-    CSS_PATH = ["styles/main.tcss"]
+    #: The main screen's styles, then every other screen's (dialogs, forms, views; ModalScreen, which Textual's
+    #: command palette is too).
+    CSS_PATH = ["styles/main.tcss", "styles/app.tcss", "styles/dialogs.tcss"]
     COMMANDS = App.COMMANDS | {SlashCommands}
     #: Screens under 30 rows get the class -short: forms go compact (dialogs.tcss).
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
@@ -112,19 +109,6 @@ class PetStoreApp(App[int]):
 
             self._attach_confirm(confirm or (session.confirm if isinstance(session.confirm, TuiConfirm) else None))
         self._use_theme(theme or (theme_memory.load() if theme_memory is not None else None))
-
-    def push_screen(self, *args: Any, **kwargs: Any) -> Any:
-        """Textual's, after reading the other screens' styles the first time (any screen: ours, the
-        command palette)."""
-        self._read_screen_css()
-        return super().push_screen(*args, **kwargs)
-
-    def _read_screen_css(self) -> None:
-        """Add :data:`SCREEN_CSS` to the stylesheet, once: parsed when next applied, the rules already
-        parsed kept (a screen's own ``CSS_PATH`` would have the whole stylesheet parsed again)."""
-        for path in SCREEN_CSS:
-            if not self.stylesheet.has_source(str(path), ""):
-                self.stylesheet.read(path)
 
     def _attach_confirm(self, confirm: TuiConfirm | None) -> None:
         if confirm is not None:
