@@ -14,7 +14,7 @@ Round-robin, median, against the same floor in the same run:
 - ``petstore tui`` on the sandbox (20+ pets, the first page of 20);
 - ``petstore tui --base-url URL`` against ``petstore serve`` (30 pets, the first page of 20);
 - reference: ``petstore tui`` on the sandbox in one process (``PETSTORE_TUI__PREVIEW=false``: no first
-  page fetched on the other core), to show what the preview is worth in the same run;
+  page fetched by a child process), to show what the preview is worth in the same run;
 - reference peer: posting's first frame (``pip install posting`` in its own venv under /tmp,
   not a project dependency; skipped with the reason when it cannot be installed);
 - ``--tree LABEL=DIR`` (repeatable): ``petstore tui`` on the sandbox from another source tree of the project

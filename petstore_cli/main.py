@@ -314,7 +314,7 @@ def _main(argv: Sequence[str] | None) -> int:
             return start_chat(args)
     if command == "tui":  # the first frame before the libraries: see petstore_cli.tui_start
         preview = None
-        if argv is None:  # the program: the first page on another core (before Textual and threads)
+        if argv is None:  # the program: the first page from a child process (before Textual and threads)
             from .tui_preview import fork_preview
 
             preview = fork_preview(args)

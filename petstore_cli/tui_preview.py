@@ -1,18 +1,20 @@
-"""The TUI's first page, fetched on a second core while the first frame paints (issue 20).
+"""The TUI's first page, fetched by a child process while the first frame paints.
 
-``petstore`` (the program) forks before it imports Textual. The child loads the settings,
-the client and the sandbox (pydantic, httpx, the service: most of start-up), runs the first
-``/list`` the main screen runs, and writes that page's cells (the command layer's view of each
-pet, from which the table makes its rows as for the session's lists) and the environment to a
-pipe as a :class:`tui.preview.Preview` in JSON, then exits. Meanwhile the parent paints its first
-frame, shows the rows when they come, and builds its own session as before; the session's
-first list replaces the rows. The libraries cost what they cost; here on the other core.
+``petstore`` (the program) forks before it imports Textual or starts any thread. The child
+loads the settings, the client and the sandbox (pydantic, httpx, the service: most of
+start-up), runs the first ``/list`` the main screen runs, and writes that page's cells (the
+command layer's view of each pet, from which the table makes its rows as for the session's
+lists) and the environment to a pipe as a :class:`tui.preview.Preview` in JSON, then exits.
+Meanwhile the app paints its first frame, shows the rows when they come, and builds its own
+session as before; the session's first list replaces the rows. On a machine with a second CPU
+the two run side by side. Nothing of the app's process changes (no signal, no scheduling).
 
-No fork (the parent loads alone, as before): on one CPU, without ``os.fork``, for callers
-in-process, and with ``--sandbox-reset`` (the parent resets the data first). The child
-obeys ``[tui] preview = false``. What the child cannot do (a bad config, an unreachable
-server, a refused key) ends it without a word: the parent's own start-up says it. The child
-writes nothing to the terminal, and never outlives the app (:meth:`PreviewProcess.stop`)
+No child (the app loads alone): on one CPU, off Linux (a fork without exec is not safe on
+macOS, whose system libraries start threads; Windows has none), in a process that already runs
+a second thread, for callers in-process, and with ``--sandbox-reset`` (the app resets the data
+first). The child obeys ``[tui] preview = false``. What the child cannot do (a bad config, an
+unreachable server, a refused key) ends it without a word: the app's own start-up says it. The
+child writes nothing to the terminal, and never outlives the app (:meth:`PreviewProcess.stop`)
 nor, if the app is killed, :data:`CHILD_DEADLINE`.
 """
 
@@ -22,6 +24,8 @@ import argparse
 import contextlib
 import os
 import signal
+import sys
+import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,58 +36,52 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: ``[tui] preview`` in the environment: read before forking (pydantic reads it again in the child).
 PREVIEW_VARIABLE = "PETSTORE_TUI__PREVIEW"
-#: Seconds after which the child ends itself (a parent killed with SIGKILL cannot stop it).
+#: Seconds after which the child ends itself (an app killed with SIGKILL cannot stop it).
 CHILD_DEADLINE = 10
 
 
-def _cpus() -> set[int] | None:
-    """The CPUs this process may run on (None: the platform does not say; then os.cpu_count's many)."""
-    return os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+def cpu_count() -> int:
+    """The CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def worth_forking(args: argparse.Namespace) -> bool:
-    """A second CPU to run on, fork, and nothing that the parent must do before the data is read."""
-    if not hasattr(os, "fork") or getattr(args, "sandbox_reset", False):
+    """Linux, one thread, a second CPU to run on, and nothing that the app must do before the data is read."""
+    if sys.platform != "linux" or getattr(args, "sandbox_reset", False):
         return False
     if os.environ.get(PREVIEW_VARIABLE, "").strip().lower() in {"0", "false", "no", "off"}:
         return False  # the setting given in the environment (a config file's, the child reads)
-    cpus = _cpus()
-    return (len(cpus) if cpus is not None else os.cpu_count() or 1) >= 2
+    return threading.active_count() == 1 and cpu_count() >= 2
 
 
 def fork_preview(args: argparse.Namespace) -> PreviewProcess | None:
-    """Fork the child (see the module docstring); None when it is not worth it. Call before Textual
-    is imported and before any thread is started.
-
-    The child runs on one CPU of those allowed and the parent on the others until the child has
-    ended: left to the scheduler, the child starts on its parent's CPU and the two share it until
-    the load is balanced, which slowed the first frame by up to ~15 % (pinned: ~2 %)."""
+    """Fork the child (see the module docstring); None when it is not worth it or cannot be. Call before
+    Textual is imported."""
     if not worth_forking(args):
         return None
-    cpus = _cpus()
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no process left: the app loads alone
+        os.close(read_end)
+        os.close(write_end)
+        return None
     if pid == 0:  # the child: never returns
         code = 1
         try:
             os.close(read_end)
-            if cpus is not None:
-                os.sched_setaffinity(0, {max(cpus)})
             code = _child(args, write_end)
-        finally:  # whatever happened (an exception ends here unprinted: the parent's start-up reports problems)
+        finally:  # whatever happened (an exception ends here unprinted: the app's start-up reports problems)
             os._exit(code)
     os.close(write_end)
-    if cpus is not None:
-        os.sched_setaffinity(0, cpus - {max(cpus)})
-    return PreviewProcess(pid=pid, fd=read_end, cpus=cpus)
+    return PreviewProcess(pid=pid, fd=read_end)
 
 
 class PreviewProcess:
-    """The parent's side: the child's pid and the pipe's read end (a plain class: the first frame imports it);
-    ``cpus``: the parent's CPUs before the fork, given back to each of its threads once the child has ended."""
+    """The app's side: the child's pid and the pipe's read end (a plain class: the first frame imports it)."""
 
-    def __init__(self, *, pid: int, fd: int, cpus: set[int] | None = None) -> None:
-        self.pid, self.fd, self._cpus = pid, fd, cpus
+    def __init__(self, *, pid: int, fd: int) -> None:
+        self.pid, self.fd = pid, fd
         self._reaped = False
 
     async def wait(self) -> Preview | None:
@@ -113,22 +111,15 @@ class PreviewProcess:
     def stop(self) -> None:
         """End the child if it still runs (the app is done) and reap it; idempotent."""
         if not self._reaped:
-            try:
+            with contextlib.suppress(ProcessLookupError):  # already gone
                 os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:  # pragma: no cover - already reaped elsewhere
-                pass
             self._reap()
 
     def _reap(self) -> None:
-        if self._reaped:
-            return
-        with contextlib.suppress(ChildProcessError):  # reaped by someone else
-            os.waitpid(self.pid, 0)
-        self._reaped = True
-        if self._cpus is not None:  # every thread started since the fork has the narrower set too
-            for task in os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else ["0"]:
-                with contextlib.suppress(OSError):  # a thread that ended meanwhile
-                    os.sched_setaffinity(int(task), self._cpus)
+        if not self._reaped:
+            with contextlib.suppress(ChildProcessError):  # reaped by someone else
+                os.waitpid(self.pid, 0)
+            self._reaped = True
 
 
 def _child(args: argparse.Namespace, fd: int) -> int:
@@ -143,7 +134,7 @@ def _child(args: argparse.Namespace, fd: int) -> int:
 
     from .tui_start import checked_settings, session_actor
 
-    settings = checked_settings(args)[0].settings  # what the parent would refuse to start with ends here
+    settings = checked_settings(args)[0].settings  # what the app would refuse to start with ends here
     if not settings.tui.preview:
         return 0
     preview = asyncio.run(_first_page(settings, actor=session_actor(args)))
@@ -162,7 +153,7 @@ async def _first_page(settings: Settings, *, actor: Actor | None = None) -> Prev
 
     from .compose import compose
 
-    # A read writes no audit line: the child leaves the log to the parent.
+    # A read writes no audit line: the child leaves the log to the app.
     quiet = settings.model_copy(update={"audit": settings.audit.model_copy(update={"path": None})})
     session = compose(quiet).session(actor=actor)
     outcome = await session.run(list_line(None, settings.ui.page_size))
@@ -171,7 +162,7 @@ async def _first_page(settings: Settings, *, actor: Actor | None = None) -> Prev
 
 def page_preview(result: Result | None, env: EnvInfo) -> Preview | None:
     """A list's page as the table's (key, cells) and its env; None for anything else. No Rich here:
-    the parent, which has it loaded, makes the rows."""
+    the app, which has it loaded, makes the rows."""
     from bot_commands.results import PetList
     from bot_commands.views import pet_cells
     from tui.preview import EnvLabel, PlainCell, Preview
