@@ -9,16 +9,15 @@ then id); status and name never do.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, NamedTuple
+from dataclasses import dataclass
+from typing import Literal
 
 Justify = Literal["left", "right"]
 
 
-class ColumnSpec(NamedTuple):
-    """A column: its label, the key of its cells, how values sit, and how it sizes.
-
-    (A named tuple, not a frozen dataclass: the first frame builds this class, and a frozen dataclass
-    costs ~0.5-1 ms to create on Python 3.11, a named tuple ~0.1 ms.)"""
+@dataclass(frozen=True)
+class ColumnSpec:
+    """A column: its label, the key of its cells, how values sit, and how it sizes."""
 
     label: str
     key: str
@@ -29,7 +28,8 @@ class ColumnSpec(NamedTuple):
     fill_min: int = 10
 
 
-class Placed(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Placed:
     """A column as laid out: ``spec``, its index among the specs, and its width in cells (padding excluded)."""
 
     spec: int
