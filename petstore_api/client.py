@@ -60,7 +60,7 @@ def _as_secret(api_key: SecretStr | str | None) -> SecretStr | None:
 
 
 #: ``urljoin``, remembered for the last 64 (page URL, link target) pairs: a client listing the same
-#: page is sent the same relative ``rel="next"`` target each time (joining it was ~4 µs a list).
+#: page is sent the same relative ``rel="next"`` target each time.
 @lru_cache(maxsize=64)
 def _join(base: str, target: str) -> str:
     return urljoin(base, target)
@@ -79,7 +79,7 @@ def _tls_verify(base: httpx.URL, transport: object) -> ssl.SSLContext | bool:
 
     A client on an ``http://`` origin with no proxy in the environment never shakes
     hands over TLS (redirects are not followed and only same-origin URLs are sent),
-    so it skips loading the CA bundle (about 30 ms at start-up) and gets a
+    so it skips loading the system's CA bundle and gets a
     verifying context without CAs: were it ever used, verification would fail.
     """
     if transport is not None or base.scheme != "http" or getproxies():

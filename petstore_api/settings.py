@@ -254,7 +254,7 @@ def _config_file(config_path: str | Path | None, environ: Mapping[str, str]) -> 
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    import tomllib  # only when there is a config file to read (~2 ms of every start-up otherwise)
+    import tomllib  # only when there is a config file to read
 
     try:
         with path.open("rb") as fh:

@@ -275,8 +275,8 @@ def command_index(argv: Sequence[str]) -> int | None:
 
 def parse(words: Sequence[str]) -> argparse.Namespace:
     """``words`` parsed. Without a command word (``petstore``, the TUI, the most common start) the root's own
-    options are all there is to parse, so the parser of every command (~5 ms to build, most of it argparse's
-    first use) is built only for help, or for a usage error to say what is allowed."""
+    options are all there is to parse, so the parser of every command is built only for help, or for a usage
+    error to say what is allowed."""
     if command_index(words) is None and not HELP.intersection(words):
         try:
             args, rest = build_parser(commands=False).parse_known_args(words)

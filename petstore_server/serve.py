@@ -59,7 +59,8 @@ def _listen(host: str, port: int) -> socket.socket:
     """A listening TCP socket, bound before uvicorn starts so the printed URL is already reachable.
 
     Created with an explicit IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets whose proto
-    says TCP, and accepted sockets inherit it (without it every response waits ~40 ms on Nagle).
+    says TCP, and accepted sockets inherit it (without it small responses wait on Nagle's algorithm and
+    the client's delayed ACK).
     """
     family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[
         0

@@ -1,6 +1,6 @@
 """The main screen: env bar, status tabs, pets pane, chat pane. Wiring only.
 
-It is also the first frame (issue 20): ``MainScreen(None)`` paints the chrome in its loading
+It is also the first frame: ``MainScreen(None)`` paints the chrome in its loading
 state (the env bar says "loading…", the table is loading, the prompt takes typing) before the
 libraries load; :meth:`MainScreen.attach` gives it the session when the app's start-up worker
 has built it. So this module imports Textual and light modules only: the command layer's
@@ -457,7 +457,7 @@ def _handlers() -> dict[type, Callable[[MainScreen, Outcome], None]]:
 
 def preload() -> None:
     """Import what the first list needs on first use (the start-up worker calls this, off the event
-    loop); the screens it opens (~5 ms together) are imported when first opened."""
+    loop); the screens it opens are imported when first opened."""
     from bot_commands import results  # noqa: F401
 
     from .. import render, summaries  # noqa: F401
