@@ -73,7 +73,7 @@ def command_parser(cmd: Command) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     group = parser.add_argument_group(f"arguments of /{cmd.name} (as in run -c and chat)")
-    for arg in cmd.args:
+    for number, arg in enumerate(cmd.args):
         choices = arg.choices if isinstance(arg.choices, tuple) and arg.choices else None
         shown = f"{arg.help} ({', '.join(choices)})" if choices and arg.help and "one of" not in arg.help else arg.help
         if arg.flag and arg.switch:
@@ -82,7 +82,7 @@ def command_parser(cmd: Command) -> argparse.ArgumentParser:
             group.add_argument(arg.flag, metavar=arg.metavar, help=shown or None)
         else:
             group.add_argument(
-                f"{arg.dest}_{len(group._group_actions)}",
+                f"{arg.dest}_{number}",
                 metavar=arg.metavar or arg.dest,
                 nargs="?",
                 help=shown or None,

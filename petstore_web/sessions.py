@@ -23,6 +23,9 @@ from .access import Person
 GRACE = 3.0
 
 
+# textual-serve has no public way to start the app process: AppProcess overrides AppService's private hooks
+# (_build_environment, _open_app_process) and sets its _process and _stdin, so pyproject.toml
+# pins textual-serve to its minor version (tests/test_public_apis.py checks both).
 class AppProcess(AppService):
     """The app of one browser session: ``argv`` run with the web driver, relaying to the websocket; ``person``
     is who logged in (only they may fetch what the app delivers)."""
