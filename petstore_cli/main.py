@@ -303,6 +303,13 @@ def _main(argv: Sequence[str] | None) -> int:
     if command == "tui" and not _has_terminal():
         print(NO_TERMINAL, file=sys.stderr)  # before textual loads: it would draw into a file and wait
         return EXIT_USAGE
+    if command in {"serve", "web", "bot"}:
+        from .extras import missing_extra
+
+        missing = missing_extra(args)
+        if missing is not None:
+            print(missing, file=sys.stderr)
+            return EXIT_USAGE
     if command == "serve":
         from petstore_server.serve import serve_command
 

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from importlib.util import find_spec
 
 from petstore_os import no_core_dumps
+
+#: How to get what ``petstore serve`` runs on (uvicorn).
+INSTALL_SERVER = "pip install 'petstore[server]'"
 
 
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the program: no core file, before any secret is read (see petstore_os.limits)
         no_core_dumps()
+    if find_spec("uvicorn") is None:  # before anything of the service is imported
+        print(f"error: python -m petstore_server needs the server extra: {INSTALL_SERVER}", file=sys.stderr)
+        return 2
     from .options import add_serve_options
     from .serve import serve_command
 

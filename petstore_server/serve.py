@@ -18,9 +18,9 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
+from importlib.util import find_spec
 from pathlib import Path
 
-import psycopg
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
@@ -135,6 +135,21 @@ async def _prepare(target: StoreTarget, *, seed: bool) -> None:
         await store.close()
 
 
+#: The modules of the PostgreSQL backend: the postgres extra.
+POSTGRES_MODULES = ("psycopg", "psycopg_pool")
+NEEDS_POSTGRES = "a PostgreSQL database needs the postgres extra: pip install 'petstore[postgres]'"
+
+
+def _open_errors(target: StoreTarget) -> tuple[type[Exception], ...]:
+    """What opening ``target``'s database may raise (psycopg is imported only for PostgreSQL)."""
+    errors: tuple[type[Exception], ...] = (OSError, RuntimeError, StoreOpenError, sqlite3.Error)
+    if target.backend != "postgresql":
+        return errors
+    import psycopg
+
+    return (*errors, psycopg.Error)
+
+
 def run_server(
     *,
     host: str = "127.0.0.1",
@@ -159,9 +174,12 @@ def run_server(
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if target.backend == "postgresql" and not all(find_spec(module) for module in POSTGRES_MODULES):
+        print(f"error: {NEEDS_POSTGRES}", file=sys.stderr)
+        return 2
     try:
         asyncio.run(_prepare(target, seed=seed))
-    except (OSError, RuntimeError, StoreOpenError, sqlite3.Error, psycopg.Error) as exc:
+    except _open_errors(target) as exc:
         print(f"error: cannot open the database: {redact(str(exc), str(db_path))}", file=sys.stderr)
         return 1
     try:

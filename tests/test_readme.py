@@ -20,8 +20,9 @@ def test_readme_starts_with_two_commands() -> None:
     assert text.index("```") < 600, "the commands come first"
     commands = readme_commands()
     assert len(commands) == 2
-    assert commands[0].endswith("petstore")
-    assert "pytest" in commands[1]
+    assert all(command.startswith("python3 -m venv ") for command in commands)  # any Python 3.11+, not one version
+    assert "pip install . " in commands[0] and commands[0].endswith("petstore")  # the base install: no extra
+    assert "'.[all,test]'" in commands[1] and "pytest" in commands[1]  # every face, the test tools
 
 
 def test_ci_runs_exactly_the_readme_test_command() -> None:
