@@ -4,17 +4,13 @@
 
 ``--with-deps`` (a reference floor, not the issue's): the same app after importing the
 libraries ``petstore tui`` cannot start without (pydantic-settings and pydantic for its
-settings, httpx for the client, starlette and sqlite3 for the sandbox service), with the
-start-up tricks petstore uses (no httpx CLI, the cyclic GC paused while importing), so the
-ratio against it shows what our own code and the richer screen add.
+settings, httpx for the client, starlette and sqlite3 for the sandbox service), so the ratio
+against it shows what our own code and the richer screen add.
 """
 
-import gc
 import sys
 
 if "--with-deps" in sys.argv:
-    gc.disable()
-    sys.modules.setdefault("httpx._main", None)  # as petstore does (its CLI is never used)
     import sqlite3  # noqa: F401
 
     import httpx  # noqa: F401
@@ -23,10 +19,6 @@ if "--with-deps" in sys.argv:
 
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable
-
-if "--with-deps" in sys.argv:
-    gc.freeze()
-    gc.enable()
 
 
 class FloorApp(App[None]):
