@@ -167,7 +167,7 @@ def _script(play: str | None) -> Path | None:
 def tui_argv(args: argparse.Namespace, *, play: Path | None, audit: Path) -> tuple[str, ...]:
     """``petstore [connection flags] --audit-log FILE tui [--play SCRIPT --delay S]`` for this Python (the server
     adds each session's ``--web-actor NAME --web-role ROLE``)."""
-    argv = [sys.executable, "-m", "petstore_cli"]
+    argv = [sys.executable, "-P", "-m", "petstore_cli"]  # -P: the working directory is not put on sys.path
     for flag in ("env", "base_url", "config", "theme"):
         value = getattr(args, flag, None)
         if value is not None:

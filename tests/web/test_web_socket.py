@@ -29,9 +29,24 @@ pytestmark = pytest.mark.slow
 PETS = ("Goldie", "Luna")  # sample pets of a fresh sandbox
 
 
+#: A package of the same name as ours in the server's working directory: an app process that imported from there
+#: (``python -m`` puts the working directory first on sys.path) would leave the marker and never show the TUI.
+SHADOW = "import pathlib, sys\npathlib.Path('imported-from-cwd').touch()\nsys.exit(3)\n"
+
+
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with web_server(tmp_path_factory.mktemp("web"), "--max-sessions", "2") as server:
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The server's working directory, holding SHADOW as ``petstore_cli``."""
+    cwd = tmp_path_factory.mktemp("cwd")
+    (cwd / "petstore_cli").mkdir()
+    (cwd / "petstore_cli" / "__init__.py").write_text(SHADOW)
+    (cwd / "petstore_cli" / "__main__.py").write_text(SHADOW)
+    return cwd
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, workdir: Path) -> Iterator[Served]:
+    with web_server(tmp_path_factory.mktemp("web"), "--max-sessions", "2", cwd=workdir) as server:
         yield server
 
 
@@ -92,7 +107,7 @@ async def test_the_login_form_sets_a_cookie_naming_the_person(served: Served) ->
     assert children(served.proc.pid) == []  # a page starts no app: its websocket does
 
 
-async def test_a_session_shows_the_pets_takes_keys_and_ends_with_its_socket(served: Served) -> None:
+async def test_a_session_shows_the_pets_takes_keys_and_ends_with_its_socket(served: Served, workdir: Path) -> None:
     async with client() as http:
         await served.login(http)
         socket = await http.ws_connect(served.ws)
@@ -108,6 +123,7 @@ async def test_a_session_shows_the_pets_takes_keys_and_ends_with_its_socket(serv
         await socket.close()  # the server answers the close once the app has ended
         assert children(served.proc.pid) == []
     assert wait_gone(app, timeout=0)
+    assert not (workdir / "imported-from-cwd").exists()  # the app ran our petstore_cli, not the working dir's
 
 
 @pytest.mark.parametrize("end", ["ctrl+q", "crash"])

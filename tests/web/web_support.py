@@ -102,17 +102,20 @@ def audit_lines(home: Path) -> list[dict[str, object]]:
 
 
 @contextlib.contextmanager
-def web_server(home: Path, *args: str, people: bool = False, access: Sequence[str] = ()) -> Iterator[Served]:
+def web_server(
+    home: Path, *args: str, people: bool = False, access: Sequence[str] = (), cwd: Path = ROOT
+) -> Iterator[Served]:
     """``petstore web --port 0 --token-file ...`` (``people``: ``--tokens`` with PEOPLE, ``Served.token`` being
-    alice's; ``access``: these options instead) with ``args``; SIGTERM (then SIGKILL) at the end."""
+    alice's; ``access``: these options instead) with ``args``, run from ``cwd`` (``-P``: the server itself never
+    imports from there); SIGTERM (then SIGKILL) at the end."""
     home.mkdir(parents=True, exist_ok=True)
     if people:
         access = ["--tokens", str(secret_file(home / "tokens", tokens_text()))]
     elif not access:
         access = ["--token-file", str(secret_file(home / "token", TOKEN + "\n"))]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "petstore_cli", "web", "--port", "0", *access, *args],
-        cwd=ROOT,
+        [sys.executable, "-P", "-m", "petstore_cli", "web", "--port", "0", *access, *args],
+        cwd=cwd,
         env=environment(home),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
