@@ -1,4 +1,4 @@
-"""Regenerate the README's TUI screenshots in docs/ (not a test).
+"""Regenerate the TUI screenshots in docs/images/ (not a test): the README and docs/tui.md show them.
 
 Run: ``.venv/bin/python tests/tui/make_screenshots.py`` from the repository root.
 Uses a fresh sandbox in a temporary directory, so the pictures are the same each time.
@@ -20,7 +20,7 @@ from tui_support import SIZE, Harness, settle  # noqa: E402
 
 from petstore_server.sandbox import Sandbox  # noqa: E402
 
-DOCS = ROOT / "docs"
+DOCS = ROOT / "docs" / "images"
 
 
 async def shoot(name: str, steps, *, size: tuple[int, int] = SIZE, theme: str = "textual-dark") -> None:

@@ -341,7 +341,7 @@ async def test_production_stays_red_in_every_theme(harness) -> None:
 
 
 def test_screenshots_name_the_sandbox_as_a_real_run_does() -> None:
-    shots = sorted((Path(__file__).resolve().parents[2] / "docs").glob("tui-*.svg"))
+    shots = sorted((Path(__file__).resolve().parents[2] / "docs" / "images").glob("tui-*.svg"))
     assert len(shots) >= 5
     for shot in shots:
         text = shot.read_text(encoding="utf-8")

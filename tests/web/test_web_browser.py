@@ -92,6 +92,7 @@ def test_the_tui_in_the_browser(browser: Any, served: Served, tmp_path: Path) ->
     page.keyboard.type("add Web --category 2")
     page.keyboard.press("Enter")
     wait_for(page, "Created #13 Web", "13 pets shown")  # the new pet, in the table too
+    # docs/images/petstore-web.png is this picture, made smaller: convert -strip +dither -colors 128 PNG8
     shot = tmp_path / "petstore-web.png"
     page.screenshot(path=str(shot))
     print(f"screenshot: {shot}")
