@@ -3,7 +3,7 @@
 A *call* is everything one client method does on the wire: one or more
 attempts plus the sleeps between them, all inside ``Timeouts.total``.
 
-Retry rules (see README):
+Retry rules (docs/client.md says them to users):
 
 * A call is *idempotent* when it is a GET or carries an ``Idempotency-Key``.
 * Idempotent calls are retried after connection failures, timeouts and broken

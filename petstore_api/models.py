@@ -37,7 +37,7 @@ __all__ = [
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
-#: Names are bounded by this project (the spec shows no limit); see README.
+#: Names are bounded by this project (the spec shows no limit); see docs/spec-gaps.md.
 NAME_MAX_LENGTH = 200
 LIMIT_MIN, LIMIT_MAX, LIMIT_DEFAULT = 1, 100, 20
 #: getPet is removed on this date (spec 4.3 and 9.2).
