@@ -54,7 +54,8 @@ async def test_a_browser_gone_silent_ends_its_session_and_its_app(server: WebSer
         await http.post(f"{base}/login", data={"token": TOKEN})
         socket = await http.ws_connect(f"ws://127.0.0.1:{server.port}/ws?width=100&height=30", autoping=False)
         first = await asyncio.wait_for(socket.receive(), 30)
-        while first.type is WSMsgType.PING:  # the heartbeat can come before the app's first frame on busy cores
+        while first.type is WSMsgType.PING:  # on busy cores the heartbeat comes before the app's first frame:
+            await socket.pong(first.data)  # the browser is alive until the app draws, so the session waits for it
             first = await asyncio.wait_for(socket.receive(), 30)
         assert first.data  # the app is up and drawing
         [app] = server.sessions.apps
