@@ -101,8 +101,8 @@ async def wait_page(timeout: float = 30.0) -> None:
 
 async def run_product(args: argparse.Namespace) -> dict[str, Any]:
     os.environ["PETSTORE_API_KEY"] = args.key
-    from petstore_api.settings import load_settings
     from petstore_cli.compose import compose
+    from petstore_cli.settings.load import load_settings
     from tui.app import PetStoreApp
     from tui.widgets.pets_pane import PetsPane
 

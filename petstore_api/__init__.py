@@ -15,7 +15,6 @@ _LAZY = {
     "PetStoreClient": "client",
     "Timeouts": "client",
     "RetryPolicy": "client",
-    "Settings": "settings",
     "mask_secret": "masking",
     "PetStatus": "models",
     "NewPet": "models",
@@ -31,7 +30,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .client import PetStoreClient, RetryPolicy, Timeouts
     from .masking import mask_secret
     from .models import CreatedPet, DeprecationNotice, ErrorBody, NewPet, Pet, PetPage, PetStatus, PetWithNotice
-    from .settings import Settings
 
 
 def __getattr__(name: str) -> Any:

@@ -13,7 +13,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 
-from petstore_api.bot_settings import RateLimit
+from .settings import RateLimit
 
 __all__ = ["RateLimiter", "Verdict"]
 

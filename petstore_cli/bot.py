@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Literal
 from bot_commands.errors import EXIT_FAILED, EXIT_OK, Forbidden
 from bot_commands.policy import Actor, Policy, Role
 from bot_commands.session import CommandSession
-from petstore_api.bot_settings import BotSettings
 from petstore_api.errors import ConfigError
-from petstore_api.settings import Settings, default_config_path, default_data_dir
 from petstore_bot.chat import Handler
 from petstore_bot.core import BotCore
 from petstore_bot.ratelimit import RateLimiter
 from petstore_bot.roles import RoleBook
+from petstore_bot.settings import BotSettings
+from petstore_cli.settings.model import Settings
+from petstore_cli.settings.paths import default_config_path, default_data_dir
 
 from .compose import Composition, compose
 

@@ -29,7 +29,7 @@ from bot_commands.results import Quit
 from bot_commands.sanitize import visible
 from bot_commands.session import CommandSession
 from bot_commands.views import BlankView, present
-from petstore_api.settings import Settings
+from petstore_cli.settings.model import Settings
 
 from .chat_start import HISTORY_FILE
 
@@ -190,7 +190,7 @@ _make_confirm = make_confirm  # the name tests knew
 
 def chat_main(settings: Settings, *, sandbox_reset: bool = False) -> int:
     """Entry point of ``petstore chat`` (called by petstore_cli.faces)."""
-    from petstore_api.settings import default_data_dir
+    from petstore_cli.settings.paths import default_data_dir
 
     from .compose import compose
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot_commands.history import HISTORY_FILE
-from petstore_api.paths import default_data_dir
+from petstore_cli.settings.paths import default_data_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console

@@ -22,9 +22,11 @@ from bot_commands.ports import Confirm
 from bot_commands.registry import Registry
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
-from petstore_api.client import PetStoreClient, RetryPolicy, Timeouts, asgi_transport
+from petstore_api.client import PetStoreClient, asgi_transport
 from petstore_api.masking import mask_secret
-from petstore_api.settings import Settings, Target, default_data_dir, resolve_target
+from petstore_cli.settings.model import Settings
+from petstore_cli.settings.paths import default_data_dir
+from petstore_cli.settings.target import Target, resolve_target
 from petstore_os import Warn
 
 #: Base URL the in-process sandbox is addressed by; nothing leaves the process.
@@ -105,12 +107,8 @@ def compose(
         base_url=base_url,
         api_key=api_key,
         transport=transport,
-        timeouts=Timeouts(
-            connect=settings.http.connect_timeout,
-            read=settings.http.read_timeout,
-            total=settings.http.timeout,
-        ),
-        retry=RetryPolicy(attempts=settings.http.retries + 1, retry_after_cap=settings.http.retry_after_cap),
+        timeouts=settings.http.timeouts(),
+        retry=settings.http.retry_policy(),
         allow_insecure_http=settings.http.allow_insecure_http or target.sandbox,
     )
     env = EnvInfo(

@@ -1,6 +1,6 @@
 """``petstore config path|show|init``: where the config file is, what is in effect and why, a new file.
 
-``show`` lists every setting of :class:`petstore_api.settings.Settings` (walked from the model,
+``show`` lists every setting of :class:`petstore_cli.settings.model.Settings` (walked from the model,
 so a new setting shows up by itself) with its effective value and where it came from: a flag,
 an environment variable (named), the config file (``file:line``) or the default. The API keys
 are masked. ``init`` writes ``config.example.toml`` (shipped in this package; a test keeps it
@@ -23,7 +23,8 @@ from pydantic import BaseModel, SecretStr
 
 from bot_commands.errors import EXIT_OK, EXIT_USAGE
 from petstore_api.masking import mask_secret
-from petstore_api.settings import Settings, find_config_file, load_settings, setting_source
+from petstore_cli.settings.load import find_config_file, load_settings, setting_source
+from petstore_cli.settings.model import Settings
 from petstore_os import open_private
 
 from .faces import overrides

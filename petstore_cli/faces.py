@@ -9,7 +9,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from petstore_api.settings import LoadedSettings, load_settings
+from petstore_cli.settings.load import LoadedSettings, load_settings
 
 
 def run_face(command: str, args: argparse.Namespace) -> int:

@@ -31,7 +31,7 @@ from bot_commands.sanitize import visible
 from bot_commands.script import ScriptLine, parse_script, play_script, read_script, script_lines
 from bot_commands.session import CommandSession
 from bot_commands.views import BlankView, notes_of, present
-from petstore_api.settings import Settings
+from petstore_cli.settings.model import Settings
 
 from .compose import compose
 

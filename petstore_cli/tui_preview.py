@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from bot_commands.policy import Actor
     from bot_commands.results import EnvInfo, Result
-    from petstore_api.settings import Settings
+    from petstore_cli.settings.model import Settings
     from tui.preview import Preview
 
 #: ``[tui] preview`` in the environment: read before forking (pydantic reads it again in the child).

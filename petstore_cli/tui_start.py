@@ -16,13 +16,13 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from bot_commands.history import HISTORY_FILE
-from petstore_api.paths import default_data_dir
+from petstore_cli.settings.paths import default_data_dir
 from petstore_os import tighten
 from tui.startup import PreviewSource, Started, StartupError
 
 if TYPE_CHECKING:  # pragma: no cover
     from bot_commands.policy import Actor
-    from petstore_api.settings import LoadedSettings
+    from petstore_cli.settings.load import LoadedSettings
 
 #: The TUI's state file in the data dir: the theme chosen in it.
 TUI_STATE_FILE = "tui-state.json"

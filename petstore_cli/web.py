@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from .main import EXIT_USAGE
 
 if TYPE_CHECKING:  # the parser imports this module: nothing heavy at import time
-    from petstore_api.settings import LoadedSettings, Settings
+    from petstore_cli.settings.load import LoadedSettings
+    from petstore_cli.settings.model import Settings
     from petstore_web.access import People, Proxies
 
 REMOTE_WARNING = (
@@ -129,7 +130,7 @@ def _access(args: argparse.Namespace) -> _Access:
 def web_audit_path(settings: Settings) -> Path:
     """``[audit] path`` (``--audit-log`` sets it), else audit.ndjson in the data dir, the bots' default: a browser
     session's writes and refusals are always audited."""
-    from petstore_api.paths import default_data_dir
+    from petstore_cli.settings.paths import default_data_dir
 
     return (settings.audit.path or default_data_dir() / "audit.ndjson").expanduser().resolve()
 
@@ -142,7 +143,7 @@ def _check_audit(path: Path) -> None:
 
 def _preflight(loaded: LoadedSettings, args: argparse.Namespace) -> str | None:
     """What would stop every session's TUI, said once here: an unknown theme, an environment without an address."""
-    from petstore_api.settings import resolve_target
+    from petstore_cli.settings.target import resolve_target
     from tui.themes import unknown_theme
 
     settings = loaded.settings
@@ -184,7 +185,7 @@ def tui_argv(args: argparse.Namespace, *, play: Path | None, audit: Path) -> tup
 
 
 def _reset_sandbox(loaded: LoadedSettings) -> None:
-    from petstore_api.settings import resolve_target
+    from petstore_cli.settings.target import resolve_target
     from petstore_server.sandbox import Sandbox
 
     from .compose import sandbox_dir

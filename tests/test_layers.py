@@ -31,13 +31,19 @@ CHAT_SDKS = {"nio", "slack_sdk", "slack_bolt", "aiohttp"}
 #: the web face's server: textual-serve (and the aiohttp it runs on) only in petstore_web/.
 WEB = {"textual_serve", "aiohttp_jinja2"}
 
+#: the application's settings (pydantic-settings, the config file in the platform dirs): petstore_cli/settings only;
+#: the client keeps the client's own (base URL, key, timeouts, retries), the command layer and the TUI get values.
+APP_SETTINGS = {"pydantic_settings", "platformdirs"}
+
 #: package -> top-level modules it must never import (directly or lazily).
 FORBIDDEN = {
     "petstore_api": {"textual", "tui", "bot_commands", "petstore_server", "petstore_cli", "starlette", "uvicorn"}
+    | APP_SETTINGS
     | CHAT_SDKS
     | WEB
     | {"petstore_bot", "petstore_web"},
     "bot_commands": {"textual", "tui", "petstore_server", "petstore_cli", "starlette", "uvicorn", "petstore_bot"}
+    | APP_SETTINGS
     | CHAT_SDKS
     | WEB
     | {"petstore_web"},
@@ -47,6 +53,7 @@ FORBIDDEN = {
     | {"petstore_web"},
     # The TUI takes what it shows and checks from bot_commands (outcomes, views, validation), never the client.
     "tui": {"petstore_server", "petstore_cli", "petstore_api", "httpx", "petstore_bot", "petstore_web"}
+    | APP_SETTINGS
     | CHAT_SDKS
     | WEB,
     "petstore_bot": {"textual", "tui", "petstore_server", "petstore_cli", "petstore_web"} | WEB,

@@ -13,7 +13,9 @@ import pytest
 
 from petstore_api.errors import ConfigError
 from petstore_api.masking import mask_secret
-from petstore_api.settings import Settings, load_settings, resolve_target
+from petstore_cli.settings.load import load_settings
+from petstore_cli.settings.model import Settings
+from petstore_cli.settings.target import resolve_target
 
 CANARY = "sk-CANARY-settings-0123456789"
 
@@ -71,7 +73,7 @@ def test_config_path_from_environment(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_platform_config_file_is_read_when_present(tmp_path: Path) -> None:
-    from petstore_api.settings import default_config_path
+    from petstore_cli.settings.paths import default_config_path
 
     path = default_config_path()
     path.parent.mkdir(parents=True)

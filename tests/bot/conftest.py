@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from petstore_api.settings import Settings, load_settings
 from petstore_bot.core import BotCore
 from petstore_bot.testing import ChatRoom
 from petstore_cli.bot import audit_path, build_core, compose_bot
 from petstore_cli.compose import Composition
+from petstore_cli.settings.load import load_settings
+from petstore_cli.settings.model import Settings
 
 ALICE, OSCAR, BOB, CAROL = "@alice:test", "@oscar:test", "@bob:test", "@carol:test"
 

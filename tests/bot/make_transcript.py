@@ -31,11 +31,11 @@ from transcript_page import Said, page, screenshot  # noqa: E402
 
 from bot.conftest import config  # noqa: E402
 from bot.slack_support import SECRET, Capture, SlackClient, block_text, buttons, serving  # noqa: E402
-from petstore_api.settings import load_settings  # noqa: E402
 from petstore_bot.slack import SlackFace, post_json  # noqa: E402
 from petstore_bot.slack_render import CONFIRM_ACTION  # noqa: E402
 from petstore_bot.slack_verify import SlackSignature  # noqa: E402
 from petstore_cli.bot import build_core, compose_bot  # noqa: E402
+from petstore_cli.settings.load import load_settings  # noqa: E402
 
 IMAGE = ROOT / "docs" / "images" / "slack-channel.png"
 NOTE = (

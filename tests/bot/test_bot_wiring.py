@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from petstore_api.settings import load_settings
 from petstore_bot.testing import ChatRoom
 from petstore_cli.bot import CHAT_SLEEP_MAX, build_core, compose_bot
+from petstore_cli.settings.load import load_settings
 
 
 def _settings(tmp_path: Path, extra: str = ""):

@@ -12,10 +12,10 @@ import pytest
 from bot_commands.commands import default_registry
 from bot_commands.policy import Access, Actor, Policy, Role
 from bot_commands.session import CommandSession
-from petstore_api.bot_settings import BotSettings, parse_rate_limit
 from petstore_bot.core import BotCore
 from petstore_bot.ratelimit import RateLimiter, Verdict
 from petstore_bot.roles import RoleBook
+from petstore_bot.settings import BotSettings, parse_rate_limit
 from petstore_bot.testing import ChatRoom
 from petstore_cli.bot import CHAT_HISTORY, bot_policy
 

@@ -84,7 +84,7 @@ def test_show_names_the_source_of_every_setting_and_masks_keys(tmp_path: Path) -
     assert rows["api_key"][1:] == ["env", "PETSTORE_API_KEY"]
     assert rows["http.connect_timeout"] == ["5.0", "default"]
     assert CANARY not in out.stdout + out.stderr
-    from petstore_api.settings import Settings
+    from petstore_cli.settings.model import Settings
 
     assert len(rows) == sum(1 for _ in _leaves(Settings))  # every setting, none twice
 

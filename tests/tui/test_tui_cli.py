@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot_commands.history import PromptHistory, is_secret
-from petstore_api.settings import load_settings
+from petstore_cli.settings.load import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -157,7 +157,7 @@ def test_the_first_frame_imports_no_settings_models_client_or_sandbox() -> None:
         "import petstore_cli.main, petstore_cli.tui_start, tui.app, tui.run\n"
         "heavy = {'httpx', 'pydantic', 'pydantic_settings', 'pydantic_core', 'starlette', 'uvicorn', 'sqlite3',\n"
         "         'petstore_server', 'petstore_api.models', 'petstore_api.settings', 'bot_commands.session',\n"
-        "         'bot_commands.results', 'tui.summaries', 'tui.screens.detail', 'json', 'shlex'}\n"
+        "         'petstore_cli.settings.model', 'petstore_cli.settings.load', 'bot_commands.results', 'tui.summaries', 'tui.screens.detail', 'json', 'shlex'}\n"
         "print(sorted(heavy & set(sys.modules)), 'tui.screens.main' in sys.modules)\n"
     )
     out = python_run(code)

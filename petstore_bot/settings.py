@@ -1,7 +1,7 @@
 """The ``[bot]`` settings: what the chat bots share (prefix, roles, confirmation, rate limit, audit) and each platform.
 
-Plain pydantic models with no chat SDK import; ``Settings.bot`` holds them. Secrets (the Matrix password or access
-token, Slack's signing secret, Mattermost's token) are ``SecretStr`` and never printed.
+Plain pydantic models with no chat SDK import; the application's settings hold them as ``bot``. Secrets (the
+Matrix password or access token, Slack's signing secret, Mattermost's token) are ``SecretStr`` and never printed.
 """
 
 from __future__ import annotations
@@ -90,7 +90,9 @@ class MatrixSettings(BaseModel):
         if value is not None and not value.startswith(("https://", "http://")):
             raise ValueError("must start with https:// (or http:// for a homeserver on this machine)")
         if value is not None and value.startswith("http://"):
-            from .urls import is_loopback  # the client's rule: no secret over plain http beyond this machine
+            from petstore_api.urls import (
+                is_loopback,  # the client's rule: no secret over plain http beyond this machine
+            )
 
             if not is_loopback(urlsplit(value).hostname or ""):
                 raise ValueError(
