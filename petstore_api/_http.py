@@ -28,7 +28,8 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from . import errors
+import petstore_api.errors as errors
+
 from .policy import RETRY_STATUSES, RetryPolicy, Timeouts, parse_retry_after
 from .urls import origin
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from . import validation
+import petstore_api.validation as validation
+
 from .errors import InputError
 from .models import NewPet, PetStatus
 

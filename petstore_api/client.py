@@ -26,7 +26,6 @@ from urllib.request import getproxies
 import httpx
 from pydantic import SecretStr
 
-from . import __version__
 from ._decode import api_error, read_json, read_pet, read_pets
 from ._http import MAX_RESPONSE_BYTES, BearerAuth, Call, Reply, Sender, host_label
 from ._inputs import build_new_pet, check_idempotency_key, check_limit, check_pet_id, check_status
@@ -37,6 +36,7 @@ from .masking import mask_secret
 from .models import CreatedPet, NewPet, PetPage, PetStatus, PetWithNotice
 from .policy import RetryPolicy, Timeouts
 from .urls import PetStoreWarning, check_base_url, check_key_transport, same_origin
+from .version import __version__
 
 __all__ = ["PetStoreClient", "Timeouts", "RetryPolicy", "PetStoreWarning", "USER_AGENT", "asgi_transport"]
 
