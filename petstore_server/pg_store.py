@@ -21,6 +21,7 @@ from psycopg import AsyncConnection
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import AsyncConnectionPool
 
+from .db_url import redact
 from .records import (
     IDEMPOTENCY_TTL_SECONDS,
     MIN_ID,
@@ -34,7 +35,6 @@ from .records import (
     StoreOpenError,
     render_page,
 )
-from .storage import redact
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore", "decode_name", "encode_name"]
 

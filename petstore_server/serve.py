@@ -24,10 +24,11 @@ from pathlib import Path
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
+from .db_url import StoreTarget, parse_db, redact
 from .options import OptionError, serve_options
 from .records import StoreOpenError
 from .served import ServeSettings, served_app
-from .storage import StoreTarget, open_store, parse_db, redact
+from .storage import open_store
 
 __all__ = ["generate_key", "run_server", "serve_command"]
 

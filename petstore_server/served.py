@@ -13,7 +13,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .accesslog import AccessLog, open_access_log
 from .app import create_app
-from .storage import Store, open_store, parse_db, redact
+from .db_url import parse_db, redact
+from .storage import Store, open_store
 
 __all__ = ["ServeSettings", "ServedApp", "served_app"]
 

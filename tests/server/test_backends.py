@@ -9,10 +9,11 @@ import sqlite3
 import psycopg
 import pytest
 
+from petstore_server.db_url import parse_db
 from petstore_server.pg_store import PostgresStore
 from petstore_server.records import Idempotency, IdempotencyConflict, SchemaTooNew
 from petstore_server.sqlite_store import SqliteStore
-from petstore_server.storage import Store, parse_db
+from petstore_server.storage import Store
 from petstore_server.store import SCHEMA_VERSION, PetStore
 
 #: What the first release wrote (no schema_version table): a file of that layout must open as is.
