@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:  # pragma: no cover
+    from textual.screen import Screen
+
     from bot_commands.registry import Command
 
-    from .app import PetStoreApp
+
+class SlashHost(Protocol):
+    """What the palette asks of the app it serves (the TUI's app)."""
+
+    @property
+    def main_screen(self) -> Screen[Any]: ...
+
+    def slash_command(self, line: str, *, run: bool) -> None: ...
 
 
 def _commands(app: object) -> list[Command]:
@@ -40,9 +49,9 @@ class SlashCommands(Provider):
                 yield Hit(score, matcher.highlight(text), partial(self._choose, cmd), help=help_text)
 
     def _choose(self, cmd: Command) -> None:
-        app: PetStoreApp = self.app  # type: ignore[assignment]
+        app = cast(SlashHost, self.app)
         if cmd.name in SCREENS:
-            app.call_later(app.main_screen.run_action, SCREENS[cmd.name])
+            self.app.call_later(app.main_screen.run_action, SCREENS[cmd.name])
             return
         needs_args = any(arg.required for arg in cmd.args)
         app.slash_command(f"/{cmd.name}", run=not needs_args)

@@ -12,13 +12,30 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from bot_commands.outcome import Outcome
-from bot_commands.script import ScriptLine, ScriptReport, play_script, script_lines
+from bot_commands.script import ScriptLine, ScriptReport, ScriptRunner, play_script, script_lines
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .screens.main import MainScreen
+
+class Prompt(Protocol):
+    """The prompt the player types into."""
+
+    def type_into(self, text: str) -> None: ...
+
+
+class Stage(Protocol):
+    """What the player drives: the main screen (its session, its prompt, the screens over it)."""
+
+    @property
+    def live(self) -> ScriptRunner: ...
+
+    @property
+    def chat(self) -> Prompt: ...
+
+    async def close_overlays(self) -> None: ...
+
+    async def run_line(self, line: str) -> Outcome: ...
 
 
 @dataclass
@@ -51,7 +68,7 @@ class Player:
         self.skipping = True
         self.running.set()
 
-    async def play(self, screen: MainScreen) -> ScriptReport:
+    async def play(self, screen: Stage) -> ScriptReport:
         face = _Typist(self, screen)
         self.report = await play_script(screen.live, script_lines(self.lines), face=face, execute=screen.run_line)
         return self.report
@@ -60,7 +77,7 @@ class Player:
 class _Typist:
     """The TUI's script face: types each line into the prompt before the screen runs it."""
 
-    def __init__(self, player: Player, screen: MainScreen) -> None:
+    def __init__(self, player: Player, screen: Stage) -> None:
         self.player, self.screen = player, screen
 
     async def before(self, item: ScriptLine, *, shown: str, name: str) -> bool:
