@@ -22,6 +22,7 @@ from typing import IO
 from rich.console import Console
 from rich.text import Text
 
+from bot_commands.history import HISTORY_FILE
 from bot_commands.outcome import Outcome
 from bot_commands.ports import Confirm
 from bot_commands.render import render_failure, to_rich
@@ -30,8 +31,6 @@ from bot_commands.sanitize import visible
 from bot_commands.session import CommandSession
 from bot_commands.views import BlankView, present
 from petstore_cli.settings.model import Settings
-
-from .chat_start import HISTORY_FILE
 
 __all__ = ["HISTORY_FILE", "ChatLoop", "ask", "chat_main", "make_confirm", "run_chat"]
 

@@ -83,7 +83,7 @@ def _command_sub(cmd: Command, spec: CompletionSpec, names: list[str], shared: l
 
 def spec(parser: argparse.ArgumentParser) -> CompletionSpec:
     """What the completion scripts offer, from ``parser`` (petstore's) and the registry."""
-    from .main import output_options
+    from .options import output_options
 
     result = CompletionSpec(global_flags=[], subs={}, flag_values={}, takes_value=set(), file_flags=set())
     for action in _actions(parser):

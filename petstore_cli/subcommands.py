@@ -20,7 +20,8 @@ from bot_commands.parser import join_command
 from bot_commands.registry import Command, Registry
 from bot_commands.validation import suggest
 
-from .main import EXIT_USAGE, FACES, global_options, output_options
+from .exits import EXIT_USAGE
+from .options import FACES, global_options, output_options
 
 __all__ = ["command_parser", "petstore_options", "split_words", "subcommand_args"]
 

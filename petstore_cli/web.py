@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .main import EXIT_USAGE
+from .exits import EXIT_USAGE
 
 if TYPE_CHECKING:  # the parser imports this module: nothing heavy at import time
     from petstore_cli.settings.load import LoadedSettings
@@ -23,50 +23,6 @@ REMOTE_WARNING = (
     "petstore: warning: listening on {host}, beyond this machine: the traffic, the token included, "
     "is not encrypted unless a TLS proxy is in front"
 )
-
-
-def add_web_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
-    p.add_argument("--play", metavar="SCRIPT", help="play this script of slash commands in every new session")
-    p.add_argument("--delay", type=float, default=None, metavar="SECONDS", help="typing delay when playing")
-    who = p.add_mutually_exclusive_group()
-    who.add_argument(
-        "--token-file",
-        metavar="FILE",
-        help="read the owner's access token from FILE (its first line) instead of generating one",
-    )
-    who.add_argument(
-        "--tokens",
-        metavar="FILE",
-        help="the people who may log in, one a line: NAME ROLE TOKEN (role none, viewer or operator); "
-        "each browser session is the actor web:NAME",
-    )
-    p.add_argument(
-        "--forwarded-allow-ips",
-        metavar="IPS",
-        default="",
-        help="proxies (comma-separated addresses or networks, * for any) whose X-Forwarded-Proto and "
-        "X-Forwarded-Host are believed; default: none",
-    )
-    p.add_argument(
-        "--allow-remote",
-        action="store_true",
-        help="allow an address beyond loopback (the traffic is not encrypted: put a TLS proxy in front)",
-    )
-    p.add_argument(
-        "--max-sessions", type=_positive, default=4, metavar="N", help="TUI processes at most at once (default: 4)"
-    )
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 100, not {text!r}")
-    return value
 
 
 def web_main(loaded: LoadedSettings, args: argparse.Namespace) -> int:

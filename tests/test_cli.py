@@ -98,9 +98,13 @@ def test_the_program_turns_pydantic_plugins_off_unless_told_otherwise(environ: d
 
 def test_the_cli_exit_codes_are_the_command_layers() -> None:
     from bot_commands import errors
-    from petstore_cli import main
+    from petstore_cli import exits
 
-    assert (main.EXIT_OK, main.EXIT_FAILED, main.EXIT_USAGE) == (errors.EXIT_OK, errors.EXIT_FAILED, errors.EXIT_USAGE)
+    assert (exits.EXIT_OK, exits.EXIT_FAILED, exits.EXIT_USAGE) == (
+        errors.EXIT_OK,
+        errors.EXIT_FAILED,
+        errors.EXIT_USAGE,
+    )
 
 
 @pytest.mark.parametrize(
@@ -117,7 +121,7 @@ def test_the_cli_exit_codes_are_the_command_layers() -> None:
 )
 def test_parsing_without_the_commands_parser_reads_what_the_whole_parser_reads(words: list[str]) -> None:
     """`petstore` with no command word (the TUI) skips building every command's parser: same namespace."""
-    from petstore_cli.main import build_parser, parse
+    from petstore_cli.options import build_parser, parse
 
     assert vars(parse(words)) == vars(build_parser().parse_args(words))
 
@@ -129,7 +133,7 @@ def test_parsing_without_the_commands_parser_reads_what_the_whole_parser_reads(w
 def test_a_usage_error_without_a_command_word_shows_the_whole_usage(
     words: list[str], says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from petstore_cli.main import parse
+    from petstore_cli.options import parse
 
     with pytest.raises(SystemExit) as ended:
         parse(words)

@@ -19,8 +19,6 @@ ROOT = Path(__file__).resolve().parents[1]
 _PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 #: Every package the project installs.
 PACKAGES = [pattern.rstrip("*") for pattern in _PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]]
-#: Packages whose cycles are known and being untangled (issue 29): each is an expected failure until then.
-KNOWN_CYCLES = {"petstore_cli"}
 
 
 def module_files(package: str) -> dict[str, Path]:
@@ -104,15 +102,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-@pytest.mark.parametrize(
-    "package",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(reason="known cycles, being removed (issue 29)", strict=True))
-        if p in KNOWN_CYCLES
-        else p
-        for p in PACKAGES
-    ],
-)
+@pytest.mark.parametrize("package", PACKAGES)
 def test_no_import_cycle_inside_a_package(package: str) -> None:
     assert cycles(graph(package)) == []
 

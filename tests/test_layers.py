@@ -158,7 +158,7 @@ def test_the_host_measures_use_the_standard_library_only() -> None:
 def test_version_and_help_do_not_import_heavy_libraries() -> None:
     code = (
         "import sys\n"
-        "from petstore_cli.main import build_parser\n"
+        "from petstore_cli.options import build_parser\n"
         "build_parser().format_help()\n"
         "heavy = {'textual', 'httpx', 'pydantic', 'pydantic_settings', 'rich', 'starlette', 'uvicorn'}\n"
         "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"

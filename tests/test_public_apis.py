@@ -33,7 +33,7 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 #: Every package of the project, as pyproject.toml lists them.
 PACKAGES = tuple(pattern.rstrip("*") for pattern in PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"])
 #: argparse's action introspection: the modules that read a parser's options, and the names they may use.
-ARGPARSE_MODULES = {"petstore_cli/completion.py", "petstore_cli/subcommands.py", "petstore_cli/main.py"}
+ARGPARSE_MODULES = {"petstore_cli/completion.py", "petstore_cli/subcommands.py", "petstore_cli/options.py"}
 ARGPARSE_NAMES = {"_actions", "_choices_actions", "_SubParsersAction"}
 #: Private-looking names that are public API.
 PUBLIC = {("os", "_exit")}

@@ -14,7 +14,7 @@ import pytest
 from bot_commands.commands import default_registry
 from petstore_cli.completion import spec
 from petstore_cli.config import toml_line
-from petstore_cli.main import build_parser
+from petstore_cli.options import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 CANARY = "sk-CANARY-config-77aa99bb"

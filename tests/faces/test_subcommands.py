@@ -22,7 +22,7 @@ import pytest
 
 from bot_commands.commands import MAX_PAGES, default_registry
 from bot_commands.views import with_prefix
-from petstore_cli.main import FACES, build_parser
+from petstore_cli.options import FACES, build_parser
 from petstore_cli.subcommands import petstore_options, split_words
 from petstore_server.store import PetStore
 

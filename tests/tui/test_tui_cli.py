@@ -154,7 +154,7 @@ async def test_files_open_to_others_are_tightened_and_the_tui_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The TUI owns the terminal, so the lines go to its warnings (notified once it is up), not to stderr."""
-    from petstore_cli.main import parse
+    from petstore_cli.options import parse
     from petstore_cli.tui_start import build
 
     for name, value in environment(tmp_path).items():

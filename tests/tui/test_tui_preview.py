@@ -26,7 +26,7 @@ from textual.pilot import Pilot
 from tui_support import Harness, screen_text, wait_for_screen
 
 from bot_commands.session import CommandSession
-from petstore_cli.main import build_parser
+from petstore_cli.options import build_parser
 from petstore_cli.tui_preview import fork_preview, page_preview, worth_forking
 from tui.app import PetStoreApp
 from tui.preview import EnvLabel, PlainCell, Preview
@@ -217,7 +217,7 @@ def test_no_child_when_none_can_be_forked(monkeypatch: pytest.MonkeyPatch) -> No
 #: Forks as ``petstore`` does (before Textual), waits for the preview, says what came and whether the child is gone.
 FORK = """
 import asyncio, json, os, sys
-from petstore_cli.main import build_parser
+from petstore_cli.options import build_parser
 from petstore_cli.tui_preview import fork_preview
 child = fork_preview(build_parser().parse_args(sys.argv[1:]))
 preview = asyncio.run(child.wait())
@@ -280,7 +280,7 @@ def test_a_child_with_nothing_to_show_ends_silently_and_opens_nothing(tmp_path: 
 #: Forks, says the child's pid, stops it when told (a line on stdin), says whether it was still running and is gone.
 STOP = """
 import os, sys
-from petstore_cli.main import build_parser
+from petstore_cli.options import build_parser
 from petstore_cli.tui_preview import fork_preview
 child = fork_preview(build_parser().parse_args(sys.argv[1:]))
 print(child.pid, flush=True)

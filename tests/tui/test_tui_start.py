@@ -154,7 +154,7 @@ def test_the_first_frame_imports_no_settings_models_client_or_sandbox() -> None:
     """What `petstore` imports before the TUI's first frame: Textual and the first frame's widgets."""
     code = (
         "import sys\n"
-        "import petstore_cli.main, petstore_cli.tui_start, tui.app, tui.run\n"
+        "import petstore_cli.main, petstore_cli.dispatch, petstore_cli.tui_start, tui.app, tui.run\n"
         "heavy = {'httpx', 'pydantic', 'pydantic_settings', 'pydantic_core', 'starlette', 'uvicorn', 'sqlite3',\n"
         "         'petstore_server', 'petstore_api.models', 'petstore_api.settings', 'bot_commands.session',\n"
         "         'petstore_cli.settings.model', 'petstore_cli.settings.load', 'bot_commands.results', 'tui.summaries', 'tui.screens.detail', 'json', 'shlex'}\n"
@@ -171,7 +171,7 @@ async def test_a_browser_session_is_its_person_and_writes_no_file(
     ``web:NAME``, and the policy keeps the host's files out of reach (``/history save`` gives the script back)."""
     from bot_commands.policy import Actor, Role
     from bot_commands.results import HistoryScript
-    from petstore_cli.main import build_parser
+    from petstore_cli.options import build_parser
     from petstore_cli.tui_start import build
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))

@@ -1,0 +1,173 @@
+"""The one dispatcher: a parsed command line to the face or tool that runs it, and its exit code.
+
+Every command goes through :func:`dispatch`: the registry's commands are rewritten to ``run`` first
+(:mod:`petstore_cli.subcommands`), the refusals that need no import come next (the TUI without a terminal, a face
+whose extra is missing), then the face's own module is imported, and only that one: ``petstore --version`` and the
+TUI's first frame pay for nothing else. A bad setting or input ends here as one ``petstore: ...`` line (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .exits import EXIT_INTERRUPTED, EXIT_USAGE
+from .options import FACES, build_parser, command_index, parse
+
+if TYPE_CHECKING:  # pragma: no cover
+    from petstore_cli.settings.load import LoadedSettings
+
+__all__ = ["NO_TERMINAL", "dispatch"]
+
+NO_TERMINAL = (
+    "petstore: the TUI needs a terminal; use `petstore run` (a script, stdin or -c) or `petstore chat` without one"
+)
+
+
+def dispatch(words: Sequence[str], *, program: bool = False) -> int:
+    """Run the command ``words`` name (the TUI when none). ``program``: this is the ``petstore`` process itself,
+    not a caller in-process (only then may the TUI fork its preview child)."""
+    args = _arguments(list(words))
+    if isinstance(args, int):
+        return args
+    command = args.command or "tui"
+    refusal = _refusal(command, args)
+    if refusal is not None:
+        print(refusal, file=sys.stderr)
+        return EXIT_USAGE
+    if command == "serve":
+        from petstore_server.serve import serve_command
+
+        return serve_command(args)
+    if command == "tui":
+        return _tui(args, program=program)
+    if command == "completion":
+        from .completion import completion_main
+
+        return completion_main(args.shell, parser=build_parser())
+    if command == "chat":
+        from .chat_start import applies, start_chat
+
+        if applies():  # at a terminal: the prompt first, the session built behind it
+            return start_chat(args)
+    return _with_settings(command, args)
+
+
+def _arguments(words: list[str]) -> argparse.Namespace | int:
+    """The parsed command line; a registry command (``petstore list sold``) as ``run``; an int: exit at once."""
+    index = command_index(words)
+    if index is not None and words[index] not in FACES:
+        from .subcommands import subcommand_args
+
+        return subcommand_args(words, index, build_parser())
+    return parse(words)
+
+
+def _has_terminal() -> bool:
+    """stdin and stdout are a terminal, or a Textual driver was chosen (headless runs, benchmarks)."""
+    return (sys.stdin.isatty() and sys.stdout.isatty()) or bool(os.environ.get("TEXTUAL_DRIVER"))
+
+
+def _refusal(command: str, args: argparse.Namespace) -> str | None:
+    """The one line that refuses ``command`` before anything of it is imported, if any."""
+    if command == "tui" and not _has_terminal():
+        return NO_TERMINAL  # before textual loads: it would draw into a file and wait
+    if command in {"serve", "web", "bot"}:
+        from .extras import missing_extra
+
+        return missing_extra(args)
+    return None
+
+
+def _tui(args: argparse.Namespace, *, program: bool) -> int:
+    """The first frame before the libraries: see petstore_cli.tui_start."""
+    preview = None
+    if program:  # the first page from a child process (before Textual and threads)
+        from .tui_preview import fork_preview
+
+        preview = fork_preview(args)
+    from .tui_start import start_tui
+
+    return start_tui(args, preview=preview)
+
+
+def _with_settings(command: str, args: argparse.Namespace) -> int:
+    """``config``, and the faces that load the settings before anything else: chat (piped), run, bot, web."""
+    from bot_commands.errors import CommandError
+    from petstore_api.errors import PetStoreError
+
+    try:
+        if command == "config":
+            from .config import config_main
+
+            return config_main(args)
+        return _face(command, args)
+    except (PetStoreError, CommandError) as exc:
+        print(f"petstore: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+def _face(command: str, args: argparse.Namespace) -> int:
+    from .faces import configure_logging, load
+
+    loaded = load(args)
+    for warning in loaded.warnings:
+        print(f"petstore: warning: {warning}", file=sys.stderr)
+    configure_logging(getattr(args, "verbose", None) or 0)
+    if command == "chat":
+        from .chat import chat_main
+
+        return chat_main(loaded.settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)))
+    if command == "bot":
+        return _bot(loaded, args)
+    if command == "web":
+        from .web import web_main
+
+        return web_main(loaded, args)
+    return _run(loaded, args)
+
+
+def _bot(loaded: LoadedSettings, args: argparse.Namespace) -> int:
+    from .bot import matrix_main, slack_main
+
+    reset = bool(getattr(args, "sandbox_reset", False))
+    audit_flag = Path(args.audit_log) if getattr(args, "audit_log", None) else None
+    verbose = getattr(args, "verbose", None) or 0
+    if args.platform == "slack":
+        return slack_main(
+            loaded.settings,
+            config_file=loaded.config_file,
+            host=args.host,
+            port=args.port,
+            mattermost=args.mattermost,
+            sandbox_reset=reset,
+            audit_flag=audit_flag,
+            verbose=verbose,
+        )
+    return matrix_main(
+        loaded.settings, config_file=loaded.config_file, sandbox_reset=reset, audit_flag=audit_flag, verbose=verbose
+    )
+
+
+def _run(loaded: LoadedSettings, args: argparse.Namespace) -> int:
+    from .runner import RunOptions, run_main
+
+    options = RunOptions(
+        script=getattr(args, "script", None),
+        commands=tuple(getattr(args, "commands", ())),
+        lines=tuple(getattr(args, "lines", ())),
+        fmt="jsonl" if args.json else args.format,
+        keep_going=bool(getattr(args, "keep_going", False)),
+        echo=bool(getattr(args, "echo", False)),
+        delay=getattr(args, "delay", 0.0) or 0.0,
+        yes=bool(args.yes),
+        sandbox_reset=bool(getattr(args, "sandbox_reset", False)),
+        prefix="petstore " if getattr(args, "lines", ()) else "/",  # a subcommand: petstore get ID
+    )
+    return run_main(loaded.settings, options)

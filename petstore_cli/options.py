@@ -1,0 +1,316 @@
+"""petstore's command line as argparse declares it: the options every face takes, each face's own, and the
+parsing of a command line (only the root's options when there is no command word, as ``petstore`` alone).
+
+argparse only: ``petstore --version`` and ``--help`` import nothing else (the service's and the web face's options
+are added where their parsers are built). The dispatcher (:mod:`petstore_cli.dispatch`) takes what this parses.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from petstore_api import __version__
+
+__all__ = [
+    "FACES",
+    "FORMATS",
+    "build_parser",
+    "command_index",
+    "global_options",
+    "output_options",
+    "parse",
+]
+
+#: The faces and tools: subcommands of their own. Every other command word is a registry command
+#: (``petstore list sold``), run as ``petstore run -c '/list sold'`` (see petstore_cli.subcommands).
+FACES = ("tui", "chat", "run", "serve", "web", "bot", "completion", "config")
+#: Output formats of ``run`` and the registry subcommands (renderers: bot_commands.formats, render_text).
+FORMATS = ("table", "plain", "tsv", "csv", "json", "jsonl")
+
+DESCRIPTION = """\
+Work with a Pet Store API server: a TUI (default), a chat-like prompt, a script
+runner, and the service itself. With nothing configured every face runs on the
+embedded sandbox service, so there is real data at once."""
+
+EPILOG = """\
+Every slash command is a subcommand too, with the same arguments:
+  petstore list sold --limit 5     petstore add Rex --category 3     petstore get 7
+  petstore orders                  petstore env                      petstore help
+(petstore help lists them all; petstore COMMAND --help explains one.)
+
+settings, highest first: flags > environment (PETSTORE_ENV, PETSTORE_BASE_URL,
+PETSTORE_API_KEY, PETSTORE_CONFIG, PETSTORE_HTTP__TIMEOUT, ...) > config file
+(--config, $PETSTORE_CONFIG, or the platform config dir) > defaults.
+`petstore config show` prints every setting and where it came from;
+`petstore config init` writes a commented config file."""
+
+
+def global_options(*, suppress: bool) -> argparse.ArgumentParser:
+    """Options accepted both before and after the subcommand."""
+    default = argparse.SUPPRESS if suppress else None
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("connection")
+    g.add_argument(
+        "--env",
+        choices=["sandbox", "staging", "production", "custom"],
+        default=default,
+        help="environment to work with (default: custom when a base URL is set, else sandbox)",
+    )
+    g.add_argument(
+        "--base-url", metavar="URL", default=default, help="base address of a conforming server, ending in /v1"
+    )
+    g.add_argument("--config", metavar="FILE", default=default, help="TOML config file")
+    g.add_argument("--read-only", action="store_true", default=default, help="refuse every write (/add)")
+    g.add_argument(
+        "--audit-log",
+        metavar="FILE",
+        default=default,
+        help="append every write attempt to FILE as JSON lines (also [audit] path)",
+    )
+    g.add_argument(
+        "--sandbox-reset",
+        action="store_true",
+        default=default,
+        help="start the sandbox from its initial data (for demos that replay the same way)",
+    )
+    g.add_argument(
+        "-v", "--verbose", action="count", default=default, help="log requests to stderr (Authorization is redacted)"
+    )
+    return p
+
+
+def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
+    """The ``petstore`` parser; ``commands=False``: the root's own options only (see :func:`parse`)."""
+    parser = argparse.ArgumentParser(
+        prog="petstore",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        parents=[global_options(suppress=False)],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        exit_on_error=commands,
+    )
+    parser.add_argument("--version", action="version", version=f"petstore {__version__}")
+    _theme_option(parser, suppress=False)
+    if not commands:
+        parser.set_defaults(command=None)
+        return parser
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    common = [global_options(suppress=True)]
+
+    tui = sub.add_parser(
+        "tui",
+        parents=common,
+        help="the Textual TUI (the default command)",
+        description="Open the TUI: pets list, status tabs, add form, detail view, chat prompt.",
+    )
+    _add_tui_options(tui)
+    sub.add_parser(
+        "chat",
+        parents=common,
+        help="a chat-like prompt in the terminal",
+        description="A prompt for slash commands (/help lists them). Reads stdin when piped.",
+    )
+    run = sub.add_parser(
+        "run",
+        parents=[*common, output_options()],
+        help="run slash commands from a script, stdin or -c",
+        description="Run commands one a line; exit 0 ok, 1 failed at the service, 2 bad input.",
+    )
+    _add_run_options(run)
+    bot = sub.add_parser(
+        "bot",
+        help="run the chat bot (matrix, slack)",
+        description="Serve the slash commands in team chat: !list, !add ..., with roles, "
+        "confirmation and an audit log ([bot] in the config).",
+    )
+    platforms = bot.add_subparsers(dest="platform", metavar="PLATFORM", required=True)
+    platforms.add_parser(
+        "matrix",
+        parents=common,
+        help="a Matrix bot ([bot.matrix] in the config)",
+        description="Log in to a Matrix homeserver and answer !commands in its rooms.",
+    )
+    slack = platforms.add_parser(
+        "slack",
+        parents=common,
+        help="Slack (or Mattermost) slash commands over HTTP",
+        description="Serve POST /slack/commands, POST /slack/interactions and GET /healthz "
+        "for a Slack app's slash command ([bot.slack]) or, with --mattermost, "
+        "a Mattermost slash command ([bot.mattermost]).",
+    )
+    slack.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    slack.add_argument("--port", type=int, default=3000, help="port (default: 3000)")
+    slack.add_argument("--mattermost", action="store_true", help="speak Mattermost's flavour (token, Markdown)")
+    serve = sub.add_parser(
+        "serve",
+        help="run the Pet Store service (SQLite) with uvicorn",
+        description="Serve the Pet Store API under /v1 on HTTP.",
+    )
+    from petstore_server.options import add_serve_options
+
+    add_serve_options(serve)
+    web = sub.add_parser(
+        "web",
+        parents=common,
+        help="serve the TUI to browsers (a login, loopback by default)",
+        description="Serve the TUI to web browsers: each browser session runs `petstore tui` "
+        "with these settings, as the person who logged in (web:NAME), audited. A generated token is "
+        "printed once, in the address to open (after '#': never sent to a server).",
+    )
+    _add_web_options(web)
+    _theme_option(web, suppress=True)
+    completion = sub.add_parser(
+        "completion",
+        help="print the shell completion script (bash, zsh, fish)",
+        description="Print a completion script (the README has the install lines).",
+    )
+    completion.add_argument("shell", choices=["bash", "zsh", "fish"])
+    config = sub.add_parser(
+        "config",
+        parents=common,
+        help="where the config file is, what is in effect, a new one",
+        description="path: the file that would be read; show: every effective setting and its "
+        "source; init: write a commented config file (mode 0600, never overwrites).",
+    )
+    config.add_argument("action", choices=["path", "show", "init"])
+    return parser
+
+
+def output_options() -> argparse.ArgumentParser:
+    """How ``run`` and the registry subcommands print (a parent parser)."""
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("output")
+    g.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (default; plain text off a terminal), plain, tsv, csv, json (one array), jsonl (one object a line)",
+    )
+    g.add_argument("--json", action="store_true", help="one JSON object per command on stdout (--format jsonl)")
+    g.add_argument("--yes", action="store_true", help="confirm writes on the production environment")
+    return p
+
+
+def _add_tui_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--play", metavar="SCRIPT", help="play a script of slash commands inside the TUI")
+    p.add_argument("--delay", type=float, default=None, metavar="SECONDS", help="typing delay when playing")
+    p.add_argument("--exit", action="store_true", help="exit when the played script ends")
+    _theme_option(p, suppress=True)
+    # Set by `petstore web` for each browser session, from the token the person logged in with (the browser has no
+    # say): who acts, with which role, in a session that touches none of this host's files. Not for people.
+    p.add_argument("--web-actor", metavar="NAME", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--web-role", choices=("none", "viewer", "operator"), default="operator", help=argparse.SUPPRESS)
+
+
+def _theme_option(p: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """``--theme``: on ``petstore`` (the TUI is its default) and ``petstore tui``."""
+    p.add_argument(
+        "--theme",
+        metavar="NAME",
+        default=argparse.SUPPRESS if suppress else None,
+        help="the TUI's theme: a Textual built-in one, e.g. textual-light, nord, gruvbox "
+        "(also [tui] theme); default: the one last chosen in the TUI",
+    )
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("script", nargs="?", metavar="SCRIPT|-", help="script file, or - for stdin")
+    p.add_argument(
+        "-c",
+        dest="commands",
+        action="append",
+        default=[],
+        metavar="COMMAND",
+        help="a command to run (repeatable; runs after the script)",
+    )
+    p.add_argument("--keep-going", action="store_true", help="do not stop at the first failing command")
+    p.add_argument("--echo", action="store_true", help="print each command before its result")
+    p.add_argument(
+        "--delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="with --echo, type each command out at this delay per character",
+    )
+
+
+def _add_web_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
+    p.add_argument("--play", metavar="SCRIPT", help="play this script of slash commands in every new session")
+    p.add_argument("--delay", type=float, default=None, metavar="SECONDS", help="typing delay when playing")
+    who = p.add_mutually_exclusive_group()
+    who.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="read the owner's access token from FILE (its first line) instead of generating one",
+    )
+    who.add_argument(
+        "--tokens",
+        metavar="FILE",
+        help="the people who may log in, one a line: NAME ROLE TOKEN (role none, viewer or operator); "
+        "each browser session is the actor web:NAME",
+    )
+    p.add_argument(
+        "--forwarded-allow-ips",
+        metavar="IPS",
+        default="",
+        help="proxies (comma-separated addresses or networks, * for any) whose X-Forwarded-Proto and "
+        "X-Forwarded-Host are believed; default: none",
+    )
+    p.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow an address beyond loopback (the traffic is not encrypted: put a TLS proxy in front)",
+    )
+    p.add_argument(
+        "--max-sessions", type=_positive, default=4, metavar="N", help="TUI processes at most at once (default: 4)"
+    )
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 100, not {text!r}")
+    return value
+
+
+#: Words that ask for the whole parser's help.
+HELP = frozenset({"-h", "--help"})
+
+
+def command_index(argv: Sequence[str]) -> int | None:
+    """Where the command word is in ``argv`` (skipping global options and their values), if any."""
+    takes_value = {
+        option
+        for action in global_options(suppress=True)._actions
+        if action.nargs != 0
+        for option in action.option_strings
+    } | {"--theme"}  # the root's own option (the TUI is its default face)
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            return index + 1 if index + 1 < len(argv) else None
+        if not word.startswith("-") or word == "-":
+            return index
+        index += 2 if word in takes_value else 1
+    return None
+
+
+def parse(words: Sequence[str]) -> argparse.Namespace:
+    """``words`` parsed. Without a command word (``petstore``, the TUI, the most common start) the root's own
+    options are all there is to parse, so the parser of every command is built only for help, or for a usage
+    error to say what is allowed."""
+    if command_index(words) is None and not HELP.intersection(words):
+        try:
+            args, rest = build_parser(commands=False).parse_known_args(words)
+        except argparse.ArgumentError:
+            rest = list(words)
+        if not rest:
+            return args
+    return build_parser().parse_args(words)
