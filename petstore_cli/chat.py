@@ -188,7 +188,7 @@ _make_confirm = make_confirm  # the name tests knew
 
 
 def chat_main(settings: Settings, *, sandbox_reset: bool = False) -> int:
-    """Entry point of ``petstore chat`` (called by petstore_cli.faces)."""
+    """Entry point of ``petstore chat`` (called by petstore_cli.dispatch)."""
     from petstore_cli.settings.paths import default_data_dir
 
     from .compose import compose

@@ -156,7 +156,7 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def config_main(args: argparse.Namespace) -> int:
-    """Entry point of ``petstore config`` (called by petstore_cli.main)."""
+    """Entry point of ``petstore config`` (called by petstore_cli.dispatch)."""
     if args.action == "path":
         print(find_config_file(getattr(args, "config", None)))
         return EXIT_OK

@@ -273,7 +273,7 @@ class RunOptions:
 
 
 def run_main(settings: Settings, options: RunOptions) -> int:
-    """Entry point of ``petstore run`` and the subcommands (called by petstore_cli.faces).
+    """Entry point of ``petstore run`` and the subcommands (called by petstore_cli.dispatch).
 
     ``options.lines`` are ready ``(where, line)`` pairs (a subcommand's line), run after the script
     and the ``-c`` commands.

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from .exits import EXIT_USAGE
 
-if TYPE_CHECKING:  # the parser imports this module: nothing heavy at import time
+if TYPE_CHECKING:  # nothing heavy at import time
     from petstore_cli.settings.load import LoadedSettings
     from petstore_cli.settings.model import Settings
     from petstore_web.access import People, Proxies
@@ -103,7 +103,7 @@ def _preflight(loaded: LoadedSettings, args: argparse.Namespace) -> str | None:
     from tui.themes import unknown_theme
 
     settings = loaded.settings
-    resolve_target(settings)  # ConfigError (one line, exit 2, from run_face) when the environment has no address
+    resolve_target(settings)  # ConfigError (one line, exit 2, from the dispatcher) when the environment has no address
     theme = getattr(args, "theme", None) or settings.tui.theme or settings.ui.theme
     return unknown_theme(theme) if theme else None
 
