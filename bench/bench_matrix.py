@@ -239,7 +239,7 @@ async def run(server: SynapseServer, handler: Handler, args: argparse.Namespace,
         password=accounts["petbot"][1],
         rooms=[],
         state_dir=tmp / "bot",
-        accept_invite=lambda _u: True,
+        accept_invite=lambda _u, _direct: True,
     )
     tasks = [
         asyncio.create_task(

@@ -25,7 +25,7 @@ import random
 import re
 import traceback
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -36,6 +36,7 @@ from nio import (
     AsyncClientConfig,
     JoinResponse,
     LoginResponse,
+    ProfileGetDisplayNameResponse,
     RoomLeaveResponse,
     RoomMessagesResponse,
     RoomSendResponse,
@@ -43,8 +44,18 @@ from nio import (
     WhoamiResponse,
 )
 
+from petstore_bot.addressing import Address
 from petstore_bot.chat import INTERNAL_ERROR, Handler, Incoming, Reply
 from petstore_bot.matrix_dispatch import Batch, Dispatcher
+from petstore_bot.matrix_events import (
+    ReplyStyle,
+    content_of,
+    mentions,
+    notice,
+    pill_names,
+    reply_content,
+    transaction_id,
+)
 from petstore_os import open_private
 
 log = logging.getLogger("petstore_bot.matrix")
@@ -56,7 +67,6 @@ NOT_TEXT = "Ignored: that message is not plain text."
 ENCRYPTED = (
     "This room is end-to-end encrypted: the petstore bot does not support encrypted rooms and will not answer here."
 )
-MAX_EVENT_BYTES = 60_000  # Matrix caps an event at 65536 bytes, envelope included
 _FATAL = {"M_UNKNOWN_TOKEN", "M_MISSING_TOKEN", "M_FORBIDDEN", "M_USER_DEACTIVATED", "M_INVALID_USERNAME"}
 _NETWORK = (aiohttp.ClientError, TimeoutError, OSError)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
@@ -111,43 +121,6 @@ class _State:
         os.replace(tmp, path)
 
 
-def _content(event: Mapping[str, object]) -> Mapping[str, object]:
-    content = event.get("content")
-    return content if isinstance(content, dict) else {}
-
-
-def _thread_root(event: Mapping[str, object], event_id: str) -> str:
-    relates = _content(event).get("m.relates_to")
-    if isinstance(relates, dict) and relates.get("rel_type") == "m.thread" and isinstance(relates.get("event_id"), str):
-        return str(relates["event_id"])
-    return event_id
-
-
-def reply_content(*, event: Mapping[str, object], event_id: str, reply: Reply) -> JSON:
-    """The m.notice answering ``event``: threaded, an empty ``m.mentions``, HTML when the reply has it."""
-    relates = {
-        "rel_type": "m.thread",
-        "event_id": _thread_root(event, event_id),
-        "is_falling_back": True,
-        "m.in_reply_to": {"event_id": event_id},
-    }
-    content: JSON = {"msgtype": "m.notice", "body": reply.text, "m.mentions": {}, "m.relates_to": relates}
-    if reply.html is not None:
-        content["format"] = "org.matrix.custom.html"
-        content["formatted_body"] = reply.html
-    if len(json.dumps(content).encode("utf-8")) > MAX_EVENT_BYTES:
-        content.pop("format", None)
-        content.pop("formatted_body", None)
-        body = reply.text.encode("utf-8")[: MAX_EVENT_BYTES // 2].decode("utf-8", errors="ignore")
-        content["body"] = body + "\n… (reply truncated)"
-    return content
-
-
-def transaction_id(event_id: str) -> str:
-    """The same asking event always gives the same transaction id, so a retried send is deduplicated."""
-    return "petstore-" + hashlib.sha256(event_id.encode("utf-8")).hexdigest()[:32]
-
-
 class MatrixTransport:
     """Runs a handler on the messages of the rooms the bot is in; see the module docstring for the rules."""
 
@@ -160,9 +133,10 @@ class MatrixTransport:
         access_token: str | None = None,
         rooms: Sequence[str],
         state_dir: Path,
-        accept_invite: Callable[[str], bool],
+        accept_invite: Callable[[str, bool], bool],
         max_bytes: int = 4096,
-        addressed: Callable[[str], bool] | None = None,
+        address: Address | None = None,
+        reply_style: ReplyStyle = "reply",
         sync_timeout_ms: int = 30_000,
         backoff_max: float = 30.0,
     ) -> None:
@@ -175,7 +149,9 @@ class MatrixTransport:
         self._rooms = list(rooms)
         self._accept_invite = accept_invite
         self._max_bytes = max_bytes
-        self._addressed = addressed or (lambda _text: True)
+        self._address: Address = address or _everything
+        self._reply_style: ReplyStyle = reply_style
+        self._display_name: str | None = None
         self._sync_timeout_ms = sync_timeout_ms
         self._backoff_max = backoff_max
         key = hashlib.sha256(f"{self._homeserver} {user_id}".encode()).hexdigest()[:16]
@@ -304,9 +280,9 @@ class MatrixTransport:
         """Answers one event; False when ``stop`` came before its reply went out (answered after a restart)."""
         if stop.is_set():
             return False  # a message queued behind another of the same person: left for the restart
-        reply = await self._answer(room_id, event_id, event, handler)
+        reply = await self._answer(room_id, event_id, event, handler, direct=_direct(client, room_id))
         if reply is not None:
-            content = reply_content(event=event, event_id=event_id, reply=reply)
+            content = reply_content(event=event, event_id=event_id, reply=reply, style=self._reply_style)
             sent = await self._retry(
                 lambda: self._send(client, room_id, content, transaction_id(event_id)),
                 stop=stop,
@@ -322,9 +298,13 @@ class MatrixTransport:
         self._save()
         return True
 
-    async def _answer(self, room_id: str, event_id: str, event: Mapping[str, object], handler: Handler) -> Reply | None:
-        """What to reply to one timeline event, if anything; the handler's failures become INTERNAL_ERROR."""
-        content = _content(event)
+    async def _answer(
+        self, room_id: str, event_id: str, event: Mapping[str, object], handler: Handler, *, direct: bool
+    ) -> Reply | None:
+        """What to reply to one timeline event, if anything; the handler's failures become INTERNAL_ERROR.
+
+        ``direct``: the room is a direct chat (the bot and one person), where a bare command is one."""
+        content = content_of(event)
         if event.get("type") != "m.room.message" or event.get("sender") == self._user_id:
             return None
         if content.get("msgtype") != "m.text" or "m.new_content" in content:
@@ -333,13 +313,17 @@ class MatrixTransport:
         if not isinstance(body, str) or not isinstance(sender, str):
             log.info("ignored %s in %s: body is not a string", event_id, room_id)
             return None
-        if not self._addressed(body[: self._max_bytes]):
+        also = pill_names(content, user_id=self._user_id)
+        if self._display_name and mentions(content, user_id=self._user_id):
+            also += (self._display_name,)
+        line = self._address(body[: self._max_bytes], direct=direct, also=also)
+        if line is None:
             return None
         if len(body.encode("utf-8", errors="surrogatepass")) > self._max_bytes:
             return Reply(TOO_LONG.format(limit=self._max_bytes))
         if _CONTROL.search(body):
             return Reply(NOT_TEXT)
-        incoming = Incoming(platform="matrix", room=room_id, user=sender, event_id=event_id, text=body)
+        incoming = Incoming(platform="matrix", room=room_id, user=sender, event_id=event_id, text=line)
         try:
             return await handler(incoming)
         except Exception as exc:  # noqa: BLE001 -- the loop stays up; the user gets one line
@@ -351,9 +335,10 @@ class MatrixTransport:
 
     async def _handle_invites(self, client: AsyncClient, response: SyncResponse, *, stop: asyncio.Event) -> None:
         for room_id, info in response.rooms.invite.items():
-            inviter = self._inviter([_invite_source(e) for e in info.invite_state])
+            sources = [_invite_source(e) for e in info.invite_state]
+            inviter = self._inviter(sources)
             try:
-                accept = inviter is not None and self._accept_invite(inviter)
+                accept = inviter is not None and self._accept_invite(inviter, self._invited_direct(sources))
             except Exception as exc:  # noqa: BLE001 -- a failing policy declines
                 log.error("accept_invite failed for %s: %s", inviter, type(exc).__name__)
                 accept = False
@@ -367,9 +352,18 @@ class MatrixTransport:
     def _inviter(self, events: Sequence[Mapping[str, object]]) -> str | None:
         for event in events:
             if event.get("type") == "m.room.member" and event.get("state_key") == self._user_id:
-                if _content(event).get("membership") == "invite" and isinstance(event.get("sender"), str):
+                if content_of(event).get("membership") == "invite" and isinstance(event.get("sender"), str):
                     return str(event["sender"])
         return None
+
+    def _invited_direct(self, events: Sequence[Mapping[str, object]]) -> bool:
+        """Whether the invite is to a direct chat (the inviter's client set ``is_direct`` on the bot's invite)."""
+        return any(
+            e.get("type") == "m.room.member"
+            and e.get("state_key") == self._user_id
+            and content_of(e).get("is_direct") is True
+            for e in events
+        )
 
     def _encrypted(self, room_id: str, events: Sequence[Mapping[str, object]]) -> bool:
         if room_id in self._state.encrypted_notified:
@@ -379,7 +373,7 @@ class MatrixTransport:
     async def _notify_encrypted(self, client: AsyncClient, room_id: str, *, stop: asyncio.Event) -> None:
         if room_id in self._state.encrypted_notified:
             return
-        content: JSON = {"msgtype": "m.notice", "body": ENCRYPTED, "m.mentions": {}}
+        content = notice(ENCRYPTED)
         tx = transaction_id(f"encrypted {room_id}")
         sent = await self._retry(
             lambda: self._send(client, room_id, content, tx), stop=stop, what="notice", race_call=False
@@ -411,11 +405,11 @@ class MatrixTransport:
 
     async def _login(self, client: AsyncClient) -> bool:
         if self._token is not None:
-            client.restore_login(user_id=self._user_id, device_id=self._state.device_id or "", access_token=self._token)
+            client.user_id, client.access_token = self._user_id, self._token  # whoami first: the token's device
             who = await client.whoami()
             if not isinstance(who, WhoamiResponse):
                 raise self._error("login", who)
-            client.device_id = who.device_id
+            client.restore_login(user_id=self._user_id, device_id=who.device_id or "", access_token=self._token)
         else:
             response = await client.login(password=self._password, device_name="petstore bot")
             if not isinstance(response, LoginResponse):
@@ -424,6 +418,8 @@ class MatrixTransport:
         self._state.device_id = client.device_id
         self._save()
         log.info("logged in as %s (device %s)", self._user_id, client.device_id)
+        named = await client.get_displayname(self._user_id)
+        self._display_name = named.displayname if isinstance(named, ProfileGetDisplayNameResponse) else None
         return True
 
     async def _sync(self, client: AsyncClient, *, since: str | None) -> SyncResponse:
@@ -502,10 +498,23 @@ class MatrixTransport:
 def _invite_source(event: object) -> Mapping[str, object]:
     """An invite's stripped state event as a dict (nio pops ``content`` off its source; put it back)."""
     source = dict(getattr(event, "source", {}))
-    membership = getattr(event, "membership", None)
-    if "content" not in source and isinstance(membership, str):
+    membership, content = getattr(event, "membership", None), getattr(event, "content", None)
+    if "content" not in source and isinstance(content, dict):
+        source["content"] = content
+    elif "content" not in source and isinstance(membership, str):
         source["content"] = {"membership": membership}
     return source
+
+
+def _direct(client: AsyncClient, room_id: str) -> bool:
+    """Whether ``room_id`` is a direct chat: the bot and at most one other member (joined or invited)."""
+    room = client.rooms.get(room_id)
+    return room is not None and room.member_count <= 2
+
+
+def _everything(text: str, *, direct: bool = False, also: Iterable[str] = ()) -> str | None:
+    """The default addressing: every message is for the bot, as sent."""
+    return text
 
 
 def _describe(exc: BaseException) -> str:
