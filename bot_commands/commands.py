@@ -185,7 +185,12 @@ class AddParams:
 
 
 def _describe_add(params: AddParams) -> str:
-    return f"add pet '{show(params.name)}' (category {params.category})"
+    status = f", status {params.status}" if params.status else ""
+    return f"add pet '{show(params.name)}' (category {params.category}{status})"
+
+
+def _add_sends(params: AddParams) -> dict[str, object]:
+    return {"name": params.name, "categoryId": params.category, "status": params.status}
 
 
 @command(
@@ -194,6 +199,7 @@ def _describe_add(params: AddParams) -> str:
     summary="Add a pet",
     access=Access.WRITE,
     describe=_describe_add,
+    sends=_add_sends,
     details='Also key=value: /add name="Rex the Dog" categoryId=3 status=available',
 )
 async def add_pet(context: CommandContext, params: AddParams) -> PetCreated:

@@ -418,8 +418,12 @@ def _quit(result: Quit, prefix: str) -> Presentation:
 
 @_presents(ConfirmationNeeded)
 def _confirm(result: ConfirmationNeeded, prefix: str) -> Presentation:
-    text = f"To {result.what}, reply {prefix}confirm {result.code} within {result.ttl} seconds."
-    return Presentation(view=NoticeView(text, "warning"), summary=text)
+    if not result.fields:
+        text = f"To {result.what}, reply {prefix}confirm {result.code} within {result.ttl} seconds."
+        return Presentation(view=NoticeView(text, "warning"), summary=text)
+    text = f"To {result.action}, reply {prefix}confirm {result.code} within {result.ttl} seconds. It sends:"
+    card = CardView(title="", fields=tuple((name, Cell(value)) for name, value in result.fields))
+    return Presentation(view=GroupView((NoticeView(text, "warning"), card)), summary=f"{text} {result.what}")
 
 
 @_presents(Cancelled)
