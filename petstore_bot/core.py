@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from bot_commands.outcome import Outcome
 from bot_commands.policy import Access, Actor, Role
-from bot_commands.results import PetCreated
+from bot_commands.results import ConfirmationNeeded, PetCreated
 from bot_commands.session import CommandSession
 
 from .addressing import Addressing
@@ -27,7 +27,7 @@ from .ratelimit import RateLimiter, Verdict
 from .replies import reply_for
 from .roles import RoleBook
 
-__all__ = ["BotCore", "SessionFactory"]
+__all__ = ["BotCore", "SessionFactory", "write_mark"]
 
 log = logging.getLogger("petstore_bot")
 
@@ -90,7 +90,8 @@ class BotCore:
         """The reply to one message, or None when the message is not for the bot or the sender is silenced."""
         answer = await self.answer(message)
         if isinstance(answer, Outcome):
-            return reply_for(answer, prefix=self.prefix, commands=self.commands, rules=self.addressing.rules())
+            reply = reply_for(answer, prefix=self.prefix, commands=self.commands, rules=self.addressing.rules())
+            return replace(reply, mark=write_mark(answer))
         return None if answer is None else Reply(text=answer)
 
     async def answer(self, message: Incoming) -> Outcome | str | None:
@@ -139,6 +140,16 @@ class BotCore:
         while len(self._conversations) > MAX_SESSIONS:
             self._conversations.popitem(last=False)
         return made
+
+
+def write_mark(outcome: Outcome) -> str | None:
+    """``✅`` for a write done, ``❌`` for one refused or failed, None otherwise (reads, a write still waiting)."""
+    command = outcome.command
+    if command is None or command.access not in (Access.WRITE, Access.CONFIRM) or command.name == "cancel":
+        return None
+    if isinstance(outcome.result, ConfirmationNeeded):
+        return None
+    return "✅" if outcome.failure is None else "❌"
 
 
 def _log_outcome(message: Incoming, outcome: Outcome) -> None:

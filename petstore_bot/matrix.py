@@ -1,12 +1,16 @@
-"""Matrix transport on matrix-nio: login, joins, invites, a sync loop whose token lives on disk, threaded replies.
+"""Matrix transport on matrix-nio: login, joins, invites, a sync loop whose token lives on disk, replies.
 
 Message handling, in order of a sync batch: bodies over ``max_bytes`` get ``TOO_LONG`` and bodies that are not
-plain text (NUL or other control characters, lone surrogates) get ``NOT_TEXT``, when ``addressed`` says the message
+plain text (NUL or other control characters, lone surrogates) get ``NOT_TEXT``, when ``address`` says the message
 is for the bot; a body that is not a string at all is ignored. Notices, edits and the bot's own events are ignored.
 Messages are handled side by side (``petstore_bot.matrix_dispatch``): one person's slow command holds nobody
 else, and each person's messages in a room are answered in the order they were sent.
-Replies are ``m.notice`` (bots do not answer notices, so two bots never loop), threaded, with an empty
-``m.mentions``. The last safe sync token (every message before it answered) and the ids answered since it are
+Replies are ``m.notice`` (bots do not answer notices, so two bots never loop), related to the question as
+``reply_style`` says (``petstore_bot.matrix_events``), with an empty ``m.mentions``; a command still running after
+``slow_after`` seconds gets ⏳ and a typing notice, a write ✅ or ❌ (``petstore_bot.matrix_signals``). A command
+missed while the bot was away and older than ``max_backlog_age`` is not run; the room is told how many were skipped.
+A 429 from the homeserver is waited out as it asks, with a log line naming Synapse's ``override_ratelimit``.
+The last safe sync token (every message before it answered) and the ids answered since it are
 written after every message (``state_dir``, mode 0600), so a stop or crash mid-batch answers nothing twice on
 restart and leaves nothing unanswered; the transaction id of a
 reply derives from the asking event id and the device id is kept, so a retried send is not posted twice either.
@@ -23,6 +27,7 @@ import logging
 import os
 import random
 import re
+import time
 import traceback
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -50,12 +55,14 @@ from petstore_bot.matrix_dispatch import Batch, Dispatcher
 from petstore_bot.matrix_events import (
     ReplyStyle,
     content_of,
+    edit,
     mentions,
     notice,
     pill_names,
     reply_content,
     transaction_id,
 )
+from petstore_bot.matrix_signals import Busy, react
 from petstore_os import open_private
 
 log = logging.getLogger("petstore_bot.matrix")
@@ -64,6 +71,10 @@ JSON = dict[str, object]
 
 TOO_LONG = "Ignored: that message is longer than {limit} bytes."
 NOT_TEXT = "Ignored: that message is not plain text."
+SKIPPED = (
+    "Skipped {count} {commands} sent while I was away (older than {age}, see max_backlog_age): "
+    "send again what is still needed."
+)
 ENCRYPTED = (
     "This room is end-to-end encrypted: the petstore bot does not support encrypted rooms and will not answer here."
 )
@@ -84,6 +95,20 @@ class MatrixError(Exception):
 
 class _Transient(Exception):
     """A homeserver error worth retrying."""
+
+
+class _RateLimited(_Transient):
+    """429 ``M_LIMIT_EXCEEDED``: retried after the wait the homeserver asks for."""
+
+    def __init__(self, text: str, *, retry_after: float) -> None:
+        super().__init__(text)
+        self.retry_after = retry_after
+
+
+RATE_LIMITED = (
+    "rate-limited by the homeserver (429) on %s; retrying in %.1fs. Exempt the bot: Synapse's admin API "
+    'POST /_synapse/admin/v1/users/%s/override_ratelimit with {"messages_per_second": 0, "burst_count": 0}'
+)
 
 
 @dataclass
@@ -137,6 +162,8 @@ class MatrixTransport:
         max_bytes: int = 4096,
         address: Address | None = None,
         reply_style: ReplyStyle = "reply",
+        slow_after: float = 1.0,
+        max_backlog_age: float = 900.0,
         sync_timeout_ms: int = 30_000,
         backoff_max: float = 30.0,
     ) -> None:
@@ -151,6 +178,12 @@ class MatrixTransport:
         self._max_bytes = max_bytes
         self._address: Address = address or _everything
         self._reply_style: ReplyStyle = reply_style
+        self._slow_after = slow_after
+        self._max_backlog_age = max_backlog_age
+        self._sync_started = 0.0
+        self._sync_attempts = 0
+        #: The skipped-commands notice of each room: (the backlog's listening_since, its event id, the count told).
+        self._told: dict[str, tuple[float, str, int]] = {}
         self._display_name: str | None = None
         self._sync_timeout_ms = sync_timeout_ms
         self._backoff_max = backoff_max
@@ -173,7 +206,7 @@ class MatrixTransport:
         self._state_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._state = _State.load(self._state_path)
         config = AsyncClientConfig(
-            max_timeouts=0, request_timeout=30, store_sync_tokens=False, encryption_enabled=False
+            max_timeouts=0, max_limit_exceeded=0, request_timeout=30, store_sync_tokens=False, encryption_enabled=False
         )
         client = AsyncClient(self._homeserver, self._user_id, device_id=self._state.device_id or "", config=config)
         try:
@@ -184,25 +217,42 @@ class MatrixTransport:
             if self._state.since is None and not await self._first_sync(client, stop=stop):
                 return
             log.info("ready: answering new messages as %s", self._user_id)
+            ready_at = time.time()
             if ready is not None:
                 ready.set()
-            await self._serve(client, handler, stop=stop)
+            await self._serve(client, handler, stop=stop, ready_at=ready_at)
         finally:
             self._save()
             await client.close()
 
-    async def _serve(self, client: AsyncClient, handler: Handler, *, stop: asyncio.Event) -> None:
-        """Sync after sync until ``stop``; the messages in hand finish before it returns (see the dispatcher)."""
+    async def _serve(self, client: AsyncClient, handler: Handler, *, stop: asyncio.Event, ready_at: float) -> None:
+        """Sync after sync until ``stop``; the messages in hand finish before it returns (see the dispatcher).
+
+        ``ready_at``: when the bot said it was ready (time.time()); what was sent before it was missed."""
         dispatcher = Dispatcher(on_safe=lambda next_batch: self._safe(dispatcher, next_batch))
         since = self._state.since
         try:
+            # A command sent before the bot was listening (before it was ready, or during an outage: before the
+            # sync that came through after failed ones began) was missed: not run when older than max_backlog_age.
+            listening_since = ready_at
             while not stop.is_set():
+                self._sync_attempts = 0
                 response = await self._retry(functools.partial(self._sync, client, since=since), stop=stop, what="sync")
                 if response is None:
                     break
+                if self._sync_attempts > 1:
+                    listening_since = self._sync_started
+                backlog = Backlog(listening_since=listening_since, now=time.time(), max_age=self._max_backlog_age)
                 batch = dispatcher.begin(response.next_batch)
                 if not await self._handle_batch(
-                    client, response, handler, stop=stop, since=since, dispatcher=dispatcher, batch=batch
+                    client,
+                    response,
+                    handler,
+                    stop=stop,
+                    since=since,
+                    dispatcher=dispatcher,
+                    batch=batch,
+                    backlog=backlog,
                 ):
                     break
                 dispatcher.close(batch)
@@ -242,8 +292,11 @@ class MatrixTransport:
         since: str | None,
         dispatcher: Dispatcher,
         batch: Batch,
+        backlog: Backlog,
     ) -> bool:
-        """Hands one sync batch's events to the dispatcher; False when ``stop`` interrupted it (not all handed)."""
+        """Hands one sync batch's events to the dispatcher; False when ``stop`` interrupted it (not all handed).
+
+        A command of the ``backlog`` (missed, and too old) is not run: the room is told once how many were skipped."""
         await self._handle_invites(client, response, stop=stop)
         for room_id, info in response.rooms.join.items():
             events: list[Mapping[str, object]] = [e.source for e in info.timeline.events]
@@ -255,6 +308,7 @@ class MatrixTransport:
             if self._encrypted(room_id, [*(e.source for e in info.state), *events]):
                 await self._notify_encrypted(client, room_id, stop=stop)
                 continue
+            skipped: list[str] = []
             for event in events:
                 if stop.is_set():
                     return False
@@ -263,9 +317,45 @@ class MatrixTransport:
                     continue
                 if dispatcher.in_hand(event_id):
                     continue
+                if backlog.skips(event) and self._command(event, direct=_direct(client, room_id)) is not None:
+                    skipped.append(event_id)
+                    continue
                 work = functools.partial(self._handle_event, client, room_id, event_id, event, handler, stop=stop)
                 await dispatcher.submit(batch, key=(room_id, event.get("sender")), event_id=event_id, work=work)
+            if skipped and not await self._tell_skipped(client, room_id, skipped, backlog=backlog, stop=stop):
+                return False
         return not stop.is_set()
+
+    async def _tell_skipped(
+        self, client: AsyncClient, room_id: str, skipped: list[str], *, backlog: Backlog, stop: asyncio.Event
+    ) -> bool:
+        """One notice per room and catch-up saying how many old commands were not run (a later batch of the same
+        backlog edits it to the new total); they count as answered. False when stopped."""
+        told = self._told.get(room_id)
+        earlier = told[2] if told is not None and told[0] == backlog.listening_since else 0
+        count = earlier + len(skipped)
+        minutes = self._max_backlog_age / 60
+        text = SKIPPED.format(
+            count=count,
+            commands="command" if count == 1 else "commands",
+            age=f"{minutes:g} min" if minutes >= 1 else f"{self._max_backlog_age:g} s",
+        )
+        log.info("skipped %d commands older than %gs in %s", count, self._max_backlog_age, room_id)
+        tx = transaction_id("skipped " + skipped[0])
+        content = notice(text) if told is None or not earlier else edit(told[1], notice(text))
+        sent = await self._retry(
+            lambda: self._send(client, room_id, content, tx), stop=stop, what="notice", race_call=False
+        )
+        if sent is None:
+            return False
+        if sent and not earlier:
+            self._told[room_id] = (backlog.listening_since, sent, count)
+        elif told is not None and earlier:
+            self._told[room_id] = (told[0], told[1], count)
+        for event_id in skipped:
+            self._mark_done(event_id)
+        self._save()
+        return True
 
     async def _handle_event(
         self,
@@ -280,7 +370,25 @@ class MatrixTransport:
         """Answers one event; False when ``stop`` came before its reply went out (answered after a restart)."""
         if stop.is_set():
             return False  # a message queued behind another of the same person: left for the restart
-        reply = await self._answer(room_id, event_id, event, handler, direct=_direct(client, room_id))
+        line = self._command(event, direct=_direct(client, room_id))
+        answer = self._answer(room_id, event_id, event, handler, line=line)
+        busy = Busy(client, room_id=room_id, event_id=event_id, slow_after=self._slow_after)
+        try:
+            return await self._reply(client, room_id, event_id, event, await busy.run(answer), stop=stop)
+        finally:
+            await busy.end()
+
+    async def _reply(
+        self,
+        client: AsyncClient,
+        room_id: str,
+        event_id: str,
+        event: Mapping[str, object],
+        reply: Reply | None,
+        *,
+        stop: asyncio.Event,
+    ) -> bool:
+        """Sends ``reply`` to ``event`` (and its mark); False when ``stop`` came before it went out."""
         if reply is not None:
             content = reply_content(event=event, event_id=event_id, reply=reply, style=self._reply_style)
             sent = await self._retry(
@@ -291,17 +399,20 @@ class MatrixTransport:
             )
             if sent is None:
                 return False  # stopped before the reply went out: not done, answered after restart
+            if reply.mark is not None:
+                await react(client, room_id=room_id, event_id=event_id, key=reply.mark)
+        self._mark_done(event_id)
+        self._save()
+        return True
+
+    def _mark_done(self, event_id: str) -> None:
         self._recent[event_id] = None
         if len(self._recent) > 2000:
             self._recent.popitem(last=False)
         self._state.done.append(event_id)
-        self._save()
-        return True
 
-    async def _answer(
-        self, room_id: str, event_id: str, event: Mapping[str, object], handler: Handler, *, direct: bool
-    ) -> Reply | None:
-        """What to reply to one timeline event, if anything; the handler's failures become INTERNAL_ERROR.
+    def _command(self, event: Mapping[str, object], *, direct: bool) -> str | None:
+        """The command in a timeline event (``!list sold``), None when it is not one for the bot.
 
         ``direct``: the room is a direct chat (the bot and one person), where a bare command is one."""
         content = content_of(event)
@@ -309,16 +420,23 @@ class MatrixTransport:
             return None
         if content.get("msgtype") != "m.text" or "m.new_content" in content:
             return None
-        body, sender = content.get("body"), event.get("sender")
-        if not isinstance(body, str) or not isinstance(sender, str):
-            log.info("ignored %s in %s: body is not a string", event_id, room_id)
+        body = content.get("body")
+        if not isinstance(body, str) or not isinstance(event.get("sender"), str):
+            log.info("ignored %s: body is not a string", event.get("event_id"))
             return None
         also = pill_names(content, user_id=self._user_id)
         if self._display_name and mentions(content, user_id=self._user_id):
             also += (self._display_name,)
-        line = self._address(body[: self._max_bytes], direct=direct, also=also)
+        return self._address(body[: self._max_bytes], direct=direct, also=also)
+
+    async def _answer(
+        self, room_id: str, event_id: str, event: Mapping[str, object], handler: Handler, *, line: str | None
+    ) -> Reply | None:
+        """What to reply to the command ``line`` of one timeline event, if anything; the handler's failures
+        become INTERNAL_ERROR."""
         if line is None:
             return None
+        body, sender = str(content_of(event).get("body")), str(event.get("sender"))
         if len(body.encode("utf-8", errors="surrogatepass")) > self._max_bytes:
             return Reply(TOO_LONG.format(limit=self._max_bytes))
         if _CONTROL.search(body):
@@ -423,6 +541,8 @@ class MatrixTransport:
         return True
 
     async def _sync(self, client: AsyncClient, *, since: str | None) -> SyncResponse:
+        self._sync_started = time.time()
+        self._sync_attempts += 1
         if since is None:
             response = await client.sync(timeout=0, sync_filter=_sync_filter(timeline_limit=1), full_state=True)
         else:
@@ -444,15 +564,16 @@ class MatrixTransport:
             log.warning("could not decline %s: %s", room, self._redact(str(response)))
         return True
 
-    async def _send(self, client: AsyncClient, room_id: str, content: JSON, tx_id: str) -> bool:
+    async def _send(self, client: AsyncClient, room_id: str, content: JSON, tx_id: str) -> str:
+        """Sends a message; its event id, or "" when the homeserver refused it for good (given up)."""
         response = await client.room_send(room_id, "m.room.message", content, tx_id=tx_id)
         if isinstance(response, RoomSendResponse):
-            return True
+            return str(response.event_id)
         code = getattr(response, "status_code", None)
         if code in _FATAL:  # e.g. no longer in the room: give this reply up, keep serving
             log.warning("reply to %s refused: %s", room_id, self._redact(str(response)))
-            return False
-        raise _Transient(self._redact(str(response)))
+            return ""
+        raise self._error("send", response)
 
     async def _page(
         self, client: AsyncClient, room_id: str, start: str | None, since: str
@@ -465,6 +586,9 @@ class MatrixTransport:
     def _error(self, what: str, response: object) -> Exception:
         code = getattr(response, "status_code", None)
         text = self._redact(f"{what} failed for {self._user_id}: {response}")
+        if code == "M_LIMIT_EXCEEDED":
+            wait = getattr(response, "retry_after_ms", None)
+            return _RateLimited(text, retry_after=wait / 1000 if isinstance(wait, int) else 5.0)
         return MatrixError(text) if code in _FATAL else _Transient(text)
 
     # -- plumbing -------------------------------------------------------------------------------------------
@@ -478,6 +602,9 @@ class MatrixTransport:
             try:
                 result = await (_until(call(), stop) if race_call else call())
                 return None if result is None and stop.is_set() else result
+            except _RateLimited as exc:
+                delay = exc.retry_after
+                log.warning(RATE_LIMITED, what, delay, self._user_id)
             except (_Transient, *_NETWORK) as exc:
                 delay = min(self._backoff_max, 0.25 * 2**attempt) * random.uniform(0.5, 1.0)
                 attempt += 1
@@ -493,6 +620,22 @@ class MatrixTransport:
 
     def _save(self) -> None:
         self._state.save(self._state_path)
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """Which events of a sync batch are backlog not to run: sent before ``listening_since`` (missed) and more
+    than ``max_age`` seconds before ``now`` (the batch came), by the homeserver's ``origin_server_ts``."""
+
+    listening_since: float
+    now: float
+    max_age: float
+
+    def skips(self, event: Mapping[str, object]) -> bool:
+        sent = event.get("origin_server_ts")
+        if not isinstance(sent, int):
+            return False
+        return sent < self.listening_since * 1000 and self.now * 1000 - sent > self.max_age * 1000
 
 
 def _invite_source(event: object) -> Mapping[str, object]:

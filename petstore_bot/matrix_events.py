@@ -96,6 +96,16 @@ def notice(text: str) -> JSON:
     return {"msgtype": "m.notice", "body": text, "m.mentions": {}}
 
 
+def edit(event_id: str, content: JSON) -> JSON:
+    """An edit (``m.replace``) of the bot's own message ``event_id`` to ``content``."""
+    return {
+        **content,
+        "body": f"* {content.get('body')}",
+        "m.new_content": content,
+        "m.relates_to": {"rel_type": "m.replace", "event_id": event_id},
+    }
+
+
 def reaction(*, event_id: str, key: str) -> JSON:
     """An ``m.reaction`` annotating ``event_id`` with ``key`` (an emoji)."""
     return {"m.relates_to": {"rel_type": "m.annotation", "event_id": event_id, "key": key}}

@@ -155,6 +155,12 @@ class BotSettings(BaseModel):
     """Commands per user per period (10/10s, 30/1m, 100/1h) or "off"; over it: one short reply, then silence."""
     audit_log: Path | None = None
     """Every write attempt as a JSON line (who, room, command, outcome, pet id); default: data dir/audit.ndjson."""
+    reply_style: Literal["reply", "thread", "plain"] = "reply"
+    """How an answer relates to its question (Matrix): a reply quoting it, a thread on it, or plain (a question
+    asked inside a thread is answered in that thread whatever this says)."""
+    max_backlog_age: float = Field(900.0, ge=0)
+    """Seconds: a missed command older than this when the bot comes back (after an outage) is not run; the room
+    is told once how many were skipped. 0 runs none of them."""
     roles: BotRoles = BotRoles()
     matrix: MatrixSettings = MatrixSettings()
     slack: SlackSettings = SlackSettings()

@@ -153,6 +153,8 @@ def matrix_main(
         state_dir=(matrix.state_dir or default_data_dir() / "bot").expanduser(),
         accept_invite=functools.partial(accept_invite, core),
         address=core.addressing.line,
+        reply_style=settings.bot.reply_style,
+        max_backlog_age=settings.bot.max_backlog_age,
     )
     log.info(
         "petstore bot on %s as %s; service %s %s; audit %s",
