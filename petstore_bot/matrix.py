@@ -39,8 +39,13 @@ import aiohttp
 from nio import (
     AsyncClient,
     AsyncClientConfig,
+    EncryptionError,
+    Event,
     JoinResponse,
+    LocalProtocolError,
     LoginResponse,
+    MegolmEvent,
+    OlmUnverifiedDeviceError,
     ProfileGetDisplayNameResponse,
     RoomLeaveResponse,
     RoomMessagesResponse,
@@ -51,6 +56,7 @@ from nio import (
 
 from petstore_bot.addressing import Address
 from petstore_bot.chat import INTERNAL_ERROR, Handler, Incoming, Reply
+from petstore_bot.matrix_crypto import Crypto
 from petstore_bot.matrix_dispatch import Batch, Dispatcher
 from petstore_bot.matrix_events import (
     ReplyStyle,
@@ -71,12 +77,17 @@ JSON = dict[str, object]
 
 TOO_LONG = "Ignored: that message is longer than {limit} bytes."
 NOT_TEXT = "Ignored: that message is not plain text."
+UNDECRYPTABLE = (
+    "I could not decrypt that message (my device had no key for it yet): please send it again, "
+    "your client shares the key with me now."
+)
 SKIPPED = (
     "Skipped {count} {commands} sent while I was away (older than {age}, see max_backlog_age): "
     "send again what is still needed."
 )
 ENCRYPTED = (
-    "This room is end-to-end encrypted: the petstore bot does not support encrypted rooms and will not answer here."
+    "This room is end-to-end encrypted and this petstore bot was installed without encryption support "
+    "(pip install 'petstore[matrix]' brings it): it will not answer here."
 )
 _FATAL = {"M_UNKNOWN_TOKEN", "M_MISSING_TOKEN", "M_FORBIDDEN", "M_USER_DEACTIVATED", "M_INVALID_USERNAME"}
 _NETWORK = (aiohttp.ClientError, TimeoutError, OSError)
@@ -164,6 +175,7 @@ class MatrixTransport:
         reply_style: ReplyStyle = "reply",
         slow_after: float = 1.0,
         max_backlog_age: float = 900.0,
+        crypto: Crypto | None = None,
         sync_timeout_ms: int = 30_000,
         backoff_max: float = 30.0,
     ) -> None:
@@ -180,6 +192,7 @@ class MatrixTransport:
         self._reply_style: ReplyStyle = reply_style
         self._slow_after = slow_after
         self._max_backlog_age = max_backlog_age
+        self._crypto = crypto or Crypto()
         self._sync_started = 0.0
         self._sync_attempts = 0
         #: The skipped-commands notice of each room: (the backlog's listening_since, its event id, the count told).
@@ -206,9 +219,19 @@ class MatrixTransport:
         self._state_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._state = _State.load(self._state_path)
         config = AsyncClientConfig(
-            max_timeouts=0, max_limit_exceeded=0, request_timeout=30, store_sync_tokens=False, encryption_enabled=False
+            max_timeouts=0,
+            max_limit_exceeded=0,
+            request_timeout=30,
+            store_sync_tokens=False,
+            encryption_enabled=self._crypto.enabled,
         )
-        client = AsyncClient(self._homeserver, self._user_id, device_id=self._state.device_id or "", config=config)
+        client = AsyncClient(
+            self._homeserver,
+            self._user_id,
+            device_id=self._state.device_id or "",
+            store_path=str(self._state_path.parent),
+            config=config,
+        )
         try:
             if await self._retry(lambda: self._login(client), stop=stop, what="login") is None:
                 return
@@ -276,7 +299,7 @@ class MatrixTransport:
             return False
         await self._handle_invites(client, response, stop=stop)
         for room_id, info in response.rooms.join.items():
-            if self._encrypted(room_id, [e.source for e in [*info.state, *info.timeline.events]]):
+            if self._unreadable(room_id, [e.source for e in [*info.state, *info.timeline.events]]):
                 await self._notify_encrypted(client, room_id, stop=stop)
         self._state.since, self._state.done = response.next_batch, []
         self._save()
@@ -305,7 +328,7 @@ class MatrixTransport:
                 if gap is None:
                     return False
                 events = gap + events
-            if self._encrypted(room_id, [*(e.source for e in info.state), *events]):
+            if self._unreadable(room_id, [*(e.source for e in info.state), *events]):
                 await self._notify_encrypted(client, room_id, stop=stop)
                 continue
             skipped: list[str] = []
@@ -370,8 +393,12 @@ class MatrixTransport:
         """Answers one event; False when ``stop`` came before its reply went out (answered after a restart)."""
         if stop.is_set():
             return False  # a message queued behind another of the same person: left for the restart
-        line = self._command(event, direct=_direct(client, room_id))
-        answer = self._answer(room_id, event_id, event, handler, line=line)
+        answer: Awaitable[Reply | None]
+        if event.get("type") == "m.room.encrypted" and event.get("sender") != self._user_id:
+            answer = self._undecryptable(client, room_id, event)
+        else:
+            line = self._command(event, direct=_direct(client, room_id))
+            answer = self._answer(room_id, event_id, event, handler, line=line)
         busy = Busy(client, room_id=room_id, event_id=event_id, slow_after=self._slow_after)
         try:
             return await self._reply(client, room_id, event_id, event, await busy.run(answer), stop=stop)
@@ -410,6 +437,17 @@ class MatrixTransport:
         if len(self._recent) > 2000:
             self._recent.popitem(last=False)
         self._state.done.append(event_id)
+
+    async def _undecryptable(self, client: AsyncClient, room_id: str, event: Mapping[str, object]) -> Reply:
+        """A message the bot could not decrypt: one line asking to send it again (and ask the sender's devices for
+        the key, so a later message of the same session can be read)."""
+        log.info("could not decrypt %s in %s from %s", event.get("event_id"), room_id, event.get("sender"))
+        parsed = Event.parse_encrypted_event(dict(event))
+        if isinstance(parsed, MegolmEvent):
+            parsed.room_id = room_id
+            with contextlib.suppress(LocalProtocolError, *_NETWORK):
+                await client.request_room_key(parsed)
+        return Reply(UNDECRYPTABLE)
 
     def _command(self, event: Mapping[str, object], *, direct: bool) -> str | None:
         """The command in a timeline event (``!list sold``), None when it is not one for the bot.
@@ -483,7 +521,10 @@ class MatrixTransport:
             for e in events
         )
 
-    def _encrypted(self, room_id: str, events: Sequence[Mapping[str, object]]) -> bool:
+    def _unreadable(self, room_id: str, events: Sequence[Mapping[str, object]]) -> bool:
+        """Whether ``room_id`` is encrypted while this install cannot decrypt (matrix-nio without its e2e extra)."""
+        if self._crypto.enabled:
+            return False
         if room_id in self._state.encrypted_notified:
             return True
         return any(e.get("type") in ("m.room.encryption", "m.room.encrypted") for e in events)
@@ -535,6 +576,7 @@ class MatrixTransport:
             self._session_token = response.access_token
         self._state.device_id = client.device_id
         self._save()
+        self._crypto.secure(client)
         log.info("logged in as %s (device %s)", self._user_id, client.device_id)
         named = await client.get_displayname(self._user_id)
         self._display_name = named.displayname if isinstance(named, ProfileGetDisplayNameResponse) else None
@@ -550,6 +592,7 @@ class MatrixTransport:
             response = await client.sync(timeout=self._sync_timeout_ms, since=since, sync_filter=limit)
         if not isinstance(response, SyncResponse):
             raise self._error("sync", response)
+        await self._crypto.after_sync(client)
         return response
 
     async def _join(self, client: AsyncClient, room: str) -> bool:
@@ -566,7 +609,17 @@ class MatrixTransport:
 
     async def _send(self, client: AsyncClient, room_id: str, content: JSON, tx_id: str) -> str:
         """Sends a message; its event id, or "" when the homeserver refused it for good (given up)."""
-        response = await client.room_send(room_id, "m.room.message", content, tx_id=tx_id)
+        self._crypto.trust(client)
+        try:
+            response = await client.room_send(
+                room_id,
+                "m.room.message",
+                content,
+                tx_id=tx_id,
+                ignore_unverified_devices=self._crypto.key_sharing == "tofu",
+            )
+        except (LocalProtocolError, EncryptionError, OlmUnverifiedDeviceError) as exc:
+            raise _Transient(f"could not encrypt for {room_id}: {_describe(exc)}") from None
         if isinstance(response, RoomSendResponse):
             return str(response.event_id)
         code = getattr(response, "status_code", None)

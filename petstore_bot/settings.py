@@ -82,7 +82,12 @@ class MatrixSettings(BaseModel):
     rooms: list[str] = []
     """Rooms to join at start (ids like !abc:example.org or aliases like #ops:example.org)."""
     state_dir: Path | None = None
-    """Where the sync token and device id are kept; default: the platform data dir (bot/)."""
+    """Where the sync token, the device id and its encryption keys are kept; default: the platform data dir (bot/)."""
+    key_sharing: Literal["tofu", "verified"] = "tofu"
+    """Which devices get the bot's room keys in encrypted rooms: "tofu" (each device trusted the first time it is
+    seen, its keys pinned) or "verified" (only those in verified_devices)."""
+    verified_devices: list[str] = []
+    """With key_sharing = "verified": '@user:example.org DEVICEID ED25519KEY' for each device to share keys with."""
 
     @field_validator("homeserver")
     @classmethod

@@ -129,6 +129,7 @@ def matrix_main(
     ``audit_flag`` is ``--audit-log`` when given: a flag wins over ``[bot] audit_log`` as flags win everywhere.
     """
     from petstore_bot.matrix import MatrixError, MatrixTransport
+    from petstore_bot.matrix_crypto import Crypto
 
     matrix = settings.bot.matrix
     where = str(config_file or default_config_path())
@@ -154,6 +155,7 @@ def matrix_main(
         accept_invite=functools.partial(accept_invite, core),
         address=core.addressing.line,
         reply_style=settings.bot.reply_style,
+        crypto=Crypto(key_sharing=matrix.key_sharing, verified_devices=matrix.verified_devices),
         max_backlog_age=settings.bot.max_backlog_age,
     )
     log.info(
