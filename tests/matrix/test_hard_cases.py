@@ -10,7 +10,7 @@ import pytest
 
 from matrix.conftest import BotRunner
 from matrix.cs_client import POLL, MatrixUser, from_sender, replies_to
-from petstore_bot.chat import Incoming, Reply
+from petstore_bot.chat import Handler, Incoming, Reply
 from petstore_bot.matrix import ENCRYPTED, INTERNAL_ERROR, NOT_TEXT, TOO_LONG, MatrixError
 from petstore_bot.matrix_crypto import Crypto
 
@@ -191,17 +191,24 @@ async def test_stop_finishes_the_message_in_hand_and_a_restart_answers_the_rest_
     assert len(replies_to(events, slow_id, sender=bot.account.user_id)) == 1
 
 
-async def test_one_persons_slow_command_holds_nobody_else_and_each_is_answered_once(bot: BotRunner, users) -> None:
-    alice, bob = await users("alice"), await users("bob")
-    room = await alice.create_room(invite=[bot.account.user_id, bob.user_id])
-    await bob.join(room)
-    started, release = asyncio.Event(), asyncio.Event()
+def _held(started: asyncio.Event, release: asyncio.Event) -> Handler:
+    """A handler answering ``!text`` with ``!TEXT``; ``!slow`` sets ``started``, then waits for ``release``."""
 
     async def slow(message: Incoming) -> Reply | None:
         if message.text == "!slow":
             started.set()
             await release.wait()
         return Reply(text=message.text.upper())
+
+    return slow
+
+
+async def test_one_persons_slow_command_holds_nobody_else_and_each_is_answered_once(bot: BotRunner, users) -> None:
+    alice, bob = await users("alice"), await users("bob")
+    room = await alice.create_room(invite=[bot.account.user_id, bob.user_id])
+    await bob.join(room)
+    started, release = asyncio.Event(), asyncio.Event()
+    slow = _held(started, release)
 
     async with bot.running(slow, rooms=[room]):
         slow_id = await alice.send_text(room, "!slow")
@@ -228,12 +235,7 @@ async def test_a_slow_command_in_one_room_holds_no_other_room(bot: BotRunner, us
     room_a = await alice.create_room(invite=[bot.account.user_id])
     room_b = await alice.create_room(invite=[bot.account.user_id])
     started, release = asyncio.Event(), asyncio.Event()
-
-    async def slow(message: Incoming) -> Reply | None:
-        if message.text == "!slow":
-            started.set()
-            await release.wait()
-        return Reply(text=message.text.upper())
+    slow = _held(started, release)
 
     async with bot.running(slow, rooms=[room_a, room_b]):
         slow_id = await alice.send_text(room_a, "!slow")

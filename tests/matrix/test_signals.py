@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import uuid
 
 import pytest
 
 from matrix.conftest import BotRunner
 from matrix.cs_client import Event, MatrixUser, from_sender, replies_to
+from matrix.fault_proxy import FaultProxy
 from petstore_bot.chat import Incoming, Reply
 
 pytestmark = pytest.mark.slow
@@ -97,3 +99,21 @@ async def test_commands_missed_longer_ago_than_max_backlog_age_are_skipped_and_t
     if len(said) == 4:
         edited = from_sender(events, me)[2]["content"]["m.relates_to"]
         assert edited == {"rel_type": "m.replace", "event_id": from_sender(events, me)[1]["event_id"]}
+
+
+async def test_a_429_is_waited_out_and_logged_naming_synapses_override_ratelimit(bot: BotRunner, users, caplog) -> None:
+    caplog.set_level(logging.WARNING, logger="petstore_bot.matrix")
+    alice = await users("alice")
+    room = await alice.create_room(invite=[bot.account.user_id])
+    proxy = await FaultProxy(bot.server.url).start()
+    try:
+        async with bot.running(rooms=[room], homeserver=proxy.url):
+            proxy.limit_sends = 2
+            asked = await alice.send_text(room, "!hello")
+            events = await alice.wait_for(room, lambda ev: bool(replies_to(ev, asked, sender=bot.account.user_id)))
+    finally:
+        await proxy.aclose()
+    assert [r["content"]["body"] for r in replies_to(events, asked, sender=bot.account.user_id)] == ["HELLO"]
+    assert proxy.limit_sends == 0
+    assert "rate-limited by the homeserver (429) on reply" in caplog.text
+    assert f"/_synapse/admin/v1/users/{bot.account.user_id}/override_ratelimit" in caplog.text
