@@ -82,8 +82,8 @@ async def run(server: SynapseServer, args: argparse.Namespace, tmp: Path) -> Non
         password=accounts["petbot"][1],
         rooms=[],
         state_dir=tmp / "bot",
-        accept_invite=lambda _u: True,
-        addressed=core.addressed,
+        accept_invite=lambda _u, _direct: True,
+        address=core.addressing.line,
     )
     tasks = [
         asyncio.create_task(

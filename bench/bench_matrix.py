@@ -9,6 +9,10 @@ The floor bot is plain matrix-nio (no petstore code): login, sync loop, an m.not
 Then the burst: ``--burst-users`` users send ``--burst-each`` messages each, all at once; every message must get
 exactly one reply (none lost, none answered twice). ``--handler`` plugs another ``petstore_bot.chat.Handler``
 (e.g. the bot core's command handler) in place of the echo; its messages are ``!echo N``-style lines.
+Then two figures with a person on matrix-nio's e2e extra (``tests/matrix/e2e_person.py``), ``--e2e-messages``
+each: the same transport's reply latency in an encrypted room against an unencrypted one (target <= 1.5x), and
+room B's reply latency while a command in room A waits 2 s (a handler awaiting ``asyncio.sleep(2)``, standing in
+for a service slowed to 2 s) against the echo floor bot's (target <= 1.3x).
 Everything runs on 127.0.0.1; Synapse is started and stopped by this script (by PID), within a time budget.
 """
 
@@ -31,10 +35,13 @@ from nio import AsyncClient, AsyncClientConfig, SyncResponse
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+from matrix.e2e_person import E2EPerson  # noqa: E402
 from matrix.synapse_server import SynapseServer  # noqa: E402
 
 from petstore_bot.chat import Handler, Incoming, Reply  # noqa: E402
 from petstore_bot.matrix import MatrixTransport  # noqa: E402
+
+SLOW = 2.0  # seconds the "slow service" command takes in room A
 
 BUDGET = 900.0
 SYNC_FILTER = json.dumps({"room": {"timeline": {"limit": 5000}}, "presence": {"not_types": ["*"]}})
@@ -239,7 +246,7 @@ async def run(server: SynapseServer, handler: Handler, args: argparse.Namespace,
         password=accounts["petbot"][1],
         rooms=[],
         state_dir=tmp / "bot",
-        accept_invite=lambda _u: True,
+        accept_invite=lambda _u, _direct: True,
     )
     tasks = [
         asyncio.create_task(
@@ -270,9 +277,81 @@ async def run(server: SynapseServer, handler: Handler, args: argparse.Namespace,
         f"{ours['p90_ms'] / floor['p90_ms']:.2f}x (p90)"
     )
     await burst(server, accounts["petbot"][0], users=args.burst_users, each=args.burst_each, line=args.line)
+    await asker.aclose()
+    await encrypted_and_side_by_side(
+        server, floor_id=accounts["floor"][0], bot_id=accounts["petbot"][0], args=args, tmp=tmp
+    )
     stop.set()
     await asyncio.gather(*tasks)
-    await asker.aclose()
+
+
+async def slow_or_echo(message: Incoming) -> Reply | None:
+    """Echo, but ``!slow`` first waits SLOW seconds (a command waiting on a slow service)."""
+    if message.text.startswith("!slow"):
+        await asyncio.sleep(SLOW)
+    return Reply(text=message.text, html=None)
+
+
+async def person_latency(person: E2EPerson, room: str, text: str, *, bot_id: str) -> float:
+    began = time.perf_counter()
+    asked = await person.send(room, text)
+    await person.answer(asked, sender=bot_id)
+    return time.perf_counter() - began
+
+
+async def encrypted_and_side_by_side(
+    server: SynapseServer, *, floor_id: str, bot_id: str, args: argparse.Namespace, tmp: Path
+) -> None:
+    """The e2e person's figures (see the module docstring); the bot under test is a second transport."""
+    password = f"pw-person-{uuid.uuid4().hex}"
+    person_id = server.register(localpart=f"person-{uuid.uuid4().hex[:6]}", password=password)
+    bot_password = f"pw-e2ebot-{uuid.uuid4().hex}"
+    e2e_bot = server.register(localpart=f"e2ebot-{uuid.uuid4().hex[:6]}", password=bot_password)
+    stop, ready = asyncio.Event(), asyncio.Event()
+    transport = MatrixTransport(
+        homeserver=server.url,
+        user_id=e2e_bot,
+        password=bot_password,
+        rooms=[],
+        state_dir=tmp / "e2ebot",
+        accept_invite=lambda _u, _direct: True,
+    )
+    task = asyncio.create_task(transport.run(slow_or_echo, stop=stop, ready=ready))
+    await ready.wait()
+    person = await E2EPerson.login(base_url=server.url, user_id=person_id, password=password, store=tmp / "person")
+    try:
+        secret = await person.create_room(invite=[e2e_bot])
+        plain = await person.create_plain_room(invite=[e2e_bot])
+        other = await person.create_plain_room(invite=[e2e_bot])
+        floor = await person.create_plain_room(invite=[floor_id])
+        for room, who in ((secret, e2e_bot), (plain, e2e_bot), (other, e2e_bot), (floor, floor_id)):
+            if room == secret:
+                await person.knows_device_of(who, room)
+            else:
+                await person.until(lambda room=room, who=who: person.joined(who, room), what=f"{who} joined")
+            await person_latency(person, room, "!echo warmup", bot_id=who)
+        samples: dict[str, list[float]] = {"plain": [], "encrypted": []}
+        for start in range(0, args.e2e_messages, 10):
+            for name, room in (("plain", plain), ("encrypted", secret)):
+                for i in range(start, min(args.e2e_messages, start + 10)):
+                    samples[name].append(await person_latency(person, room, f"!echo {i}", bot_id=e2e_bot))
+        base, enc = summary("unencrypted", samples["plain"]), summary("encrypted", samples["encrypted"])
+        print(f"     ratio: encrypted {enc['median_ms'] / base['median_ms']:.2f}x unencrypted (median; target <= 1.5x)")
+        floor_samples, waiting = [], []
+        for i in range(args.side_messages):
+            floor_samples.append(await person_latency(person, floor, f"!echo floor {i}", bot_id=floor_id))
+            slow = await person.send(other, f"!slow {i}")  # room A waits SLOW s; room B asks meanwhile
+            waiting.append(await person_latency(person, plain, f"!echo while {i}", bot_id=e2e_bot))
+            await person.answer(slow, sender=e2e_bot)
+        low, side = summary("echo floor", floor_samples), summary("room B", waiting)
+        print(
+            f"     ratio: room B while room A waits {SLOW:g} s: {side['median_ms'] / low['median_ms']:.2f}x "
+            f"the echo floor (median; target <= 1.3x)"
+        )
+    finally:
+        await person.aclose()
+        stop.set()
+        await task
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -282,6 +361,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--burst-each", type=int, default=100)
     parser.add_argument("--handler", help="module:function, a petstore_bot.chat.Handler (default: echo)")
     parser.add_argument("--line", default="!echo {n}", help="the message text; {n} is numbered")
+    parser.add_argument("--e2e-messages", type=int, default=30, help="per side: encrypted vs unencrypted room")
+    parser.add_argument("--side-messages", type=int, default=10, help="room B asked while room A waits 2 s")
     return parser.parse_args(argv)
 
 

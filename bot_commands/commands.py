@@ -185,7 +185,12 @@ class AddParams:
 
 
 def _describe_add(params: AddParams) -> str:
-    return f"add pet '{show(params.name)}' (category {params.category})"
+    status = f", status {params.status}" if params.status else ""
+    return f"add pet '{show(params.name)}' (category {params.category}{status})"
+
+
+def _add_sends(params: AddParams) -> dict[str, object]:
+    return {"name": params.name, "categoryId": params.category, "status": params.status}
 
 
 @command(
@@ -194,6 +199,7 @@ def _describe_add(params: AddParams) -> str:
     summary="Add a pet",
     access=Access.WRITE,
     describe=_describe_add,
+    sends=_add_sends,
     details='Also key=value: /add name="Rex the Dog" categoryId=3 status=available',
 )
 async def add_pet(context: CommandContext, params: AddParams) -> PetCreated:
@@ -269,14 +275,26 @@ async def quit_session(context: CommandContext, params: NoParams) -> Quit:
     return Quit()
 
 
+#: The longest ``/sleep`` in a chat bot: anyone in a room (even role none) may send one, and it holds their next
+#: commands; the chat faces refuse longer ones (the help says so).
+CHAT_SLEEP_MAX = 2.0
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SleepParams:
     """``/sleep``: how long."""
 
-    seconds: float = positional("SECONDS", conv.seconds, required=True, help="0 to 60")
+    seconds: float = positional(
+        "SECONDS", conv.seconds, required=True, help=f"0 to 60 (in a chat bot at most {CHAT_SLEEP_MAX:g})"
+    )
 
 
-@command("sleep", params=SleepParams, summary="Pause for a demo (0 to 60 seconds)", outcome=False)
+@command(
+    "sleep",
+    params=SleepParams,
+    summary=f"Pause for a demo (0 to 60 seconds; in a chat bot at most {CHAT_SLEEP_MAX:g})",
+    outcome=False,
+)
 async def sleep(context: CommandContext, params: SleepParams) -> Paused:
     await context.sleep(params.seconds)
     return Paused(seconds=params.seconds)

@@ -22,7 +22,7 @@ to the handler that declared them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Generic, TypeAlias, TypeVar
@@ -68,6 +68,10 @@ class Command(ABC):
     @abstractmethod
     def what(self, params: object) -> str:
         """What running it with ``params`` does, in words (``add pet 'Rex' (category 3)``)."""
+
+    def fields(self, params: object) -> tuple[tuple[str, str], ...]:
+        """Every field a write with ``params`` sends, by its name in the API, in full (none for other commands)."""
+        return ()
 
     @abstractmethod
     def perform(self, context: CommandContext, params: object) -> Awaitable[Result]:
@@ -208,6 +212,7 @@ class TypedCommand(Command, Generic[P]):
     history: bool = True
     group: str | None = None
     describe: Callable[[P], str] | None = None
+    sends: Callable[[P], Mapping[str, object]] | None = None
     args: tuple[Arg, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -219,6 +224,12 @@ class TypedCommand(Command, Generic[P]):
 
     def what(self, params: object) -> str:
         return self.describe(self._own(params)) if self.describe is not None else f"run /{self.name}"
+
+    def fields(self, params: object) -> tuple[tuple[str, str], ...]:
+        if self.sends is None:
+            return ()
+        sent = self.sends(self._own(params))
+        return tuple((name, str(value)) for name, value in sent.items() if value is not None)
 
     def perform(self, context: CommandContext, params: object) -> Awaitable[Result]:
         return self.handler(context, self._own(params))
@@ -239,6 +250,9 @@ class Invocation:
 
     def what(self) -> str:
         return self.command.what(self.params)
+
+    def fields(self) -> tuple[tuple[str, str], ...]:
+        return self.command.fields(self.params)
 
     def perform(self, context: CommandContext) -> Awaitable[Result]:
         return self.command.perform(context, self.params)
@@ -309,8 +323,12 @@ def command(
     history: bool = True,
     group: str | None = None,
     describe: Callable[[P], str] | None = None,
+    sends: Callable[[P], Mapping[str, object]] | None = None,
 ) -> Callable[[Handler[P]], TypedCommand[P]]:
-    """Decorator declaring ``handler`` as the command ``/name`` taking ``params`` (returns the command)."""
+    """Decorator declaring ``handler`` as the command ``/name`` taking ``params`` (returns the command).
+
+    ``sends``: for a write, the fields it sends by their API names (None values are not sent), which a
+    confirmation shows in full."""
 
     def declare(handler: Handler[P]) -> TypedCommand[P]:
         return TypedCommand(
@@ -327,6 +345,7 @@ def command(
             history=history,
             group=group,
             describe=describe,
+            sends=sends,
         )
 
     return declare

@@ -234,9 +234,16 @@ class ConfirmationNeeded(Result):
     what: str
     line: str
     ttl: int
+    #: What the write does, in the command's own words (``add a pet``), for a confirmation showing ``fields``.
+    action: str = ""
+    #: Every field the write sends, by its API name, in full (``("name", "Rex")``); empty for other commands.
+    fields: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> JSON:
-        return {"confirm": self.code, "what": self.what, "expires_in": self.ttl}
+        shown: dict[str, JSON] = {"confirm": self.code, "what": self.what, "expires_in": self.ttl}
+        if self.fields:
+            shown["fields"] = dict[str, JSON](self.fields)
+        return shown
 
 
 @dataclass(frozen=True, slots=True)

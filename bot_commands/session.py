@@ -307,7 +307,14 @@ class CommandSession:
         while len(self._pending) >= _MAX_PENDING:
             self._pending.pop(next(iter(self._pending)))
         self._pending[code] = _Pending(invocation=invocation, what=what, expires=self.clock() + self.confirm_ttl)
-        return ConfirmationNeeded(code=code, what=what, line=invocation.line, ttl=round(self.confirm_ttl))
+        return ConfirmationNeeded(
+            code=code,
+            what=what,
+            line=invocation.line,
+            ttl=round(self.confirm_ttl),
+            action=invocation.command.summary[:1].lower() + invocation.command.summary[1:],
+            fields=invocation.fields(),
+        )
 
     async def confirm_pending(self, code: str) -> Result:
         """Run the write waiting for ``code`` (once, by this session's actor, before it expires)."""

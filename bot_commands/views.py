@@ -195,14 +195,17 @@ def _presents(kind: type[R]) -> Callable[[Callable[[R, str], Presentation]], Cal
     return register
 
 
-def present(result: Result, *, prefix: str = "/", one_shot: bool = False) -> Presentation:
+def present(result: Result, *, prefix: str = "/", one_shot: bool = False, rules: str | None = None) -> Presentation:
     """The view of ``result``; ``prefix`` is how the face's commands start (``/``, ``!``).
 
     ``one_shot``: the face runs this one command and ends (``petstore list``, ``run -c``), so
-    nothing suggests a follow-up command such as ``/more``.
+    nothing suggests a follow-up command such as ``/more``. ``rules``: how commands are typed on this face, the
+    last line of the command list (default: the prompt's rule, the leading ``/`` optional).
     """
     if one_shot and isinstance(result, PetList):
         return _pet_list_view(result, prefix, one_shot=True)
+    if rules is not None and isinstance(result, Help):
+        return _help_view(result, prefix, rules=rules)
     presenter = _PRESENTERS.get(type(result))
     if presenter is None:
         raise TypeError(f"no view for {type(result).__name__}: add one in bot_commands/views.py")
@@ -354,19 +357,27 @@ def _whoami(result: WhoAmI, prefix: str) -> Presentation:
 
 @_presents(Help)
 def _help(result: Help, prefix: str) -> Presentation:
-    def cmd(text: str) -> str:
-        return text.replace("/", prefix, 1) if text.startswith("/") else text
+    rules = f"Commands work with or without the leading {prefix}; {prefix}help COMMAND explains one."
+    return _help_view(result, prefix, rules=rules)
+
+
+def _help_view(result: Help, prefix: str, *, rules: str) -> Presentation:
+    """Help with commands written as typed on the face (its ``prefix``), ``rules`` the last line of a list."""
+
+    def cmd(text: str) -> str:  # every /name in help is a command
+        return text if prefix == "/" else _COMMAND_REF.sub(lambda found: prefix + found[1], text)
 
     if result.topic and result.entries:
         entry = result.entries[0]
-        lines = [Cell(cmd(entry.usage), "bold"), Cell(entry.summary)]
+        lines = [Cell(cmd(entry.usage), "bold"), Cell(cmd(entry.summary))]
         if entry.aliases:
             lines.append(Cell("aliases: " + ", ".join(cmd(a) for a in entry.aliases), "dim"))
-        lines += [Cell(line, "dim") for line in entry.details.splitlines()]
+        lines += [Cell(cmd(line), "dim") for line in entry.details.splitlines()]
         return Presentation(view=LinesView(tuple(lines)), summary=cmd(entry.usage))
-    lines = [cell for e in result.entries for cell in (Cell(cmd(e.usage), "bold"), Cell(f"    {e.summary}", "dim"))]
-    footer = f"Commands work with or without the leading {prefix}; {prefix}help COMMAND explains one."
-    view = LinesView((*lines, Cell(footer, "dim")))
+    lines = [
+        cell for e in result.entries for cell in (Cell(cmd(e.usage), "bold"), Cell(f"    {cmd(e.summary)}", "dim"))
+    ]
+    view = LinesView((*lines, Cell(rules, "dim")))
     count = len(result.entries)
     return Presentation(view=view, summary=f"{_plural(count, 'command')}; {prefix}help COMMAND explains one")
 
@@ -407,8 +418,12 @@ def _quit(result: Quit, prefix: str) -> Presentation:
 
 @_presents(ConfirmationNeeded)
 def _confirm(result: ConfirmationNeeded, prefix: str) -> Presentation:
-    text = f"To {result.what}, reply {prefix}confirm {result.code} within {result.ttl} seconds."
-    return Presentation(view=NoticeView(text, "warning"), summary=text)
+    if not result.fields:
+        text = f"To {result.what}, reply {prefix}confirm {result.code} within {result.ttl} seconds."
+        return Presentation(view=NoticeView(text, "warning"), summary=text)
+    text = f"To {result.action}, reply {prefix}confirm {result.code} within {result.ttl} seconds. It sends:"
+    card = CardView(title="", fields=tuple((name, Cell(value)) for name, value in result.fields))
+    return Presentation(view=GroupView((NoticeView(text, "warning"), card)), summary=f"{text} {result.what}")
 
 
 @_presents(Cancelled)

@@ -32,6 +32,8 @@ class Reply:
 
     text: str
     html: str | None = None
+    #: How a write went, as a reaction on the asking message: ``✅`` done, ``❌`` refused or failed (None: not a write).
+    mark: str | None = None
 
 
 Handler = Callable[[Incoming], Awaitable[Reply | None]]

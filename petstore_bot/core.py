@@ -13,20 +13,21 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 
 from bot_commands.outcome import Outcome
 from bot_commands.policy import Access, Actor, Role
-from bot_commands.results import PetCreated
+from bot_commands.results import ConfirmationNeeded, PetCreated
 from bot_commands.session import CommandSession
 
+from .addressing import Addressing
 from .chat import Incoming, Reply
 from .ratelimit import RateLimiter, Verdict
 from .replies import reply_for
 from .roles import RoleBook
 
-__all__ = ["BotCore", "SessionFactory"]
+__all__ = ["BotCore", "SessionFactory", "write_mark"]
 
 log = logging.getLogger("petstore_bot")
 
@@ -46,15 +47,33 @@ class _Conversation:
 
 
 class BotCore:
-    """Answers the messages addressed to the bot (they start with ``prefix``); see the module docstring."""
+    """Answers the messages addressed to the bot (they start with ``prefix``); see the module docstring.
+
+    ``commands``: the command names (aliases too) of the sessions' registry; ``names``: what people call the bot
+    (``petbot``, its user id), for mentions (:mod:`~petstore_bot.addressing`); ``bare_in_direct``: a direct
+    message's command needs no prefix (chats whose commands have no slash of their own).
+    """
 
     def __init__(
-        self, *, sessions: SessionFactory, roles: RoleBook, limiter: RateLimiter, platform: str, prefix: str = "!"
+        self,
+        *,
+        sessions: SessionFactory,
+        roles: RoleBook,
+        limiter: RateLimiter,
+        platform: str,
+        prefix: str = "!",
+        commands: Collection[str] = (),
+        names: Sequence[str] = (),
+        bare_in_direct: bool = True,
     ) -> None:
         self.prefix = prefix
         self.platform = platform
         #: The command names (aliases too) of the sessions' registry, for replies that name a command.
-        self.commands: frozenset[str] = frozenset()
+        self.commands: frozenset[str] = frozenset(commands)
+        #: What counts as a message for the bot, and the help line that says it.
+        self.addressing = Addressing(
+            prefix=prefix, commands=self.commands, names=tuple(names), bare_in_direct=bare_in_direct
+        )
         self._make_session = sessions
         self._roles = roles
         self._limiter = limiter
@@ -62,9 +81,7 @@ class BotCore:
 
     def addressed(self, text: str) -> bool:
         """Whether ``text`` is a command for the bot: the prefix, then a command name (``!list``, ``!/list``)."""
-        if not text.startswith(self.prefix):
-            return False
-        return text[len(self.prefix) :].removeprefix("/")[:1].isalpha()
+        return self.addressing.prefixed(text)
 
     def role_of(self, user: str) -> Role:
         return self._roles.role_for(user)
@@ -73,7 +90,8 @@ class BotCore:
         """The reply to one message, or None when the message is not for the bot or the sender is silenced."""
         answer = await self.answer(message)
         if isinstance(answer, Outcome):
-            return reply_for(answer, prefix=self.prefix, commands=self.commands)
+            reply = reply_for(answer, prefix=self.prefix, commands=self.commands, rules=self.addressing.rules())
+            return replace(reply, mark=write_mark(answer))
         return None if answer is None else Reply(text=answer)
 
     async def answer(self, message: Incoming) -> Outcome | str | None:
@@ -118,9 +136,20 @@ class BotCore:
         made = self._conversations[key] = _Conversation(session=self._make_session(actor), lock=asyncio.Lock())
         if not self.commands:
             self.commands = frozenset(made.session.registry.names())
+            self.addressing = replace(self.addressing, commands=self.commands)
         while len(self._conversations) > MAX_SESSIONS:
             self._conversations.popitem(last=False)
         return made
+
+
+def write_mark(outcome: Outcome) -> str | None:
+    """``✅`` for a write done, ``❌`` for one refused or failed, None otherwise (reads, a write still waiting)."""
+    command = outcome.command
+    if command is None or command.access not in (Access.WRITE, Access.CONFIRM) or command.name == "cancel":
+        return None
+    if isinstance(outcome.result, ConfirmationNeeded):
+        return None
+    return "✅" if outcome.failure is None else "❌"
 
 
 def _log_outcome(message: Incoming, outcome: Outcome) -> None:

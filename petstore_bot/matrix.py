@@ -1,12 +1,16 @@
-"""Matrix transport on matrix-nio: login, joins, invites, a sync loop whose token lives on disk, threaded replies.
+"""Matrix transport on matrix-nio: login, joins, invites, a sync loop whose token lives on disk, replies.
 
 Message handling, in order of a sync batch: bodies over ``max_bytes`` get ``TOO_LONG`` and bodies that are not
-plain text (NUL or other control characters, lone surrogates) get ``NOT_TEXT``, when ``addressed`` says the message
+plain text (NUL or other control characters, lone surrogates) get ``NOT_TEXT``, when ``address`` says the message
 is for the bot; a body that is not a string at all is ignored. Notices, edits and the bot's own events are ignored.
 Messages are handled side by side (``petstore_bot.matrix_dispatch``): one person's slow command holds nobody
 else, and each person's messages in a room are answered in the order they were sent.
-Replies are ``m.notice`` (bots do not answer notices, so two bots never loop), threaded, with an empty
-``m.mentions``. The last safe sync token (every message before it answered) and the ids answered since it are
+Replies are ``m.notice`` (bots do not answer notices, so two bots never loop), related to the question as
+``reply_style`` says (``petstore_bot.matrix_events``), with an empty ``m.mentions``; a command still running after
+``slow_after`` seconds gets ⏳ and a typing notice, a write ✅ or ❌ (``petstore_bot.matrix_signals``). A command
+missed while the bot was away and older than ``max_backlog_age`` is not run; the room is told how many were skipped.
+A 429 from the homeserver is waited out as it asks, with a log line naming Synapse's ``override_ratelimit``.
+The last safe sync token (every message before it answered) and the ids answered since it are
 written after every message (``state_dir``, mode 0600), so a stop or crash mid-batch answers nothing twice on
 restart and leaves nothing unanswered; the transaction id of a
 reply derives from the asking event id and the device id is kept, so a retried send is not posted twice either.
@@ -23,9 +27,10 @@ import logging
 import os
 import random
 import re
+import time
 import traceback
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -34,8 +39,14 @@ import aiohttp
 from nio import (
     AsyncClient,
     AsyncClientConfig,
+    EncryptionError,
+    Event,
     JoinResponse,
+    LocalProtocolError,
     LoginResponse,
+    MegolmEvent,
+    OlmUnverifiedDeviceError,
+    ProfileGetDisplayNameResponse,
     RoomLeaveResponse,
     RoomMessagesResponse,
     RoomSendResponse,
@@ -43,8 +54,21 @@ from nio import (
     WhoamiResponse,
 )
 
+from petstore_bot.addressing import Address
 from petstore_bot.chat import INTERNAL_ERROR, Handler, Incoming, Reply
+from petstore_bot.matrix_crypto import Crypto
 from petstore_bot.matrix_dispatch import Batch, Dispatcher
+from petstore_bot.matrix_events import (
+    ReplyStyle,
+    content_of,
+    edit,
+    mentions,
+    notice,
+    pill_names,
+    reply_content,
+    transaction_id,
+)
+from petstore_bot.matrix_signals import Busy, react
 from petstore_os import open_private
 
 log = logging.getLogger("petstore_bot.matrix")
@@ -53,10 +77,18 @@ JSON = dict[str, object]
 
 TOO_LONG = "Ignored: that message is longer than {limit} bytes."
 NOT_TEXT = "Ignored: that message is not plain text."
-ENCRYPTED = (
-    "This room is end-to-end encrypted: the petstore bot does not support encrypted rooms and will not answer here."
+UNDECRYPTABLE = (
+    "I could not decrypt that message (my device had no key for it yet): please send it again, "
+    "your client shares the key with me now."
 )
-MAX_EVENT_BYTES = 60_000  # Matrix caps an event at 65536 bytes, envelope included
+SKIPPED = (
+    "Skipped {count} {commands} sent while I was away (older than {age}, see max_backlog_age): "
+    "send again what is still needed."
+)
+ENCRYPTED = (
+    "This room is end-to-end encrypted and this petstore bot was installed without encryption support "
+    "(pip install 'petstore[matrix]' brings it): it will not answer here."
+)
 _FATAL = {"M_UNKNOWN_TOKEN", "M_MISSING_TOKEN", "M_FORBIDDEN", "M_USER_DEACTIVATED", "M_INVALID_USERNAME"}
 _NETWORK = (aiohttp.ClientError, TimeoutError, OSError)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
@@ -74,6 +106,20 @@ class MatrixError(Exception):
 
 class _Transient(Exception):
     """A homeserver error worth retrying."""
+
+
+class _RateLimited(_Transient):
+    """429 ``M_LIMIT_EXCEEDED``: retried after the wait the homeserver asks for."""
+
+    def __init__(self, text: str, *, retry_after: float) -> None:
+        super().__init__(text)
+        self.retry_after = retry_after
+
+
+RATE_LIMITED = (
+    "rate-limited by the homeserver (429) on %s; retrying in %.1fs. Exempt the bot: Synapse's admin API "
+    'POST /_synapse/admin/v1/users/%s/override_ratelimit with {"messages_per_second": 0, "burst_count": 0}'
+)
 
 
 @dataclass
@@ -111,43 +157,6 @@ class _State:
         os.replace(tmp, path)
 
 
-def _content(event: Mapping[str, object]) -> Mapping[str, object]:
-    content = event.get("content")
-    return content if isinstance(content, dict) else {}
-
-
-def _thread_root(event: Mapping[str, object], event_id: str) -> str:
-    relates = _content(event).get("m.relates_to")
-    if isinstance(relates, dict) and relates.get("rel_type") == "m.thread" and isinstance(relates.get("event_id"), str):
-        return str(relates["event_id"])
-    return event_id
-
-
-def reply_content(*, event: Mapping[str, object], event_id: str, reply: Reply) -> JSON:
-    """The m.notice answering ``event``: threaded, an empty ``m.mentions``, HTML when the reply has it."""
-    relates = {
-        "rel_type": "m.thread",
-        "event_id": _thread_root(event, event_id),
-        "is_falling_back": True,
-        "m.in_reply_to": {"event_id": event_id},
-    }
-    content: JSON = {"msgtype": "m.notice", "body": reply.text, "m.mentions": {}, "m.relates_to": relates}
-    if reply.html is not None:
-        content["format"] = "org.matrix.custom.html"
-        content["formatted_body"] = reply.html
-    if len(json.dumps(content).encode("utf-8")) > MAX_EVENT_BYTES:
-        content.pop("format", None)
-        content.pop("formatted_body", None)
-        body = reply.text.encode("utf-8")[: MAX_EVENT_BYTES // 2].decode("utf-8", errors="ignore")
-        content["body"] = body + "\n… (reply truncated)"
-    return content
-
-
-def transaction_id(event_id: str) -> str:
-    """The same asking event always gives the same transaction id, so a retried send is deduplicated."""
-    return "petstore-" + hashlib.sha256(event_id.encode("utf-8")).hexdigest()[:32]
-
-
 class MatrixTransport:
     """Runs a handler on the messages of the rooms the bot is in; see the module docstring for the rules."""
 
@@ -160,9 +169,13 @@ class MatrixTransport:
         access_token: str | None = None,
         rooms: Sequence[str],
         state_dir: Path,
-        accept_invite: Callable[[str], bool],
+        accept_invite: Callable[[str, bool], bool],
         max_bytes: int = 4096,
-        addressed: Callable[[str], bool] | None = None,
+        address: Address | None = None,
+        reply_style: ReplyStyle = "reply",
+        slow_after: float = 1.0,
+        max_backlog_age: float = 900.0,
+        crypto: Crypto | None = None,
         sync_timeout_ms: int = 30_000,
         backoff_max: float = 30.0,
     ) -> None:
@@ -175,7 +188,16 @@ class MatrixTransport:
         self._rooms = list(rooms)
         self._accept_invite = accept_invite
         self._max_bytes = max_bytes
-        self._addressed = addressed or (lambda _text: True)
+        self._address: Address = address or _everything
+        self._reply_style: ReplyStyle = reply_style
+        self._slow_after = slow_after
+        self._max_backlog_age = max_backlog_age
+        self._crypto = crypto or Crypto()
+        self._sync_started = 0.0
+        self._sync_attempts = 0
+        #: The skipped-commands notice of each room: (the backlog's listening_since, its event id, the count told).
+        self._told: dict[str, tuple[float, str, int]] = {}
+        self._display_name: str | None = None
         self._sync_timeout_ms = sync_timeout_ms
         self._backoff_max = backoff_max
         key = hashlib.sha256(f"{self._homeserver} {user_id}".encode()).hexdigest()[:16]
@@ -197,9 +219,19 @@ class MatrixTransport:
         self._state_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._state = _State.load(self._state_path)
         config = AsyncClientConfig(
-            max_timeouts=0, request_timeout=30, store_sync_tokens=False, encryption_enabled=False
+            max_timeouts=0,
+            max_limit_exceeded=0,
+            request_timeout=30,
+            store_sync_tokens=False,
+            encryption_enabled=self._crypto.enabled,
         )
-        client = AsyncClient(self._homeserver, self._user_id, device_id=self._state.device_id or "", config=config)
+        client = AsyncClient(
+            self._homeserver,
+            self._user_id,
+            device_id=self._state.device_id or "",
+            store_path=str(self._state_path.parent),
+            config=config,
+        )
         try:
             if await self._retry(lambda: self._login(client), stop=stop, what="login") is None:
                 return
@@ -208,25 +240,42 @@ class MatrixTransport:
             if self._state.since is None and not await self._first_sync(client, stop=stop):
                 return
             log.info("ready: answering new messages as %s", self._user_id)
+            ready_at = time.time()
             if ready is not None:
                 ready.set()
-            await self._serve(client, handler, stop=stop)
+            await self._serve(client, handler, stop=stop, ready_at=ready_at)
         finally:
             self._save()
             await client.close()
 
-    async def _serve(self, client: AsyncClient, handler: Handler, *, stop: asyncio.Event) -> None:
-        """Sync after sync until ``stop``; the messages in hand finish before it returns (see the dispatcher)."""
+    async def _serve(self, client: AsyncClient, handler: Handler, *, stop: asyncio.Event, ready_at: float) -> None:
+        """Sync after sync until ``stop``; the messages in hand finish before it returns (see the dispatcher).
+
+        ``ready_at``: when the bot said it was ready (time.time()); what was sent before it was missed."""
         dispatcher = Dispatcher(on_safe=lambda next_batch: self._safe(dispatcher, next_batch))
         since = self._state.since
         try:
+            # A command sent before the bot was listening (before it was ready, or during an outage: before the
+            # sync that came through after failed ones began) was missed: not run when older than max_backlog_age.
+            listening_since = ready_at
             while not stop.is_set():
+                self._sync_attempts = 0
                 response = await self._retry(functools.partial(self._sync, client, since=since), stop=stop, what="sync")
                 if response is None:
                     break
+                if self._sync_attempts > 1:
+                    listening_since = self._sync_started
+                backlog = Backlog(listening_since=listening_since, now=time.time(), max_age=self._max_backlog_age)
                 batch = dispatcher.begin(response.next_batch)
                 if not await self._handle_batch(
-                    client, response, handler, stop=stop, since=since, dispatcher=dispatcher, batch=batch
+                    client,
+                    response,
+                    handler,
+                    stop=stop,
+                    since=since,
+                    dispatcher=dispatcher,
+                    batch=batch,
+                    backlog=backlog,
                 ):
                     break
                 dispatcher.close(batch)
@@ -250,7 +299,7 @@ class MatrixTransport:
             return False
         await self._handle_invites(client, response, stop=stop)
         for room_id, info in response.rooms.join.items():
-            if self._encrypted(room_id, [e.source for e in [*info.state, *info.timeline.events]]):
+            if self._unreadable(room_id, [e.source for e in [*info.state, *info.timeline.events]]):
                 await self._notify_encrypted(client, room_id, stop=stop)
         self._state.since, self._state.done = response.next_batch, []
         self._save()
@@ -266,8 +315,11 @@ class MatrixTransport:
         since: str | None,
         dispatcher: Dispatcher,
         batch: Batch,
+        backlog: Backlog,
     ) -> bool:
-        """Hands one sync batch's events to the dispatcher; False when ``stop`` interrupted it (not all handed)."""
+        """Hands one sync batch's events to the dispatcher; False when ``stop`` interrupted it (not all handed).
+
+        A command of the ``backlog`` (missed, and too old) is not run: the room is told once how many were skipped."""
         await self._handle_invites(client, response, stop=stop)
         for room_id, info in response.rooms.join.items():
             events: list[Mapping[str, object]] = [e.source for e in info.timeline.events]
@@ -276,9 +328,10 @@ class MatrixTransport:
                 if gap is None:
                     return False
                 events = gap + events
-            if self._encrypted(room_id, [*(e.source for e in info.state), *events]):
+            if self._unreadable(room_id, [*(e.source for e in info.state), *events]):
                 await self._notify_encrypted(client, room_id, stop=stop)
                 continue
+            skipped: list[str] = []
             for event in events:
                 if stop.is_set():
                     return False
@@ -287,9 +340,45 @@ class MatrixTransport:
                     continue
                 if dispatcher.in_hand(event_id):
                     continue
+                if backlog.skips(event) and self._command(event, direct=_direct(client, room_id)) is not None:
+                    skipped.append(event_id)
+                    continue
                 work = functools.partial(self._handle_event, client, room_id, event_id, event, handler, stop=stop)
                 await dispatcher.submit(batch, key=(room_id, event.get("sender")), event_id=event_id, work=work)
+            if skipped and not await self._tell_skipped(client, room_id, skipped, backlog=backlog, stop=stop):
+                return False
         return not stop.is_set()
+
+    async def _tell_skipped(
+        self, client: AsyncClient, room_id: str, skipped: list[str], *, backlog: Backlog, stop: asyncio.Event
+    ) -> bool:
+        """One notice per room and catch-up saying how many old commands were not run (a later batch of the same
+        backlog edits it to the new total); they count as answered. False when stopped."""
+        told = self._told.get(room_id)
+        earlier = told[2] if told is not None and told[0] == backlog.listening_since else 0
+        count = earlier + len(skipped)
+        minutes = self._max_backlog_age / 60
+        text = SKIPPED.format(
+            count=count,
+            commands="command" if count == 1 else "commands",
+            age=f"{minutes:g} min" if minutes >= 1 else f"{self._max_backlog_age:g} s",
+        )
+        log.info("skipped %d commands older than %gs in %s", count, self._max_backlog_age, room_id)
+        tx = transaction_id("skipped " + skipped[0])
+        content = notice(text) if told is None or not earlier else edit(told[1], notice(text))
+        sent = await self._retry(
+            lambda: self._send(client, room_id, content, tx), stop=stop, what="notice", race_call=False
+        )
+        if sent is None:
+            return False
+        if sent and not earlier:
+            self._told[room_id] = (backlog.listening_since, sent, count)
+        elif told is not None and earlier:
+            self._told[room_id] = (told[0], told[1], count)
+        for event_id in skipped:
+            self._mark_done(event_id)
+        self._save()
+        return True
 
     async def _handle_event(
         self,
@@ -304,9 +393,31 @@ class MatrixTransport:
         """Answers one event; False when ``stop`` came before its reply went out (answered after a restart)."""
         if stop.is_set():
             return False  # a message queued behind another of the same person: left for the restart
-        reply = await self._answer(room_id, event_id, event, handler)
+        answer: Awaitable[Reply | None]
+        if event.get("type") == "m.room.encrypted" and event.get("sender") != self._user_id:
+            answer = self._undecryptable(client, room_id, event)
+        else:
+            line = self._command(event, direct=_direct(client, room_id))
+            answer = self._answer(room_id, event_id, event, handler, line=line)
+        busy = Busy(client, room_id=room_id, event_id=event_id, slow_after=self._slow_after)
+        try:
+            return await self._reply(client, room_id, event_id, event, await busy.run(answer), stop=stop)
+        finally:
+            await busy.end()
+
+    async def _reply(
+        self,
+        client: AsyncClient,
+        room_id: str,
+        event_id: str,
+        event: Mapping[str, object],
+        reply: Reply | None,
+        *,
+        stop: asyncio.Event,
+    ) -> bool:
+        """Sends ``reply`` to ``event`` (and its mark); False when ``stop`` came before it went out."""
         if reply is not None:
-            content = reply_content(event=event, event_id=event_id, reply=reply)
+            content = reply_content(event=event, event_id=event_id, reply=reply, style=self._reply_style)
             sent = await self._retry(
                 lambda: self._send(client, room_id, content, transaction_id(event_id)),
                 stop=stop,
@@ -315,31 +426,60 @@ class MatrixTransport:
             )
             if sent is None:
                 return False  # stopped before the reply went out: not done, answered after restart
+            if reply.mark is not None:
+                await react(client, room_id=room_id, event_id=event_id, key=reply.mark)
+        self._mark_done(event_id)
+        self._save()
+        return True
+
+    def _mark_done(self, event_id: str) -> None:
         self._recent[event_id] = None
         if len(self._recent) > 2000:
             self._recent.popitem(last=False)
         self._state.done.append(event_id)
-        self._save()
-        return True
 
-    async def _answer(self, room_id: str, event_id: str, event: Mapping[str, object], handler: Handler) -> Reply | None:
-        """What to reply to one timeline event, if anything; the handler's failures become INTERNAL_ERROR."""
-        content = _content(event)
+    async def _undecryptable(self, client: AsyncClient, room_id: str, event: Mapping[str, object]) -> Reply:
+        """A message the bot could not decrypt: one line asking to send it again (and ask the sender's devices for
+        the key, so a later message of the same session can be read)."""
+        log.info("could not decrypt %s in %s from %s", event.get("event_id"), room_id, event.get("sender"))
+        parsed = Event.parse_encrypted_event(dict(event))
+        if isinstance(parsed, MegolmEvent):
+            parsed.room_id = room_id
+            with contextlib.suppress(LocalProtocolError, *_NETWORK):
+                await client.request_room_key(parsed)
+        return Reply(UNDECRYPTABLE)
+
+    def _command(self, event: Mapping[str, object], *, direct: bool) -> str | None:
+        """The command in a timeline event (``!list sold``), None when it is not one for the bot.
+
+        ``direct``: the room is a direct chat (the bot and one person), where a bare command is one."""
+        content = content_of(event)
         if event.get("type") != "m.room.message" or event.get("sender") == self._user_id:
             return None
         if content.get("msgtype") != "m.text" or "m.new_content" in content:
             return None
-        body, sender = content.get("body"), event.get("sender")
-        if not isinstance(body, str) or not isinstance(sender, str):
-            log.info("ignored %s in %s: body is not a string", event_id, room_id)
+        body = content.get("body")
+        if not isinstance(body, str) or not isinstance(event.get("sender"), str):
+            log.info("ignored %s: body is not a string", event.get("event_id"))
             return None
-        if not self._addressed(body[: self._max_bytes]):
+        also = pill_names(content, user_id=self._user_id)
+        if self._display_name and mentions(content, user_id=self._user_id):
+            also += (self._display_name,)
+        return self._address(body[: self._max_bytes], direct=direct, also=also)
+
+    async def _answer(
+        self, room_id: str, event_id: str, event: Mapping[str, object], handler: Handler, *, line: str | None
+    ) -> Reply | None:
+        """What to reply to the command ``line`` of one timeline event, if anything; the handler's failures
+        become INTERNAL_ERROR."""
+        if line is None:
             return None
+        body, sender = str(content_of(event).get("body")), str(event.get("sender"))
         if len(body.encode("utf-8", errors="surrogatepass")) > self._max_bytes:
             return Reply(TOO_LONG.format(limit=self._max_bytes))
         if _CONTROL.search(body):
             return Reply(NOT_TEXT)
-        incoming = Incoming(platform="matrix", room=room_id, user=sender, event_id=event_id, text=body)
+        incoming = Incoming(platform="matrix", room=room_id, user=sender, event_id=event_id, text=line)
         try:
             return await handler(incoming)
         except Exception as exc:  # noqa: BLE001 -- the loop stays up; the user gets one line
@@ -351,9 +491,10 @@ class MatrixTransport:
 
     async def _handle_invites(self, client: AsyncClient, response: SyncResponse, *, stop: asyncio.Event) -> None:
         for room_id, info in response.rooms.invite.items():
-            inviter = self._inviter([_invite_source(e) for e in info.invite_state])
+            sources = [_invite_source(e) for e in info.invite_state]
+            inviter = self._inviter(sources)
             try:
-                accept = inviter is not None and self._accept_invite(inviter)
+                accept = inviter is not None and self._accept_invite(inviter, self._invited_direct(sources))
             except Exception as exc:  # noqa: BLE001 -- a failing policy declines
                 log.error("accept_invite failed for %s: %s", inviter, type(exc).__name__)
                 accept = False
@@ -367,11 +508,23 @@ class MatrixTransport:
     def _inviter(self, events: Sequence[Mapping[str, object]]) -> str | None:
         for event in events:
             if event.get("type") == "m.room.member" and event.get("state_key") == self._user_id:
-                if _content(event).get("membership") == "invite" and isinstance(event.get("sender"), str):
+                if content_of(event).get("membership") == "invite" and isinstance(event.get("sender"), str):
                     return str(event["sender"])
         return None
 
-    def _encrypted(self, room_id: str, events: Sequence[Mapping[str, object]]) -> bool:
+    def _invited_direct(self, events: Sequence[Mapping[str, object]]) -> bool:
+        """Whether the invite is to a direct chat (the inviter's client set ``is_direct`` on the bot's invite)."""
+        return any(
+            e.get("type") == "m.room.member"
+            and e.get("state_key") == self._user_id
+            and content_of(e).get("is_direct") is True
+            for e in events
+        )
+
+    def _unreadable(self, room_id: str, events: Sequence[Mapping[str, object]]) -> bool:
+        """Whether ``room_id`` is encrypted while this install cannot decrypt (matrix-nio without its e2e extra)."""
+        if self._crypto.enabled:
+            return False
         if room_id in self._state.encrypted_notified:
             return True
         return any(e.get("type") in ("m.room.encryption", "m.room.encrypted") for e in events)
@@ -379,7 +532,7 @@ class MatrixTransport:
     async def _notify_encrypted(self, client: AsyncClient, room_id: str, *, stop: asyncio.Event) -> None:
         if room_id in self._state.encrypted_notified:
             return
-        content: JSON = {"msgtype": "m.notice", "body": ENCRYPTED, "m.mentions": {}}
+        content = notice(ENCRYPTED)
         tx = transaction_id(f"encrypted {room_id}")
         sent = await self._retry(
             lambda: self._send(client, room_id, content, tx), stop=stop, what="notice", race_call=False
@@ -411,11 +564,11 @@ class MatrixTransport:
 
     async def _login(self, client: AsyncClient) -> bool:
         if self._token is not None:
-            client.restore_login(user_id=self._user_id, device_id=self._state.device_id or "", access_token=self._token)
+            client.user_id, client.access_token = self._user_id, self._token  # whoami first: the token's device
             who = await client.whoami()
             if not isinstance(who, WhoamiResponse):
                 raise self._error("login", who)
-            client.device_id = who.device_id
+            client.restore_login(user_id=self._user_id, device_id=who.device_id or "", access_token=self._token)
         else:
             response = await client.login(password=self._password, device_name="petstore bot")
             if not isinstance(response, LoginResponse):
@@ -423,10 +576,15 @@ class MatrixTransport:
             self._session_token = response.access_token
         self._state.device_id = client.device_id
         self._save()
+        self._crypto.secure(client)
         log.info("logged in as %s (device %s)", self._user_id, client.device_id)
+        named = await client.get_displayname(self._user_id)
+        self._display_name = named.displayname if isinstance(named, ProfileGetDisplayNameResponse) else None
         return True
 
     async def _sync(self, client: AsyncClient, *, since: str | None) -> SyncResponse:
+        self._sync_started = time.time()
+        self._sync_attempts += 1
         if since is None:
             response = await client.sync(timeout=0, sync_filter=_sync_filter(timeline_limit=1), full_state=True)
         else:
@@ -434,6 +592,7 @@ class MatrixTransport:
             response = await client.sync(timeout=self._sync_timeout_ms, since=since, sync_filter=limit)
         if not isinstance(response, SyncResponse):
             raise self._error("sync", response)
+        await self._crypto.after_sync(client)
         return response
 
     async def _join(self, client: AsyncClient, room: str) -> bool:
@@ -448,15 +607,26 @@ class MatrixTransport:
             log.warning("could not decline %s: %s", room, self._redact(str(response)))
         return True
 
-    async def _send(self, client: AsyncClient, room_id: str, content: JSON, tx_id: str) -> bool:
-        response = await client.room_send(room_id, "m.room.message", content, tx_id=tx_id)
+    async def _send(self, client: AsyncClient, room_id: str, content: JSON, tx_id: str) -> str:
+        """Sends a message; its event id, or "" when the homeserver refused it for good (given up)."""
+        self._crypto.trust(client)
+        try:
+            response = await client.room_send(
+                room_id,
+                "m.room.message",
+                content,
+                tx_id=tx_id,
+                ignore_unverified_devices=self._crypto.key_sharing == "tofu",
+            )
+        except (LocalProtocolError, EncryptionError, OlmUnverifiedDeviceError) as exc:
+            raise _Transient(f"could not encrypt for {room_id}: {_describe(exc)}") from None
         if isinstance(response, RoomSendResponse):
-            return True
+            return str(response.event_id)
         code = getattr(response, "status_code", None)
         if code in _FATAL:  # e.g. no longer in the room: give this reply up, keep serving
             log.warning("reply to %s refused: %s", room_id, self._redact(str(response)))
-            return False
-        raise _Transient(self._redact(str(response)))
+            return ""
+        raise self._error("send", response)
 
     async def _page(
         self, client: AsyncClient, room_id: str, start: str | None, since: str
@@ -469,6 +639,9 @@ class MatrixTransport:
     def _error(self, what: str, response: object) -> Exception:
         code = getattr(response, "status_code", None)
         text = self._redact(f"{what} failed for {self._user_id}: {response}")
+        if code == "M_LIMIT_EXCEEDED":
+            wait = getattr(response, "retry_after_ms", None)
+            return _RateLimited(text, retry_after=wait / 1000 if isinstance(wait, int) else 5.0)
         return MatrixError(text) if code in _FATAL else _Transient(text)
 
     # -- plumbing -------------------------------------------------------------------------------------------
@@ -482,6 +655,9 @@ class MatrixTransport:
             try:
                 result = await (_until(call(), stop) if race_call else call())
                 return None if result is None and stop.is_set() else result
+            except _RateLimited as exc:
+                delay = exc.retry_after
+                log.warning(RATE_LIMITED, what, delay, self._user_id)
             except (_Transient, *_NETWORK) as exc:
                 delay = min(self._backoff_max, 0.25 * 2**attempt) * random.uniform(0.5, 1.0)
                 attempt += 1
@@ -499,13 +675,42 @@ class MatrixTransport:
         self._state.save(self._state_path)
 
 
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """Which events of a sync batch are backlog not to run: sent before ``listening_since`` (missed) and more
+    than ``max_age`` seconds before ``now`` (the batch came), by the homeserver's ``origin_server_ts``."""
+
+    listening_since: float
+    now: float
+    max_age: float
+
+    def skips(self, event: Mapping[str, object]) -> bool:
+        sent = event.get("origin_server_ts")
+        if not isinstance(sent, int):
+            return False
+        return sent < self.listening_since * 1000 and self.now * 1000 - sent > self.max_age * 1000
+
+
 def _invite_source(event: object) -> Mapping[str, object]:
     """An invite's stripped state event as a dict (nio pops ``content`` off its source; put it back)."""
     source = dict(getattr(event, "source", {}))
-    membership = getattr(event, "membership", None)
-    if "content" not in source and isinstance(membership, str):
+    membership, content = getattr(event, "membership", None), getattr(event, "content", None)
+    if "content" not in source and isinstance(content, dict):
+        source["content"] = content
+    elif "content" not in source and isinstance(membership, str):
         source["content"] = {"membership": membership}
     return source
+
+
+def _direct(client: AsyncClient, room_id: str) -> bool:
+    """Whether ``room_id`` is a direct chat: the bot and at most one other member (joined or invited)."""
+    room = client.rooms.get(room_id)
+    return room is not None and room.member_count <= 2
+
+
+def _everything(text: str, *, direct: bool = False, also: Iterable[str] = ()) -> str | None:
+    """The default addressing: every message is for the bot, as sent."""
+    return text
 
 
 def _describe(exc: BaseException) -> str:

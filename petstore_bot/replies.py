@@ -15,14 +15,16 @@ from .chat import Reply
 __all__ = ["plain_text", "presentation", "reply_for"]
 
 
-def presentation(outcome: Outcome, *, prefix: str, commands: Collection[str] = ()) -> Presentation:
+def presentation(
+    outcome: Outcome, *, prefix: str, commands: Collection[str] = (), rules: str | None = None
+) -> Presentation:
     """The view of ``outcome`` (its result's, or its failure's), commands in it (``commands``: their names)
-    shown with ``prefix``."""
+    shown with ``prefix``; ``rules``: how commands are typed here, for help."""
     if outcome.failure is not None:
         typed = outcome.line.removeprefix("/").split(maxsplit=1)[:1]  # an unknown name, as the user typed it
         return present_failure(outcome.failure, prefix=prefix, commands={*commands, *typed} if commands else ())
     assert outcome.result is not None
-    return present(outcome.result, prefix=prefix)
+    return present(outcome.result, prefix=prefix, rules=rules)
 
 
 def plain_text(shown: Presentation) -> str:
@@ -33,9 +35,9 @@ def plain_text(shown: Presentation) -> str:
     return "\n".join([*(visible(note) for note in shown.notes), body])
 
 
-def reply_for(outcome: Outcome, *, prefix: str, commands: Collection[str] = ()) -> Reply:
-    """What the bot answers to ``outcome``: a plain body and an HTML one."""
-    shown = presentation(outcome, prefix=prefix, commands=commands)
+def reply_for(outcome: Outcome, *, prefix: str, commands: Collection[str] = (), rules: str | None = None) -> Reply:
+    """What the bot answers to ``outcome``: a plain body and an HTML one (``rules``: see :func:`presentation`)."""
+    shown = presentation(outcome, prefix=prefix, commands=commands, rules=rules)
     markup = html.escape(visible(shown.summary)) if isinstance(shown.view, BlankView) else to_html(shown.view)
     html_notes = "".join(f"<p><em>{html.escape(visible(note))}</em></p>" for note in shown.notes)
     return Reply(text=plain_text(shown), html=html_notes + markup)

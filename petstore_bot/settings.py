@@ -82,7 +82,12 @@ class MatrixSettings(BaseModel):
     rooms: list[str] = []
     """Rooms to join at start (ids like !abc:example.org or aliases like #ops:example.org)."""
     state_dir: Path | None = None
-    """Where the sync token and device id are kept; default: the platform data dir (bot/)."""
+    """Where the sync token, the device id and its encryption keys are kept; default: the platform data dir (bot/)."""
+    key_sharing: Literal["tofu", "verified"] = "tofu"
+    """Which devices get the bot's room keys in encrypted rooms: "tofu" (each device trusted the first time it is
+    seen, its keys pinned) or "verified" (only those in verified_devices)."""
+    verified_devices: list[str] = []
+    """With key_sharing = "verified": '@user:example.org DEVICEID ED25519KEY' for each device to share keys with."""
 
     @field_validator("homeserver")
     @classmethod
@@ -155,6 +160,12 @@ class BotSettings(BaseModel):
     """Commands per user per period (10/10s, 30/1m, 100/1h) or "off"; over it: one short reply, then silence."""
     audit_log: Path | None = None
     """Every write attempt as a JSON line (who, room, command, outcome, pet id); default: data dir/audit.ndjson."""
+    reply_style: Literal["reply", "thread", "plain"] = "reply"
+    """How an answer relates to its question (Matrix): a reply quoting it, a thread on it, or plain (a question
+    asked inside a thread is answered in that thread whatever this says)."""
+    max_backlog_age: float = Field(900.0, ge=0)
+    """Seconds: a missed command older than this when the bot comes back (after an outage) is not run; the room
+    is told once how many were skipped. 0 runs none of them."""
     roles: BotRoles = BotRoles()
     matrix: MatrixSettings = MatrixSettings()
     slack: SlackSettings = SlackSettings()

@@ -7,13 +7,16 @@ deferred confirmation (``!confirm CODE``), nothing that touches local files. The
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import signal
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from bot_commands.commands import CHAT_SLEEP_MAX
 from bot_commands.errors import EXIT_FAILED, EXIT_OK, Forbidden
 from bot_commands.policy import Actor, Policy, Role
 from bot_commands.session import CommandSession
@@ -34,8 +37,6 @@ if TYPE_CHECKING:
     from petstore_bot.matrix import MatrixTransport
 
 log = logging.getLogger("petstore_bot")
-#: The longest ``!sleep`` in chat: the transport answers one message at a time, so a pause holds every room.
-CHAT_SLEEP_MAX = 2.0
 #: Commands remembered per chat session (chat has no /history; enough to look into a conversation, bounded for a
 #: bot that runs for months with thousands of people).
 CHAT_HISTORY = 100
@@ -62,8 +63,16 @@ def role_book(bot: BotSettings) -> RoleBook:
     return RoleBook.of(operators=bot.roles.operators, viewers=bot.roles.viewers, default=bot.default_role)
 
 
-def build_core(composition: Composition, bot: BotSettings, *, platform: str, prefix: str | None = None) -> BotCore:
-    """The bot core on ``composition``'s client, with the ``[bot]`` settings (``prefix`` overrides bot.prefix)."""
+def build_core(
+    composition: Composition,
+    bot: BotSettings,
+    *,
+    platform: str,
+    prefix: str | None = None,
+    names: Sequence[str] = (),
+) -> BotCore:
+    """The bot core on ``composition``'s client, with the ``[bot]`` settings (``prefix`` overrides bot.prefix:
+    a slash command's, so no bare commands in direct messages); ``names``: what people call the bot."""
     policy = bot_policy(composition.policy, bot)
 
     def session(actor: Actor) -> CommandSession:
@@ -77,6 +86,9 @@ def build_core(composition: Composition, bot: BotSettings, *, platform: str, pre
         limiter=RateLimiter(bot.rate),
         platform=platform,
         prefix=bot.prefix if prefix is None else prefix,
+        commands=composition.registry.names(),
+        names=names,
+        bare_in_direct=prefix is None,
     )
 
 
@@ -85,6 +97,18 @@ async def _chat_sleep(seconds: float) -> None:
     if seconds > CHAT_SLEEP_MAX:
         raise Forbidden(f"/sleep in chat is at most {CHAT_SLEEP_MAX:g} s: a pause holds your next commands")
     await asyncio.sleep(seconds)
+
+
+def accept_invite(core: BotCore, inviter: str, direct: bool) -> bool:
+    """Whom the bot joins: a direct chat with anyone who has a role (viewers too: they may read there), a room
+    from an operator only (a room is a team's, and the bot answers everyone in it)."""
+    role = core.role_of(inviter)
+    return role is Role.OPERATOR or (direct and role is not Role.NONE)
+
+
+def matrix_names(user_id: str) -> tuple[str, ...]:
+    """What people call a Matrix bot when they name it: its localpart (``petbot``) and its full user id."""
+    return (user_id.removeprefix("@").split(":", 1)[0], user_id)
 
 
 def _not_set(table: str, name: str, where: str) -> ConfigError:
@@ -105,6 +129,7 @@ def matrix_main(
     ``audit_flag`` is ``--audit-log`` when given: a flag wins over ``[bot] audit_log`` as flags win everywhere.
     """
     from petstore_bot.matrix import MatrixError, MatrixTransport
+    from petstore_bot.matrix_crypto import Crypto
 
     matrix = settings.bot.matrix
     where = str(config_file or default_config_path())
@@ -118,8 +143,8 @@ def matrix_main(
         )
     _configure_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
-    core = build_core(composition, settings.bot, platform="matrix")
     assert matrix.homeserver is not None and matrix.user_id is not None
+    core = build_core(composition, settings.bot, platform="matrix", names=matrix_names(matrix.user_id))
     transport = MatrixTransport(
         homeserver=matrix.homeserver,
         user_id=matrix.user_id,
@@ -127,8 +152,11 @@ def matrix_main(
         access_token=matrix.access_token.get_secret_value() if matrix.access_token else None,
         rooms=matrix.rooms,
         state_dir=(matrix.state_dir or default_data_dir() / "bot").expanduser(),
-        accept_invite=lambda inviter: core.role_of(inviter) is Role.OPERATOR,
-        addressed=core.addressed,
+        accept_invite=functools.partial(accept_invite, core),
+        address=core.addressing.line,
+        reply_style=settings.bot.reply_style,
+        crypto=Crypto(key_sharing=matrix.key_sharing, verified_devices=matrix.verified_devices),
+        max_backlog_age=settings.bot.max_backlog_age,
     )
     log.info(
         "petstore bot on %s as %s; service %s %s; audit %s",

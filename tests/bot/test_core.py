@@ -12,6 +12,7 @@ import pytest
 from bot_commands.commands import default_registry
 from bot_commands.policy import Access, Actor, Policy, Role
 from bot_commands.session import CommandSession
+from petstore_bot.chat import Incoming
 from petstore_bot.core import BotCore
 from petstore_bot.ratelimit import RateLimiter, Verdict
 from petstore_bot.roles import RoleBook
@@ -60,10 +61,28 @@ async def test_default_role_none_may_ask_who_they_are_and_nothing_from_the_servi
     assert "role     none" in whoami and "matrix:!room:test" in whoami
 
 
+async def test_a_confirmation_shows_every_field_it_sends_in_full_and_escaped(bot: Bot) -> None:
+    name = "<b>Tom</b> the very long named cat of the ops team's third floor kitchen"
+    asked = await bot.core.handle(
+        Incoming(
+            platform="matrix",
+            room="!r:test",
+            user=ALICE,
+            event_id="$1",
+            text=f'!add "{name}" --category 1 --status sold',
+        )
+    )
+    assert asked is not None and asked.html is not None
+    assert asked.text.endswith(f"It sends:\nname        {name}\ncategoryId  1\nstatus      sold")
+    assert "&lt;b&gt;Tom&lt;/b&gt; the very long named cat of the ops team&#x27;s third floor kitchen" in asked.html
+    assert "<b>" not in asked.html and "…" not in asked.text
+    assert "<th>status</th><td>sold</td>" in asked.html.replace(' class="status-sold"', "")
+
+
 async def test_a_write_runs_once_after_the_same_users_confirmation(bot: Bot) -> None:
     before = await bot.pet_count()
     ask = await bot.room.text(ALICE, "!add Rex --category 3")
-    assert ask.startswith("To add pet 'Rex' (category 3), reply !confirm ")
+    assert ask.startswith("To add a pet, reply !confirm ") and ask.endswith("It sends:\nname        Rex\ncategoryId  3")
     assert await bot.pet_count() == before  # nothing sent before the confirmation
     code = code_in(ask)
     other = await bot.room.text(OSCAR, f"!confirm {code}")

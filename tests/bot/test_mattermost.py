@@ -161,7 +161,8 @@ async def test_without_trigger_id_two_identical_adds_are_two_writes_each_confirm
     assert await m.bot.pet_count() == before  # nothing sent before a press
     confirms = []
     for prompt in prompts:
-        assert prompt["response_type"] == "ephemeral" and "To add pet 'Dup2' (category 2)" in prompt["text"]
+        assert prompt["response_type"] == "ephemeral" and "To add a pet, reply" in prompt["text"]
+        assert "name        Dup2\ncategoryId  2" in prompt["text"]
         confirm, _ = prompt["attachments"][0]["actions"]
         confirms.append(confirm)
     nonces = {c["integration"]["context"]["nonce"] for c in confirms}

@@ -159,7 +159,8 @@ async def test_confirm_button_by_the_asker_writes_once_in_channel(rig: Callable[
     r: Rig = await rig()
     before = await r.bot.pet_count()
     preview = (await r.slack.command('add "Rex the Dog" --category 3', user=ALICE)).json()
-    assert preview["response_type"] == "ephemeral" and "To add pet 'Rex the Dog' (category 3)" in block_text(preview)
+    assert preview["response_type"] == "ephemeral" and "To add a pet, reply" in block_text(preview)
+    assert "name        Rex the Dog\ncategoryId  3" in block_text(preview), "every field it sends, in full"
     code = buttons(preview)[CONFIRM_ACTION]
     assert buttons(preview) == {CONFIRM_ACTION: code, CANCEL_ACTION: code} and await r.bot.pet_count() == before
 

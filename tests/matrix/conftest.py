@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import os
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ import pytest
 
 from matrix.cs_client import MatrixUser
 from matrix.synapse_server import SynapseServer, SynapseUnavailable
+from petstore_bot.addressing import Addressing
 from petstore_bot.chat import Handler, Incoming, Reply
 from petstore_bot.matrix import MatrixTransport
 
@@ -86,8 +87,12 @@ async def upper(message: Incoming) -> Reply | None:
     return Reply(text=text, html=f"<b>{text}</b>")
 
 
-def addressed(text: str) -> bool:
-    return text.startswith("!")
+#: The test bot's addressing: ``!`` and any word; these words alone too, in a direct chat or after the bot's name.
+ADDRESSING = Addressing(prefix="!", commands=frozenset({"hello", "list"}))
+
+
+def addressed(text: str, *, direct: bool = False, also: Iterable[str] = ()) -> str | None:
+    return ADDRESSING.line(text, direct=direct, also=also)
 
 
 class BotRunner:
@@ -103,8 +108,8 @@ class BotRunner:
             "password": self.account.password,
             "rooms": [],
             "state_dir": self.state_dir,
-            "accept_invite": lambda _inviter: True,
-            "addressed": addressed,
+            "accept_invite": lambda _inviter, _direct: True,
+            "address": addressed,
             "backoff_max": 1.0,
         }
         options.update(overrides)

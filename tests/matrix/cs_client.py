@@ -41,8 +41,9 @@ class MatrixUser:
         response.raise_for_status()
         return response.json()
 
-    async def create_room(self, *, invite: Sequence[str] = (), encrypted: bool = False) -> str:
-        body: dict[str, Any] = {"preset": "private_chat", "invite": list(invite)}
+    async def create_room(self, *, invite: Sequence[str] = (), encrypted: bool = False, direct: bool = False) -> str:
+        """A private room; ``direct``: a direct chat as clients make one (``is_direct`` on the invites)."""
+        body: dict[str, Any] = {"preset": "private_chat", "invite": list(invite), "is_direct": direct}
         if encrypted:
             content = {"algorithm": "m.megolm.v1.aes-sha2"}
             body["initial_state"] = [{"type": "m.room.encryption", "state_key": "", "content": content}]

@@ -1,4 +1,5 @@
-"""A pass-through HTTP proxy in front of Synapse that can refuse the bot's message sends: a fault on demand.
+"""A pass-through HTTP proxy in front of Synapse that can refuse or rate-limit the bot's message sends: a fault on
+demand.
 
 Everything else (login, sync long-polls, joins) goes through unchanged. While ``refuse_sends`` is set, every
 ``PUT .../send/...`` answers 503 ``M_UNKNOWN`` (what a homeserver going away looks like to a client) and sets
@@ -25,6 +26,8 @@ class FaultProxy:
         self.upstream = upstream.rstrip("/")
         self.port = free_port()
         self.refuse_sends = False
+        #: Message sends still to answer 429 ``M_LIMIT_EXCEEDED`` (as Synapse's rate limiter does), then pass.
+        self.limit_sends = 0
         self.refused = asyncio.Event()
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.AppRunner | None = None
@@ -50,6 +53,10 @@ class FaultProxy:
             await self._runner.cleanup()
 
     async def _forward(self, request: web.Request) -> web.StreamResponse:
+        if self.limit_sends and request.method == "PUT" and _SEND.match(request.path):
+            self.limit_sends -= 1
+            limited = {"errcode": "M_LIMIT_EXCEEDED", "error": "Too Many Requests", "retry_after_ms": 20}
+            return web.json_response(limited, status=429)
         if self.refuse_sends and request.method == "PUT" and _SEND.match(request.path):
             self.refused.set()
             return web.json_response({"errcode": "M_UNKNOWN", "error": "proxy: homeserver unavailable"}, status=503)

@@ -188,7 +188,8 @@ async def test_a_write_runs_once_on_the_askers_confirm_and_is_audited(shared: Sh
     before = shared.bot.pet_count()
     asked = await say(shared, alice, room, '!add "Rex the Dog" --category 3')
     code = re.fullmatch(
-        r"To add pet 'Rex the Dog' \(category 3\), reply !confirm (\w{4}) within 60 seconds\.", asked["body"]
+        r"To add a pet, reply !confirm (\w{4}) within 60 seconds\. It sends:\nname        Rex the Dog\ncategoryId  3",
+        asked["body"],
     )
     assert code, asked["body"]
     assert shared.bot.pet_count() == before, "nothing is sent before the confirmation"

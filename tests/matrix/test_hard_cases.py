@@ -10,8 +10,9 @@ import pytest
 
 from matrix.conftest import BotRunner
 from matrix.cs_client import POLL, MatrixUser, from_sender, replies_to
-from petstore_bot.chat import Incoming, Reply
+from petstore_bot.chat import Handler, Incoming, Reply
 from petstore_bot.matrix import ENCRYPTED, INTERNAL_ERROR, NOT_TEXT, TOO_LONG, MatrixError
+from petstore_bot.matrix_crypto import Crypto
 
 pytestmark = pytest.mark.slow
 
@@ -107,19 +108,19 @@ async def test_synapse_stopped_and_restarted_mid_session(bot: BotRunner, users, 
     assert [e["content"]["body"] for e in from_sender(events, bot.account.user_id)] == ["ONE", "TWO"]
 
 
-async def test_an_encrypted_room_gets_one_notice_then_silence(bot: BotRunner, users) -> None:
+async def test_without_encryption_an_encrypted_room_gets_one_notice_then_silence(bot: BotRunner, users) -> None:
     alice = await users("alice")
     secret_room = await alice.create_room(invite=[bot.account.user_id], encrypted=True)
     plain_room = await alice.create_room(invite=[bot.account.user_id])
     ciphertext = {"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AwgA", "sender_key": "k", "session_id": "s"}
-    async with bot.running(rooms=[secret_room, plain_room]):
+    async with bot.running(rooms=[secret_room, plain_room], crypto=Crypto(enabled=False)):
         await alice.wait_for(secret_room, lambda ev: from_sender(ev, bot.account.user_id))
         await alice.send(secret_room, ciphertext, event_type="m.room.encrypted")
         await alice.send_text(secret_room, "!plain text in an encrypted room")
         for word in ("!first", "!second"):  # two answered round trips: every earlier batch has been handled
             asked = await alice.send_text(plain_room, word)
             await _answered(alice, plain_room, asked, bot)
-    async with bot.running(rooms=[secret_room, plain_room]):
+    async with bot.running(rooms=[secret_room, plain_room], crypto=Crypto(enabled=False)):
         asked = await alice.send_text(plain_room, "!after restart")
         await _answered(alice, plain_room, asked, bot)
     [notice] = from_sender(await alice.messages(secret_room), bot.account.user_id)
@@ -148,7 +149,7 @@ async def test_the_access_token_never_reaches_logs_or_the_room(bot: BotRunner, u
     assert token not in str(events)
     assert token not in caplog.text
     assert "token ***" in caplog.text
-    assert token not in "".join(p.read_text() for p in bot.state_dir.iterdir())
+    assert all(token.encode() not in p.read_bytes() for p in bot.state_dir.iterdir()), "nor the state or crypto store"
     assert all(p.stat().st_mode & 0o077 == 0 for p in bot.state_dir.iterdir())
 
 
@@ -190,17 +191,24 @@ async def test_stop_finishes_the_message_in_hand_and_a_restart_answers_the_rest_
     assert len(replies_to(events, slow_id, sender=bot.account.user_id)) == 1
 
 
-async def test_one_persons_slow_command_holds_nobody_else_and_each_is_answered_once(bot: BotRunner, users) -> None:
-    alice, bob = await users("alice"), await users("bob")
-    room = await alice.create_room(invite=[bot.account.user_id, bob.user_id])
-    await bob.join(room)
-    started, release = asyncio.Event(), asyncio.Event()
+def _held(started: asyncio.Event, release: asyncio.Event) -> Handler:
+    """A handler answering ``!text`` with ``!TEXT``; ``!slow`` sets ``started``, then waits for ``release``."""
 
     async def slow(message: Incoming) -> Reply | None:
         if message.text == "!slow":
             started.set()
             await release.wait()
         return Reply(text=message.text.upper())
+
+    return slow
+
+
+async def test_one_persons_slow_command_holds_nobody_else_and_each_is_answered_once(bot: BotRunner, users) -> None:
+    alice, bob = await users("alice"), await users("bob")
+    room = await alice.create_room(invite=[bot.account.user_id, bob.user_id])
+    await bob.join(room)
+    started, release = asyncio.Event(), asyncio.Event()
+    slow = _held(started, release)
 
     async with bot.running(slow, rooms=[room]):
         slow_id = await alice.send_text(room, "!slow")
@@ -220,3 +228,20 @@ async def test_one_persons_slow_command_holds_nobody_else_and_each_is_answered_o
     events = await alice.messages(room)
     for asked in (slow_id, after_id, quick_id, probe):
         assert len(replies_to(events, asked, sender=bot.account.user_id)) == 1
+
+
+async def test_a_slow_command_in_one_room_holds_no_other_room(bot: BotRunner, users) -> None:
+    alice = await users("alice")
+    room_a = await alice.create_room(invite=[bot.account.user_id])
+    room_b = await alice.create_room(invite=[bot.account.user_id])
+    started, release = asyncio.Event(), asyncio.Event()
+    slow = _held(started, release)
+
+    async with bot.running(slow, rooms=[room_a, room_b]):
+        slow_id = await alice.send_text(room_a, "!slow")
+        await started.wait()
+        quick_id = await alice.send_text(room_b, "!quick")
+        await _answered(alice, room_b, quick_id, bot)  # room B answered while room A's command is in hand
+        assert not from_sender(await alice.messages(room_a), bot.account.user_id)
+        release.set()
+        await _answered(alice, room_a, slow_id, bot)

@@ -1,4 +1,5 @@
-"""The transport against a real Synapse: threaded notices with HTML and no pings; invites by policy."""
+"""The transport against a real Synapse: notices with HTML and no pings, related as ``reply_style`` says;
+invites by policy."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from matrix.cs_client import from_sender, replies_to
 pytestmark = pytest.mark.slow
 
 
-async def test_a_reply_is_a_threaded_notice_with_html_and_no_mentions(bot: BotRunner, users, caplog) -> None:
+async def test_a_reply_is_a_notice_replying_with_html_and_no_mentions(bot: BotRunner, users, caplog) -> None:
     caplog.set_level(logging.DEBUG)
     alice = await users("alice")
     room = await alice.create_room()
@@ -27,12 +28,7 @@ async def test_a_reply_is_a_threaded_notice_with_html_and_no_mentions(bot: BotRu
         assert content["format"] == "org.matrix.custom.html"
         assert content["formatted_body"] == "<b>HELLO @ROOM</b>"
         assert content["m.mentions"] == {}
-        assert content["m.relates_to"] == {
-            "rel_type": "m.thread",
-            "event_id": asked,
-            "is_falling_back": True,
-            "m.in_reply_to": {"event_id": asked},
-        }
+        assert content["m.relates_to"] == {"m.in_reply_to": {"event_id": asked}}, "a reply, not a new thread"
 
         in_thread = await alice.send(
             room,
@@ -60,10 +56,38 @@ async def test_messages_not_for_the_bot_and_notices_get_no_answer(bot: BotRunner
 
 async def test_invites_are_accepted_from_allowed_users_only(bot: BotRunner, users) -> None:
     alice, mallory = await users("alice"), await users("mallory")
-    async with bot.running(accept_invite=lambda inviter: inviter == alice.user_id):
+    async with bot.running(accept_invite=lambda inviter, _direct: inviter == alice.user_id):
         good = await alice.create_room(invite=[bot.account.user_id])
         bad = await mallory.create_room(invite=[bot.account.user_id])
         await alice.wait_membership(good, bot.account.user_id, "join")
         await mallory.wait_membership(bad, bot.account.user_id, "leave")
         asked = await alice.send_text(good, "!hi")
         await alice.wait_for(good, lambda ev: replies_to(ev, asked, sender=bot.account.user_id))
+
+
+@pytest.mark.parametrize(
+    ("style", "relates"),
+    [
+        (
+            "thread",
+            lambda asked: {
+                "rel_type": "m.thread",
+                "event_id": asked,
+                "is_falling_back": True,
+                "m.in_reply_to": {"event_id": asked},
+            },
+        ),
+        ("plain", lambda asked: None),
+    ],
+)
+async def test_reply_style_thread_starts_a_thread_and_plain_relates_to_nothing(
+    bot: BotRunner, users, style: str, relates
+) -> None:
+    alice = await users("alice")
+    room = await alice.create_room(invite=[bot.account.user_id])
+    async with bot.running(rooms=[room], reply_style=style):
+        asked = await alice.send_text(room, "!hello")
+        events = await alice.wait_for(room, lambda ev: bool(from_sender(ev, bot.account.user_id)))
+    [reply] = from_sender(events, bot.account.user_id)
+    assert reply["content"].get("m.relates_to") == relates(asked)
+    assert reply["content"]["body"] == "HELLO"

@@ -1,0 +1,125 @@
+"""End-to-end encryption for the Matrix bot: matrix-nio's olm machine, its store in the bot's state dir, and which
+devices get the bot's room keys.
+
+The store (``<state_dir>/<user>_<device>.db``, SQLite, mode 0600 in a 0700 dir) holds the bot's device keys, so
+the bot keeps one device, the same id and keys, across restarts (the device id is kept in the sync state, and a
+password login asks for that device again). After each sync, :meth:`Crypto.after_sync` uploads one-time keys,
+queries the devices of the people in encrypted rooms, claims keys for new ones and sends pending to-device
+messages; nio decrypts what comes in.
+
+Key sharing (``[bot.matrix] key_sharing``):
+
+- ``tofu`` (trust on first use, the default): a device is trusted the first time the bot sees it; nio pins its
+  keys, so a device id that comes back with other keys is not trusted.
+- ``verified``: only the devices listed in ``[bot.matrix] verified_devices`` (``"@alice:example.org DEVICEID
+  ED25519KEY"``: user, device id and its ed25519 fingerprint as a client shows them) get room keys; every other
+  device is blacklisted and cannot read the bot's replies. The bot still reads what they send.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import aiohttp
+from nio import AsyncClient, KeysClaimResponse, KeysQueryResponse, KeysUploadResponse
+from nio.crypto import ENCRYPTION_ENABLED, OlmDevice
+
+__all__ = ["ENCRYPTION_ENABLED", "Crypto", "KeySharing", "parse_device"]
+
+log = logging.getLogger("petstore_bot.matrix")
+
+KeySharing = Literal["tofu", "verified"]
+
+
+@dataclass(frozen=True, slots=True)
+class TrustedDevice:
+    user_id: str
+    device_id: str
+    ed25519: str
+
+
+def parse_device(text: str) -> TrustedDevice:
+    """``"@alice:example.org DEVICEID ED25519KEY"`` (a fingerprint's spaces allowed); ValueError otherwise."""
+    parts = text.split()
+    if len(parts) < 3 or not parts[0].startswith("@"):
+        raise ValueError(f"{text!r} is not a device: use '@user:example.org DEVICEID ED25519KEY'")
+    return TrustedDevice(user_id=parts[0], device_id=parts[1], ed25519="".join(parts[2:]))
+
+
+class Crypto:
+    """The bot's side of end-to-end encryption; see the module docstring."""
+
+    def __init__(
+        self, *, key_sharing: KeySharing = "tofu", verified_devices: Sequence[str] = (), enabled: bool = True
+    ) -> None:
+        """``enabled=False``: no encryption even where matrix-nio has it (as an install without its e2e extra)."""
+        self.key_sharing = key_sharing
+        self._enabled = enabled
+        self._verified = {(d.user_id, d.device_id): d.ed25519 for d in map(parse_device, verified_devices)}
+
+    @property
+    def enabled(self) -> bool:
+        return self._enabled and bool(ENCRYPTION_ENABLED)
+
+    def secure(self, client: AsyncClient) -> None:
+        """The store file readable by its owner only (its dir is 0700 already)."""
+        path = getattr(client.store, "database_path", None)
+        if isinstance(path, str) and os.path.exists(path):
+            os.chmod(path, 0o600)
+
+    async def after_sync(self, client: AsyncClient) -> None:
+        """Keys up, devices known, sessions claimed, to-device messages out; then the trust policy applied."""
+        if not self.enabled or client.olm is None:
+            return
+        try:
+            await self._exchange(client)
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            log.warning("key exchange failed (%s); retried after the next sync", type(exc).__name__)
+        self.trust(client)
+
+    def trust(self, client: AsyncClient) -> None:
+        """Applies the key sharing policy to every device the bot knows of (cheap: local state only)."""
+        if client.olm is None:
+            return
+        for device in client.device_store:
+            if device.user_id == client.user_id and device.id == client.device_id:
+                continue
+            if self.key_sharing == "tofu":
+                if not client.olm.is_device_verified(device) and not client.olm.is_device_blacklisted(device):
+                    log.info("trusting %s's device %s on first use", device.user_id, device.id)
+                    client.verify_device(device)
+            else:
+                self._verified_only(client, device)
+
+    def _verified_only(self, client: AsyncClient, device: OlmDevice) -> None:
+        assert client.olm is not None
+        wanted = self._verified.get((device.user_id, device.id))
+        if wanted is not None and wanted == device.ed25519:
+            if client.olm.is_device_blacklisted(device):
+                client.unblacklist_device(device)
+            if not client.olm.is_device_verified(device):
+                client.verify_device(device)
+        elif not client.olm.is_device_blacklisted(device):
+            log.info("not sharing keys with %s's unverified device %s", device.user_id, device.id)
+            if client.olm.is_device_verified(device):
+                client.unverify_device(device)
+            client.blacklist_device(device)
+
+    async def _exchange(self, client: AsyncClient) -> None:
+        if client.should_upload_keys:
+            self._check(await client.keys_upload(), KeysUploadResponse, "key upload")
+        if client.should_query_keys:
+            self._check(await client.keys_query(), KeysQueryResponse, "key query")
+        if client.should_claim_keys:
+            claim = await client.keys_claim(client.get_users_for_key_claiming())
+            self._check(claim, KeysClaimResponse, "key claim")
+        await client.send_to_device_messages()
+
+    @staticmethod
+    def _check(response: object, wanted: type, what: str) -> None:
+        if not isinstance(response, wanted):
+            log.warning("%s failed: %s", what, getattr(response, "status_code", type(response).__name__))

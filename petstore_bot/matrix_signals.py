@@ -1,0 +1,89 @@
+"""Signals on an asking message while and after the bot works on it: ⏳ and a typing notice for a command still
+running after ``slow_after`` seconds (both removed when it is answered), and a write's ✅ or ❌.
+
+Best effort: a signal that cannot be sent is logged and skipped (the reply itself is what matters, and is retried
+by the transport).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+from typing import TypeVar
+
+import aiohttp
+from nio import AsyncClient, RoomRedactResponse, RoomSendResponse, RoomTypingResponse
+
+from petstore_bot.matrix_events import reaction, transaction_id
+
+log = logging.getLogger("petstore_bot.matrix")
+T = TypeVar("T")
+
+BUSY = "⏳"
+TYPING_MS = 30_000
+
+
+class Busy:
+    """⏳ and a typing notice on one asking event while its command is slow; :meth:`end` removes them."""
+
+    def __init__(self, client: AsyncClient, *, room_id: str, event_id: str, slow_after: float) -> None:
+        self._client, self._room_id, self._event_id, self._slow_after = client, room_id, event_id, slow_after
+        self._shown = False
+        self._reaction: str | None = None
+
+    async def run(self, work: Awaitable[T]) -> T:
+        """``await work``; past ``slow_after`` seconds, the signals go up while it runs on."""
+        task = asyncio.ensure_future(work)
+        done, _ = await asyncio.wait({task}, timeout=self._slow_after)
+        if done:
+            return task.result()
+        self._shown = True
+        self._reaction = await react(self._client, room_id=self._room_id, event_id=self._event_id, key=BUSY)
+        await _typing(self._client, self._room_id, on=True)
+        return await task
+
+    async def end(self) -> None:
+        """Takes the signals down (after the answer went out, so there is no moment with neither)."""
+        if not self._shown:
+            return
+        self._shown = False
+        await _typing(self._client, self._room_id, on=False)
+        if self._reaction is not None:
+            await _redact(self._client, self._room_id, self._reaction)
+
+
+async def react(client: AsyncClient, *, room_id: str, event_id: str, key: str) -> str | None:
+    """Reacts with ``key`` to ``event_id``; the reaction's event id, or None when it could not be sent."""
+    content = reaction(event_id=event_id, key=key)
+    try:
+        response = await client.room_send(
+            room_id, "m.reaction", content, tx_id=transaction_id(f"{key} {event_id}"), ignore_unverified_devices=True
+        )
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        log.warning("reaction %s on %s not sent (%s)", key, event_id, type(exc).__name__)
+        return None
+    if not isinstance(response, RoomSendResponse):
+        log.warning("reaction %s on %s refused: %s", key, event_id, getattr(response, "status_code", "?"))
+        return None
+    return str(response.event_id)
+
+
+async def _typing(client: AsyncClient, room_id: str, *, on: bool) -> None:
+    try:
+        response = await client.room_typing(room_id, typing_state=on, timeout=TYPING_MS)
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        log.warning("typing notice in %s not sent (%s)", room_id, type(exc).__name__)
+        return
+    if not isinstance(response, RoomTypingResponse):
+        log.warning("typing notice in %s refused: %s", room_id, getattr(response, "status_code", "?"))
+
+
+async def _redact(client: AsyncClient, room_id: str, event_id: str) -> None:
+    try:
+        response = await client.room_redact(room_id, event_id, tx_id=transaction_id(f"redact {event_id}"))
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        log.warning("reaction %s not removed (%s)", event_id, type(exc).__name__)
+        return
+    if not isinstance(response, RoomRedactResponse):
+        log.warning("reaction %s not removed: %s", event_id, getattr(response, "status_code", "?"))

@@ -1,0 +1,107 @@
+"""Which messages are commands, as people type them in chat, and the help line generated from the same rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot_commands.commands import default_registry
+from petstore_bot.addressing import Addressing, strip_reply_fallback
+from petstore_bot.testing import ChatRoom
+from petstore_cli.bot import accept_invite, build_core, compose_bot, matrix_names
+from petstore_cli.settings.load import load_settings
+
+RULES = Addressing(
+    prefix="!", commands=frozenset(default_registry().names()), names=matrix_names("@petbot:example.org")
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "direct", "also", "line"),
+    [
+        ("!list sold", False, (), "!list sold"),
+        ("   !list", False, (), "!list"),
+        ("!/list", False, (), "!/list"),
+        ("petbot: list sold", False, (), "!list sold"),
+        ("petbot list", False, (), "!list"),
+        ("PetBot, !list", False, (), "!list"),
+        ("@petbot:example.org: more", False, (), "!more"),
+        ("Pet Bot: list", False, ("Pet Bot",), "!list"),
+        ("> <@alice:example.org> !list\n> sold\n\n!more", False, (), "!more"),
+        ("> <@alice:example.org> hi\n\n  petbot: get 3", False, (), "!get 3"),
+        ("list sold", True, (), "!list sold"),
+        ("/list", True, (), "!list"),
+        ("  help add", True, (), "!help add"),
+        # not commands
+        ("list sold", False, (), None),
+        ("petbot is great", False, (), None),
+        ("petbotty: list", False, (), None),
+        ("thanks!", True, (), None),
+        ("! list", False, (), None),
+        ("petbot:", False, (), None),
+        ("", True, (), None),
+    ],
+)
+def test_a_message_is_a_command_by_prefix_mention_or_alone_in_a_direct_chat(
+    text: str, direct: bool, also: tuple[str, ...], line: str | None
+) -> None:
+    assert RULES.line(text, direct=direct, also=also) == line
+
+
+def test_a_slash_command_bot_takes_no_bare_commands_and_its_rules_say_so() -> None:
+    slack = Addressing(prefix="/pets ", commands=RULES.commands, bare_in_direct=False)
+    assert slack.line("list", direct=True) is None
+    assert slack.line("/pets list") == "/pets list"
+    assert slack.rules() == "Start a command with /pets  (/pets list sold). /pets help COMMAND explains one."
+
+
+def test_only_the_leading_quote_of_a_reply_is_a_fallback() -> None:
+    assert strip_reply_fallback("> quoted\n\n!list") == "!list"
+    assert strip_reply_fallback("!list\n> not a fallback") == "!list\n> not a fallback"
+
+
+async def test_help_in_chat_says_how_to_address_the_bot_and_names_commands_with_its_prefix(tmp_path: Path) -> None:
+    config = tmp_path / "petstore.toml"
+    config.write_text(f'[sandbox]\ndata_dir = "{tmp_path / "sandbox"}"\n[bot]\nrate_limit = "off"\n', encoding="utf-8")
+    settings = load_settings(config_path=config).settings
+    composition = compose_bot(settings, sandbox_reset=True, audit_flag=tmp_path / "audit.ndjson")
+    core = build_core(composition, settings.bot, platform="matrix", names=matrix_names("@petbot:example.org"))
+    room = ChatRoom(core.handle)
+    try:
+        text = await room.text("@anyone:test", "!help")
+        assert "with or without" not in text
+        assert text.endswith(core.addressing.rules())
+        assert "petbot: list sold" in text and "in a direct message the command alone works" in text
+        assert "Show the next page of the last !list" in text
+        assert "in a chat bot at most 2" in await room.text("@anyone:test", "!help sleep")
+    finally:
+        await composition.aclose()
+
+
+async def test_direct_chats_are_joined_for_any_role_and_rooms_for_operators_only(tmp_path: Path) -> None:
+    config = tmp_path / "petstore.toml"
+    config.write_text(
+        f'[sandbox]\ndata_dir = "{tmp_path / "sandbox"}"\n[bot]\ndefault_role = "none"\n'
+        '[bot.roles]\noperators = ["@op:t"]\nviewers = ["@viewer:t"]\n',
+        encoding="utf-8",
+    )
+    settings = load_settings(config_path=config).settings
+    composition = compose_bot(settings, sandbox_reset=True, audit_flag=tmp_path / "audit.ndjson")
+    core = build_core(composition, settings.bot, platform="matrix")
+    try:
+        joins = {
+            (who, direct): accept_invite(core, who, direct)
+            for who in ("@op:t", "@viewer:t", "@x:t")
+            for direct in (True, False)
+        }
+        assert joins == {
+            ("@op:t", True): True,
+            ("@op:t", False): True,
+            ("@viewer:t", True): True,
+            ("@viewer:t", False): False,
+            ("@x:t", True): False,
+            ("@x:t", False): False,
+        }
+    finally:
+        await composition.aclose()
