@@ -26,6 +26,7 @@ class ColumnSpec:
     fill: bool = False
     give_way: int = 0  # 0: always shown; else hidden in this order (1 first) when space runs out
     fill_min: int = 10
+    min_width: int = 0  # at least this wide whatever is loaded (a status column fits every status)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +39,7 @@ class Placed:
 
 
 def fixed_width(spec: ColumnSpec, widest: int) -> int:
-    return min(max(len(spec.label), widest), max(spec.max_width, len(spec.label)))
+    return min(max(len(spec.label), spec.min_width, widest), max(spec.max_width, len(spec.label)))
 
 
 def layout(specs: Sequence[ColumnSpec], widest: Mapping[str, int], width: int, *, padding: int = 1) -> list[Placed]:

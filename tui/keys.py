@@ -47,6 +47,8 @@ DESCRIPTIONS = {
     "close": "Close",
     "cancel": "Cancel",
     "submit": "Send the form",
+    "next_field": "Next field (keys typed in a burst follow it)",
+    "previous_field": "Previous field",
 }
 
 

@@ -105,3 +105,34 @@ def test_add_form_at_size(snap_compare, app_factory, size: tuple[int, int]) -> N
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_detail_view_at_size(snap_compare, app_factory, size: tuple[int, int]) -> None:
     assert snap_compare(app_factory(seed=int64_pets), terminal_size=size, run_before=steps("G", "enter"))
+
+
+# ------------------------------------------------------------------ issue 30: daily use beside k9s and posting
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_log_rewrapped_after_resize_at_size(snap_compare, app_factory, size: tuple[int, int]) -> None:
+    """Written at 120 columns, then the terminal took ``size``: the log is wrapped to it (no cut lines,
+    no horizontal scrollbar)."""
+
+    async def write_wide_then_resize(pilot) -> None:
+        await pilot.resize_terminal(120, size[1])
+        await pilot.app.main_screen.run_line("/add " + "Averyveryverylongname " * 6 + "--category 2")
+        await settle(pilot)
+        await pilot.resize_terminal(*size)
+
+    assert snap_compare(app_factory(), terminal_size=size, run_before=steps(then=write_wide_then_resize))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_sold_tab_at_size(snap_compare, app_factory, size: tuple[int, int]) -> None:
+    """The columns sit where they sit on the All tab (test_main_screen_at_size)."""
+    assert snap_compare(app_factory(seed=int64_pets), terminal_size=size, run_before=steps("G", "4"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_add_form_empty_category_at_size(snap_compare, app_factory, size: tuple[int, int]) -> None:
+    async def send_without_category(pilot) -> None:
+        await pilot.press(*"Rex", "ctrl+s")
+
+    assert snap_compare(app_factory(), terminal_size=size, run_before=steps("a", then=send_without_category))

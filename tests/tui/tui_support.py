@@ -125,3 +125,37 @@ async def wait_for_screen(pilot: Any, screen_type: type, *, rounds: int = 200) -
             return pilot.app.screen
         await pilot.pause()
     raise AssertionError(f"{screen_type.__name__} did not open; top is {pilot.app.screen!r}")
+
+
+def screen_lines(app: PetStoreApp) -> list[str]:
+    """The frame as it looks, one string per terminal row (from the screenshot Textual would save)."""
+    return svg_lines(app.export_screenshot())
+
+
+_SVG_TEXT = re.compile(r'<text[^>]*\bx="([\d.]+)"[^>]*clip-path="url\(#[\w-]*line-(\d+)\)"[^>]*>([^<]*)</text>')
+
+
+def svg_lines(svg: str) -> list[str]:
+    """Each terminal row of a Textual screenshot (cells of 12.2 px), trailing blanks dropped."""
+    rows: dict[int, list[str]] = {}
+    for x, line, text in _SVG_TEXT.findall(svg):
+        row = rows.setdefault(int(line), [])
+        column = round(float(x) / 12.2)
+        chars = html.unescape(text).replace("\xa0", " ")
+        row.extend(" " * (column + len(chars) - len(row)))
+        row[column : column + len(chars)] = chars
+    return ["".join(rows.get(i, [])).rstrip() for i in range(max(rows, default=-1) + 1)]
+
+
+def burst(app: PetStoreApp, *keys: str) -> None:
+    """Keys as a paste or a script delivers them: all queued at once, no pause for the app between them
+    (``pilot.press`` waits for the app to go idle after each key)."""
+    from textual import events
+
+    names = {"/": "slash", " ": "space", "-": "minus"}
+    chars = {"tab": "\t", "enter": "\r"}
+    for key in keys:
+        if len(key) == 1:
+            app.post_message(events.Key(names.get(key, key), key))
+        else:
+            app.post_message(events.Key(key, chars.get(key)))

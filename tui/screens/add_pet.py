@@ -30,6 +30,9 @@ class AddPetScreen(ModalScreen[Any]):
     BINDINGS = [
         Binding("escape", "cancel", "Cancel"),
         Binding("ctrl+s", "submit", "Add"),
+        # priority: the focus moves as the key arrives, so "Downy<tab>2" typed in one burst fills two fields
+        Binding("tab", "next_field", "Next field", show=False, priority=True),
+        Binding("shift+tab", "previous_field", "Previous field", show=False, priority=True),
     ]
 
     def __init__(self, *, submit: Submit, **kwargs: Any) -> None:
@@ -94,6 +97,12 @@ class AddPetScreen(ModalScreen[Any]):
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+    def action_next_field(self) -> None:
+        self.focus_next()
+
+    def action_previous_field(self) -> None:
+        self.focus_previous()
 
     def _values(self) -> dict[str, Any]:
         status = self.query_one("#status", Select).value

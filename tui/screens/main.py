@@ -20,6 +20,7 @@ from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -50,7 +51,8 @@ QUIET_KINDS = frozenset({"usage"})
 class MainScreen(Screen[None]):
     AUTO_FOCUS = "#pets-table"
     BINDINGS = [
-        Binding("slash", "focus_prompt", "Prompt"),
+        # priority: handled as it arrives, so keys typed in the same burst already go to the prompt
+        Binding("slash", "focus_prompt", "Prompt", priority=True),
         Binding("a", "add", "Add"),
         Binding("r", "refresh", "Refresh"),
         Binding("o", "orders", "Orders"),
@@ -392,8 +394,12 @@ class MainScreen(Screen[None]):
             self.submit(c.get_line(pet_id))
 
     def action_focus_prompt(self) -> None:
+        """``/`` outside the prompt: the prompt, with ``/`` typed. Focus moves at once (not after the
+        keys already queued), so ``/add ...`` typed or pasted in one burst all lands in the prompt."""
         prompt = self.chat.prompt
-        prompt.focus()
+        if self.focused is prompt:
+            raise SkipAction()  # a "/" typed in the prompt is text
+        self.set_focus(prompt)
         if not prompt.value:
             self.chat.type_into("/")
 

@@ -15,9 +15,11 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.suggester import Suggester
-from textual.widgets import Input, RichLog
+from textual.widgets import Input
 
 from bot_commands.history import PromptHistory, is_secret
+
+from .chat_log import ChatLog
 
 
 def complete_line(value: str, candidates: Iterable[str]) -> str | None:
@@ -109,7 +111,7 @@ class ChatPane(Vertical):
         self._history = history
 
     def compose(self) -> ComposeResult:
-        yield RichLog(id="chat-log", wrap=True, markup=False, highlight=False, min_width=20)
+        yield ChatLog(id="chat-log")
         yield PromptInput(
             id="prompt",
             placeholder="/help · type a command, tab completes, ↑ history",
@@ -130,8 +132,8 @@ class ChatPane(Vertical):
         return self.query_one(PromptInput)
 
     @property
-    def log_view(self) -> RichLog:
-        return self.query_one(RichLog)
+    def log_view(self) -> ChatLog:
+        return self.query_one(ChatLog)
 
     def scroll_log_end(self) -> None:
         """Show the newest line (after the layout has settled)."""
@@ -149,7 +151,7 @@ class ChatPane(Vertical):
         """Add to the log and show the newest line now (even under a dialog, whose screen
         would otherwise scroll only at its next refresh)."""
         log = self.log_view
-        log.write(renderable, expand=True, scroll_end=False)
+        log.add(renderable)
         log.scroll_end(animate=False, immediate=True, x_axis=False)
 
     def type_into(self, text: str) -> None:

@@ -6,14 +6,24 @@ moving, the app gaining focus, ``refresh_bindings``. At start-up that comes seve
 row with the same keys, while the start-up worker loads the libraries. This one compares what
 it would show with what it shows, and hands the signal on to Textual's footer only on a
 difference.
+
+It also keeps the keys a person must always find (help and quit, then the command palette) at its
+right edge, in one group, so a narrow terminal clips the others, never these
+(``KeysFooter #essential-keys`` in ``app.tcss``).
 """
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
+from textual.containers import HorizontalGroup
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer
 
 Shown = tuple[tuple[str, str, str, bool, str], ...]
+
+#: Actions whose keys stay in view whatever the width (the app's help and quit, or a screen's own quit).
+ESSENTIAL = ("help", "app.help", "quit", "app.quit")
 
 
 class KeysFooter(Footer):
@@ -22,6 +32,18 @@ class KeysFooter(Footer):
     def __init__(self) -> None:
         super().__init__()
         self._shown: Shown | None = None
+
+    def compose(self) -> ComposeResult:
+        """Textual's keys, the essential ones (and the palette's) moved into a group docked right."""
+        keys: list[Widget] = []
+        essential: list[Widget] = []
+        for widget in super().compose():  # Textual's key widget is not public: known by its action
+            rank = _rank(widget)
+            (keys if rank is None else essential).append(widget)
+        yield from keys
+        if essential:
+            essential.sort(key=lambda widget: _rank(widget) or 0)
+            yield HorizontalGroup(*essential, id="essential-keys")
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         if screen.app.app_focus and self.is_attached and screen is self.screen:
@@ -43,3 +65,11 @@ class KeysFooter(Footer):
         if shown != self._shown:
             self._shown = shown
             super().bindings_changed(screen)  # Textual's footer: recomposed with the keys
+
+
+def _rank(widget: Widget) -> int | None:
+    """Where a key goes in the essential group (help, quit, the palette), None when it is not essential."""
+    if widget.has_class("-command-palette"):
+        return len(ESSENTIAL)
+    action = getattr(widget, "action", None)
+    return ESSENTIAL.index(action) if action in ESSENTIAL else None

@@ -28,13 +28,17 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Seconds after the last +/- press before the list is asked for at the new size (one /list per burst).
 PAGE_SIZE_DELAY = 0.4
 
+#: The longest status the spec defines ("available").
+STATUS_WIDTH = 9
+
 #: The list's columns: id and category as wide as their widest value (int64: up to 20 with a sign),
-#: the name takes the rest; on narrow terminals category gives way first, then id.
+#: the name takes the rest; on narrow terminals category gives way first, then id. Status is as wide as
+#: its longest value whatever the tab shows, so no column moves between tabs.
 COLUMNS = (
     ColumnSpec("ID", "id", "right", max_width=20, give_way=2),
     ColumnSpec("Name", "name", fill=True),
     ColumnSpec("Category", "category", "right", max_width=20, give_way=1),
-    ColumnSpec("Status", "status", max_width=12),
+    ColumnSpec("Status", "status", max_width=12, min_width=STATUS_WIDTH),
 )
 
 

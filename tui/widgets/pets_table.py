@@ -213,11 +213,11 @@ class PetsTable(ScrollView, can_focus=True):
         self.put_rows([(key, cells)])
 
     def clear(self) -> None:
-        """Remove every row; the cursor goes back to the top."""
+        """Remove every row; the cursor goes back to the top. The columns keep their widths (the widest
+        values seen stay measured), so another tab or a refresh does not move them."""
         self._keys.clear()
         self._rows.clear()
         self._strips.clear()
-        self._widest.clear()
         self.cursor_row, self.hover_row = 0, -1
         self.virtual_size = Size(0, 1)
         self._relayout()

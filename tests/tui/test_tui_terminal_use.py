@@ -1,0 +1,117 @@
+"""Issue 30: the TUI in daily use beside k9s and posting. One test per defect found; each fails on the
+code before its fix."""
+
+from __future__ import annotations
+
+from textual.widgets import Input
+from tui_support import burst, screen_lines, settle, wait_for_screen
+
+from tui.app import PetStoreApp
+from tui.screens.add_pet import AddPetScreen
+from tui.widgets.chat_log import ChatLog
+from tui.widgets.pets_pane import STATUS_WIDTH
+
+LONG_ADD = "/add " + "Averyveryverylongname " * 6 + "--category 2"
+
+
+def log_lines(app: PetStoreApp) -> list[str]:
+    return [strip.text.rstrip() for strip in app.main_screen.query_one(ChatLog).lines]
+
+
+def header_line(app: PetStoreApp) -> str:
+    return next(line for line in screen_lines(app) if "Name" in line and "Status" in line)
+
+
+# ------------------------------------------------------------------ the log
+
+
+async def test_the_log_rewraps_when_the_terminal_narrows_and_widens(harness) -> None:
+    app = harness.app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await app.main_screen.run_line(LONG_ADD)
+        log = app.main_screen.query_one(ChatLog)
+        assert any(line.startswith("› /add") and "--category" not in line for line in log_lines(app))
+        await pilot.resize_terminal(60, 30)
+        await settle(pilot)
+        width = log.scrollable_content_region.width
+        assert max(len(line) for line in log_lines(app)) <= width  # nothing cut at the old width
+        assert log.virtual_size.width <= width  # so no horizontal scrollbar (the stray "▏")
+        frame = screen_lines(app)
+        assert not any("▏" in line for line in frame[:-1]), frame  # only the footer's own separator
+        assert "Averyveryverylongname --category 2" in "\n".join(log_lines(app))
+        await pilot.resize_terminal(200, 30)
+        await settle(pilot)
+        assert any(line.startswith("› /add") and line.endswith("--category 2") for line in log_lines(app))
+
+
+# ------------------------------------------------------------------ footer and columns
+
+
+async def test_the_footer_keeps_quit_and_help_at_60_columns(harness) -> None:
+    app = harness.app()
+    async with app.run_test(size=(60, 20)) as pilot:
+        await settle(pilot)
+        footer = screen_lines(app)[-1]
+        assert "q Quit" in footer and "? Help" in footer, footer
+        await pilot.press("a")
+        await wait_for_screen(pilot, AddPetScreen)
+        await settle(pilot)
+        assert "esc Cancel" in screen_lines(app)[-1]
+
+
+async def test_the_columns_do_not_move_between_tabs(harness) -> None:
+    from bot_commands.validation import STATUSES
+
+    assert STATUS_WIDTH == max(len(status) for status in STATUSES)
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        every = header_line(app)
+        for key in ("4", "3", "2", "1"):
+            await pilot.press(key)
+            await settle(pilot)
+            assert header_line(app) == every, key
+
+
+# ------------------------------------------------------------------ typing in a burst
+
+
+async def test_a_command_typed_in_one_burst_after_slash_goes_into_the_prompt(harness) -> None:
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        burst(app, *"/add Downy --category 2")
+        await settle(pilot)
+        assert not isinstance(app.screen, AddPetScreen)
+        assert app.main_screen.chat.prompt.value == "/add Downy --category 2"
+        burst(app, "enter")
+        await settle(pilot)
+        assert "Downy" in {pet.name for pet in app.main_screen.pane.pets.values()}
+
+
+async def test_the_add_form_takes_a_burst_field_by_field(harness) -> None:
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("a")
+        form = await wait_for_screen(pilot, AddPetScreen)
+        await settle(pilot)
+        burst(app, *"Downy", "tab", "2")
+        await settle(pilot)
+        assert form.query_one("#name", Input).value == "Downy"
+        assert form.query_one("#category", Input).value == "2"
+
+
+async def test_an_empty_category_says_it_is_required(harness) -> None:
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("a")
+        form = await wait_for_screen(pilot, AddPetScreen)
+        await settle(pilot)
+        await pilot.press(*"Rex", "ctrl+s")
+        await settle(pilot)
+        error = str(form.query_one("#category-error").render())
+        assert error == "the category id is required: a whole number (int64)"
+        assert "''" not in error
