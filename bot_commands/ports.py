@@ -1,7 +1,9 @@
 """The command layer's ports to the outside: the client, and a person asked to confirm.
 
 :class:`PetStoreAPI` is what the commands need from a client (``petstore_api``'s
-``PetStoreClient`` is one; a test double could be another). :class:`Confirm`
+``PetStoreClient`` is one; a test double could be another), and what faces may listen to: the
+client's events (attempts, retries, each exchange; re-exported here, so a face that may not import the
+client still names them). :class:`Confirm`
 asks a person to confirm a write. Handlers see the session through
 :class:`~bot_commands.context.CommandContext`; faces drive
 :class:`~bot_commands.session.CommandSession` itself, built by their composition root.
@@ -12,11 +14,12 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Protocol
 
+from petstore_api.events import AttemptStarted, ClientEvent, EventHook, Exchange, Retrying
 from petstore_api.models import CreatedPet, NewPet, PetPage, PetStatus, PetWithNotice
 
 from .results import JSON
 
-__all__ = ["Confirm", "PetStoreAPI"]
+__all__ = ["AttemptStarted", "ClientEvent", "Confirm", "EventHook", "Exchange", "PetStoreAPI", "Retrying"]
 
 
 class PetStoreAPI(Protocol):
@@ -45,6 +48,10 @@ class PetStoreAPI(Protocol):
     async def list_orders(self) -> JSON: ...
 
     def set_api_key(self, api_key: str) -> None: ...
+
+    def add_event_hook(self, hook: EventHook) -> None: ...
+
+    def remove_event_hook(self, hook: EventHook) -> None: ...
 
 
 class Confirm(Protocol):

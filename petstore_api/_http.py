@@ -23,6 +23,7 @@ import socket
 import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import httpx
@@ -30,6 +31,8 @@ from pydantic import SecretStr
 
 import petstore_api.errors as errors
 
+from .events import SECRET_HEADERS, AttemptStarted, EventHook, Exchange, Retrying
+from .masking import mask_secret
 from .policy import RETRY_STATUSES, RetryPolicy, Timeouts, parse_retry_after
 from .urls import origin
 
@@ -100,6 +103,14 @@ def host_label(url: httpx.URL) -> str:
     return f"{host}:{url.port}" if url.port else host
 
 
+def _masked_header(name: str, value: str) -> str:
+    """A secret header's value masked (``Bearer sk-...1234``: the scheme kept, the credential masked)."""
+    scheme, _, credential = value.partition(" ")
+    if credential and name.lower().endswith("authorization"):
+        return f"{scheme} {mask_secret(credential)}"
+    return mask_secret(value)
+
+
 def _secs(value: float | None) -> str:
     return "unlimited" if value is None else f"{value:g} s"
 
@@ -162,12 +173,26 @@ class Sender:
         retry: RetryPolicy,
         scrub: Scrub,
         max_bytes: int = MAX_RESPONSE_BYTES,
+        hooks: list[EventHook] | None = None,
     ) -> None:
         self._client = client
         self._timeouts = timeouts
         self._retry = retry
         self._scrub = scrub
         self._max_bytes = max_bytes
+        #: The client's event hooks (the same list: hooks added later are told too).
+        self.hooks: list[EventHook] = hooks if hooks is not None else []
+
+    def _tell(self, make: Callable[[], AttemptStarted | Retrying | Exchange]) -> None:
+        """Build the event only when someone listens; a failing hook never breaks the call."""
+        if not self.hooks:
+            return
+        event = make()
+        for hook in list(self.hooks):
+            try:
+                hook(event)
+            except Exception:  # a listener's bug is not the call's failure (-v shows it)
+                logger.debug("an event hook failed on %s", type(event).__name__, exc_info=True)
 
     async def send(self, call: Call) -> Reply:
         """The final reply (any status) after retries; raises for transport failures."""
@@ -197,7 +222,12 @@ class Sender:
                     raise outcome.error
                 return outcome
             logger.debug("%s: retrying in %.2f s (attempt %d/%d)", call.label, wait, attempt + 1, self._retry.attempts)
+            self._tell(partial(self._retrying, call, outcome, attempt + 1, wait))
             await self._retry.sleep(wait)
+
+    def _retrying(self, call: Call, outcome: Reply | _Failed, attempt: int, wait: float) -> Retrying:
+        reason = str(outcome.error) if isinstance(outcome, _Failed) else f"HTTP {outcome.status}"
+        return Retrying(label=call.label, attempt=attempt, attempts=self._retry.attempts, wait=wait, reason=reason)
 
     @staticmethod
     def _fits(wait: float, deadline: float | None) -> bool:
@@ -227,9 +257,10 @@ class Sender:
         return after
 
     async def _attempt(self, call: Call, attempt: int) -> Reply | _Failed:
+        self._tell(partial(self._started, call, attempt))
         started = time.perf_counter()
         try:
-            reply = await self._exchange(call)
+            reply = await self._exchange(call, attempt)
         except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
             failed = self._map(exc, call)
             self._log(call, type(exc).__name__, started, attempt)
@@ -250,18 +281,49 @@ class Sender:
         where = f"{call.method} {host_label(call.url)}{call.url.raw_path.decode('ascii', 'replace')}"
         logger.debug("%s -> %s in %.1f ms (attempt %d/%d)", where, result, elapsed, attempt, self._retry.attempts)
 
-    async def _exchange(self, call: Call) -> Reply:
+    def _started(self, call: Call, attempt: int) -> AttemptStarted:
+        url = self._scrub(str(call.url))
+        return AttemptStarted(
+            label=call.label, method=call.method, url=url, attempt=attempt, attempts=self._retry.attempts
+        )
+
+    async def _exchange(self, call: Call, attempt: int = 1) -> Reply:
         request = self._client.build_request(call.method, call.url, json=call.json, headers=call.headers)
+        started = time.perf_counter()
         response = await self._client.send(request, stream=True)
         try:
             body = await self._read(response, call)
         finally:
             await response.aclose()
+        elapsed = (time.perf_counter() - started) * 1000
+        self._tell(partial(self._exchanged, call, response, body, elapsed, attempt))
         return Reply(
             status=response.status_code,
             headers=response.headers,
             body=body,
             url=request.url,
+        )
+
+    def _exchanged(self, call: Call, response: httpx.Response, body: bytes, elapsed: float, attempt: int) -> Exchange:
+        request = response.request  # as sent: the auth flow's headers included
+        return Exchange(
+            label=call.label,
+            method=request.method,
+            url=self._scrub(str(request.url)),
+            request_headers=self._shown_headers(request.headers),
+            request_body=request.content,
+            status=response.status_code,
+            response_headers=self._shown_headers(response.headers),
+            response_body=body,
+            elapsed_ms=elapsed,
+            attempt=attempt,
+        )
+
+    def _shown_headers(self, headers: httpx.Headers) -> tuple[tuple[str, str], ...]:
+        """Headers as they may be shown: secret ones masked, and the key masked wherever it appears."""
+        return tuple(
+            (name, _masked_header(name, value) if name.lower() in SECRET_HEADERS else self._scrub(value))
+            for name, value in headers.items()
         )
 
     async def _read(self, response: httpx.Response, call: Call) -> bytes:

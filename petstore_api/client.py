@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import ssl
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from functools import lru_cache, partial
 from typing import Any
 from urllib.parse import urljoin
@@ -31,6 +31,7 @@ from ._http import MAX_RESPONSE_BYTES, BearerAuth, Call, Reply, Sender, host_lab
 from ._inputs import build_new_pet, check_idempotency_key, check_limit, check_pet_id, check_status
 from .deprecation import notice_from_headers
 from .errors import ConfigError, ProtocolError
+from .events import EventHook
 from .links import find_link
 from .masking import mask_secret
 from .models import CreatedPet, NewPet, PetPage, PetStatus, PetWithNotice
@@ -92,7 +93,8 @@ class PetStoreClient:
 
     ``transport`` is any httpx async transport (``httpx.ASGITransport`` for the
     embedded service, ``httpx.MockTransport`` in tests). ``timeouts`` and
-    ``retry`` default to ``Timeouts()`` and ``RetryPolicy()``.
+    ``retry`` default to ``Timeouts()`` and ``RetryPolicy()``. ``event_hooks``
+    are told of attempts, retries and exchanges (:mod:`petstore_api.events`).
     """
 
     def __init__(
@@ -105,6 +107,7 @@ class PetStoreClient:
         retry: RetryPolicy | None = None,
         allow_insecure_http: bool = False,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        event_hooks: Sequence[EventHook] = (),
     ) -> None:
         self._key = _as_secret(api_key)
         self._allow_insecure_http = allow_insecure_http
@@ -122,8 +125,14 @@ class PetStoreClient:
             headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
             follow_redirects=False,
         )
+        self._hooks: list[EventHook] = list(event_hooks)
         self._sender = Sender(
-            client=self._http, timeouts=self.timeouts, retry=self.retry, scrub=self._scrub, max_bytes=max_response_bytes
+            client=self._http,
+            timeouts=self.timeouts,
+            retry=self.retry,
+            scrub=self._scrub,
+            max_bytes=max_response_bytes,
+            hooks=self._hooks,
         )
         self._closed = False
         self._urls: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.URL] = {}
@@ -146,6 +155,18 @@ class PetStoreClient:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("this PetStoreClient is closed")
+
+    # -- events ------------------------------------------------------------
+
+    def add_event_hook(self, hook: EventHook) -> None:
+        """Tell ``hook`` every :mod:`petstore_api.events` event from now on (attempts, retries, exchanges)."""
+        if hook not in self._hooks:
+            self._hooks.append(hook)
+
+    def remove_event_hook(self, hook: EventHook) -> None:
+        """Stop telling ``hook`` (nothing happens when it was not added)."""
+        if hook in self._hooks:
+            self._hooks.remove(hook)
 
     # -- identity ----------------------------------------------------------
 
