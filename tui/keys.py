@@ -42,6 +42,7 @@ DESCRIPTIONS = {
     "orders": "Store › Orders (/orders)",
     "toggle_log": "Maximise the log, or give the list its place back",
     "quit": "Quit (exit code 0)",
+    "last_call": "The last call: method, URL, status, headers (key masked), bodies",
     "load_more": "Next page, when the service offers one",
     "find_added": "Go to a pet added after the loaded pages (loads its page)",
     "close": "Close",

@@ -6,13 +6,16 @@ Update after a deliberate change, having looked at the report:
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from textual.widgets import Input
-from tui_support import SIZE, settle
+from tui_support import SIZE, no_sleep, settle, wait_until
+
+from petstore_api import RetryPolicy
 
 #: The sizes a new user tried (issue 16): narrow, middling, wide.
 SIZES = [(60, 20), (100, 30), (200, 50)]
@@ -136,3 +139,36 @@ def test_add_form_empty_category_at_size(snap_compare, app_factory, size: tuple[
         await pilot.press(*"Rex", "ctrl+s")
 
     assert snap_compare(app_factory(), terminal_size=size, run_before=steps("a", then=send_without_category))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_waiting_for_a_slow_service_at_size(snap_compare, app_factory, size: tuple[int, int]) -> None:
+    """The first attempt timed out, the second waits: the info line says which retry it is."""
+    gate = asyncio.Event()
+
+    def slow(tap) -> None:
+        tap.read_timeouts = 1
+        tap.gates["limit"] = gate  # the retry hangs until the test ends
+
+    async def wait_for_the_retry(pilot) -> None:
+        pilot.app.animation_level = "none"  # the loading indicator, still
+        main = pilot.app.main_screen
+        await wait_until(pilot, lambda: any("retry 2 of 3" in str(info.render()) for info in main.query("#pets-info")))
+
+    retry = RetryPolicy(attempts=3, backoff=0.0, jitter=False, sleep=no_sleep)
+    app = app_factory(setup=slow, retry=retry)
+    assert snap_compare(app, terminal_size=size, run_before=wait_for_the_retry)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_last_call_at_size(snap_compare, app_factory, size: tuple[int, int]) -> None:
+    """The /add's request and response, the key masked (run under a request id: its Idempotency-Key is fixed)."""
+
+    async def add_then_inspect(pilot) -> None:
+        await pilot.app.session.run("/add Downy --category 2", request_id="snapshot")
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+
+    app = app_factory(sandbox_key="sk-sandbox-snapshot-key-0000")
+    assert snap_compare(app, terminal_size=size, run_before=steps(then=add_then_inspect))

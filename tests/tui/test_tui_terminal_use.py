@@ -3,11 +3,19 @@ code before its fix."""
 
 from __future__ import annotations
 
-from textual.widgets import Input
-from tui_support import burst, screen_lines, settle, wait_for_screen
+import asyncio
+import re
 
+from textual.widgets import Input
+from tui_support import burst, make_env, screen_lines, settle, wait_for_screen
+
+from bot_commands.commands import default_registry
+from bot_commands.ports import ClientEvent, Retrying
+from bot_commands.session import CommandSession
+from petstore_api import PetStoreClient, RetryPolicy, Timeouts
 from tui.app import PetStoreApp
 from tui.screens.add_pet import AddPetScreen
+from tui.screens.last_call import LastCallScreen
 from tui.widgets.chat_log import ChatLog
 from tui.widgets.pets_pane import STATUS_WIDTH
 
@@ -115,3 +123,58 @@ async def test_an_empty_category_says_it_is_required(harness) -> None:
         error = str(form.query_one("#category-error").render())
         assert error == "the category id is required: a whole number (int64)"
         assert "''" not in error
+
+
+# ------------------------------------------------------------------ a slow service, the last call
+
+
+async def test_a_service_that_never_answers_says_which_retry_it_waits_for(faults) -> None:
+    """The fault server accepts and never answers: each attempt ends in a read timeout, and the info line
+    says which retry the list is on (from the client's Retrying events), until the failure's banner."""
+    retried: dict[int, asyncio.Event] = {2: asyncio.Event(), 3: asyncio.Event()}
+
+    def note(event: ClientEvent) -> None:
+        if isinstance(event, Retrying):
+            retried[event.attempt].set()
+
+    client = PetStoreClient(
+        base_url=faults.url("hang"),
+        api_key="sk-test-never-answers",
+        retry=RetryPolicy(attempts=3, backoff=0.0, jitter=False),
+        timeouts=Timeouts(connect=1.0, read=0.3, write=1.0, pool=1.0, total=20.0),
+        allow_insecure_http=True,
+        event_hooks=[note],
+    )
+    session = CommandSession(client, env=make_env("staging"), registry=default_registry())
+    app = PetStoreApp(session)
+    async with client, app.run_test(size=(100, 30)) as pilot:
+        info = app.main_screen.query_one("#pets-info")
+        await retried[2].wait()
+        await pilot.pause()
+        assert str(info.render()).startswith("waiting for the service… (retry 2 of 3)")
+        await retried[3].wait()
+        await pilot.pause()
+        assert str(info.render()).startswith("waiting for the service… (retry 3 of 3)")
+        await settle(pilot)
+        assert "waiting" not in str(info.render()) and app.main_screen.pane.has_class("-problem")
+
+
+async def test_the_last_call_shows_request_and_response_with_the_key_masked(harness) -> None:
+    app = harness.app()
+    key = harness.sandbox.api_key
+    async with app.run_test(size=(110, 40)) as pilot:
+        await settle(pilot)
+        await app.main_screen.run_line("/add Downy --category 2")
+        await settle(pilot)
+        await pilot.press("i")
+        view = await wait_for_screen(pilot, LastCallScreen)
+        await settle(pilot)
+        text = "\n".join(screen_lines(app))
+        assert "POST /v1/pets  (in-process sandbox)" in text and "201" in text
+        assert "sandbox.localhost" not in text  # the sandbox's made-up host, as everywhere
+        assert re.search(r"authorization +Bearer sk-\.\.\.\w{4}", text) and key not in text
+        assert '"name": "Downy"' in text and '"categoryId": 2' in text
+        assert view.exchange is not None and key not in repr(view.exchange)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is app.main_screen

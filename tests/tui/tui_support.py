@@ -23,12 +23,14 @@ BASE_URL = "http://sandbox.localhost/v1"
 SIZE = (110, 32)
 
 
-def make_client(sandbox: Sandbox, *, api_key: str | None = None, transport: Any = None) -> PetStoreClient:
+def make_client(
+    sandbox: Sandbox, *, api_key: str | None = None, transport: Any = None, retry: RetryPolicy | None = None
+) -> PetStoreClient:
     return PetStoreClient(
         base_url=BASE_URL,
         api_key=sandbox.api_key if api_key is None else api_key,
         transport=transport or httpx.ASGITransport(app=sandbox.app),
-        retry=RetryPolicy(attempts=1),
+        retry=retry or RetryPolicy(attempts=1),
         allow_insecure_http=True,
     )
 
@@ -78,7 +80,8 @@ class Tap(httpx.AsyncBaseTransport):
 
     ``down``: every request fails to connect. ``replies``: (method, path) ->
     a canned (status, JSON) reply. ``gates``: a query substring -> an event the
-    request waits for (a slow answer, released by the test).
+    request waits for (a slow answer, released by the test). ``read_timeouts``: that many
+    requests (the first ones) end as a read timeout would, before any gate.
     """
 
     def __init__(self, app: Any) -> None:
@@ -87,11 +90,15 @@ class Tap(httpx.AsyncBaseTransport):
         self.replies: dict[tuple[str, str], tuple[int, Any]] = {}
         self.gates: dict[str, Any] = {}
         self.seen: list[str] = []
+        self.read_timeouts = 0
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self.seen.append(f"{request.method} {request.url.path}?{request.url.query.decode()}")
         if self.down:
             raise httpx.ConnectError("connection refused", request=request)
+        if self.read_timeouts > 0:
+            self.read_timeouts -= 1
+            raise httpx.ReadTimeout("timed out", request=request)
         for marker, gate in self.gates.items():
             if marker in str(request.url):
                 await gate.wait()
@@ -116,6 +123,15 @@ def screen_text(app: PetStoreApp) -> str:
     """The whole frame as plain text (from the screenshot Textual would save)."""
     svg = app.export_screenshot().split("</style>")[-1]
     return html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")
+
+
+async def wait_until(pilot: Any, ready: Any, *, rounds: int = 200) -> None:
+    """Pause until ``ready()`` is true (for states reached while a worker still waits on a gate)."""
+    for _ in range(rounds):
+        if ready():
+            return
+        await pilot.pause()
+    raise AssertionError("the app did not reach the state waited for")
 
 
 async def wait_for_screen(pilot: Any, screen_type: type, *, rounds: int = 200) -> Any:

@@ -31,6 +31,7 @@ from bot_commands.history import PromptHistory
 from bot_commands.sanitize import visible
 
 from .. import controller as c
+from ..calls import CallWatch, ClientActivity, waiting_text
 from ..widgets.chat_pane import ChatPane
 from ..widgets.env_bar import EnvBar
 from ..widgets.pets_pane import PetsPane
@@ -58,6 +59,7 @@ class MainScreen(Screen[None]):
         Binding("o", "orders", "Orders"),
         Binding("ctrl+l", "toggle_log", "Log"),
         Binding("q", "quit", "Quit"),
+        Binding("i", "last_call", "Last call", show=False),
         Binding("1", "tab('all')", "All", show=False),
         Binding("2", "tab('available')", "Available", show=False),
         Binding("3", "tab('pending')", "Pending", show=False),
@@ -83,6 +85,8 @@ class MainScreen(Screen[None]):
         self._error: tuple[str, str] | None = None
         #: Lines submitted at the prompt before the session came: run when it does.
         self._queued: list[str] = []
+        #: The session's client tells it of attempts, retries and exchanges (added with the session).
+        self.calls = CallWatch(self)
 
     def compose(self) -> ComposeResult:
         session = self.session
@@ -129,6 +133,7 @@ class MainScreen(Screen[None]):
         self.pane.show_preview(preview.rows)
 
     def _begin(self) -> None:
+        self.live.client.add_event_hook(self.calls)
         self.load(self.tabs.status)
         player = getattr(self.app, "player", None)
         if player is not None:
@@ -351,6 +356,15 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ messages from the panes
 
+    def on_unmount(self) -> None:
+        if self.session is not None:
+            self.session.client.remove_event_hook(self.calls)
+
+    def on_client_activity(self, message: ClientActivity) -> None:
+        text = waiting_text(message.event)
+        if text is not None:
+            self.pane.show_waiting(text)
+
     def on_status_tabs_changed(self, event: StatusTabs.Changed) -> None:
         if self.session is not None and event.status != self.pane.status:  # else: listed on attach
             self.load(event.status)
@@ -426,6 +440,14 @@ class MainScreen(Screen[None]):
 
     def action_orders(self) -> None:
         self.submit_or_queue("/orders")
+
+    def action_last_call(self) -> None:
+        """The last request and response (method, URL, status, headers with the key masked, bodies)."""
+        from .last_call import LastCallScreen
+
+        env = self.session.env if self.session is not None else None
+        sandbox = env.base_url if env is not None and env.sandbox else None
+        self.app.push_screen(LastCallScreen(self.calls.last, sandbox=sandbox))
 
     def action_tab(self, tab: str) -> None:
         self.tabs.active = tab

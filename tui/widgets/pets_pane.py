@@ -111,6 +111,10 @@ class PetsPane(Vertical):
         self.previewing = True
         self._update_info(loading=True)
 
+    def show_waiting(self, text: str) -> None:
+        """A call is slow (retried): the info line says so until the answer or the failure comes."""
+        self._update_info(waiting=text)
+
     def stop_loading(self) -> None:
         """The list request ended without a page (refused, failed, or cancelled)."""
         self.table.loading = False
@@ -184,10 +188,12 @@ class PetsPane(Vertical):
         self.remove_class("-problem")
         self.query_one("#pets-banner", Static).update("")
 
-    def _update_info(self, *, loading: bool = False) -> None:
+    def _update_info(self, *, loading: bool = False, waiting: str = "") -> None:
         shown = self.table.row_count
         parts = [f"{shown} pet{'s' if shown != 1 else ''} shown", f"page size {self.page_size} (+/-)"]
-        if loading:
+        if waiting:
+            parts = [waiting, *parts]
+        elif loading:
             parts.append("loading…" if self.previewing else "loading more…")
         else:
             parts.append("more: n" if self.next_url else "end of list")
