@@ -125,6 +125,7 @@ def build(args: argparse.Namespace) -> Started:
         aclose=composition.aclose,
         confirm=confirm,
         page_size=settings.ui.page_size,
+        refresh_interval=settings.tui.refresh_interval,
         theme=config_theme,
         player=player,
         warnings=(*loaded.warnings, *said),

@@ -24,6 +24,7 @@ from textual.screen import Screen
 
 from bot_commands.history import PromptHistory
 
+from .live import DEFAULT_INTERVAL
 from .palette import SlashCommands
 from .screens.main import MainScreen
 from .startup import PreviewSource, Start, Started, StartupError
@@ -84,13 +85,15 @@ class PetStoreApp(App[int]):
         history_path: Path | None = None,
         theme_memory: ThemeMemory | None = None,
         preview: PreviewSource | None = None,
+        refresh_interval: float = DEFAULT_INTERVAL,
         **kwargs: Any,
     ) -> None:
         """``confirm``: the session's confirmation dialog (the app shows it); see :func:`tui.run.run_tui`.
 
         ``history_path``: the prompt history shared with ``petstore chat``; ``theme_memory``: where
         the theme chosen in the TUI is remembered (``theme`` wins over the remembered one);
-        ``preview``: the first page, fetched elsewhere while the session loads (shown until it comes)."""
+        ``preview``: the first page, fetched elsewhere while the session loads (shown until it comes);
+        ``refresh_interval``: seconds between live refreshes (``w``)."""
         super().__init__(**kwargs)
         self.session = session
         self.player = player
@@ -104,6 +107,7 @@ class PetStoreApp(App[int]):
         self._today = today
         self._history_path = history_path
         self._theme_memory = theme_memory
+        self._refresh_interval = refresh_interval
         if session is not None:
             from .confirm import TuiConfirm  # a session given at once (tests, --play): not the first frame's
 
@@ -153,7 +157,13 @@ class PetStoreApp(App[int]):
 
     def get_default_screen(self) -> Screen[Any]:
         history = PromptHistory(self._history_path) if self._history_path is not None else None
-        return MainScreen(self.session, page_size=self._page_size, today=self._today, history=history)
+        return MainScreen(
+            self.session,
+            page_size=self._page_size,
+            today=self._today,
+            history=history,
+            refresh_interval=self._refresh_interval,
+        )
 
     # ------------------------------------------------------------------ start-up behind the first frame
 
@@ -179,6 +189,7 @@ class PetStoreApp(App[int]):
         started = message.started
         self.session, self.player, self.aclose = started.session, started.player, started.aclose
         self._page_size = started.page_size
+        self.main_screen.refresh_interval = started.refresh_interval
         self._attach_confirm(started.confirm)
         self._use_theme(started.theme)
         await self.main_screen.attach(started.session, page_size=started.page_size)

@@ -9,7 +9,6 @@ keeps the last :class:`~bot_commands.ports.Exchange` and posts :class:`ClientAct
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -74,6 +73,8 @@ def shown_headers(headers: tuple[tuple[str, str], ...], *, sandbox: str | None) 
 
 def body_text(body: bytes) -> str:
     """A body as it may be read: JSON indented, other text as it came (cut past :data:`BODY_SHOWN`)."""
+    import json  # the last-call view only: the first frame imports this module
+
     if not body:
         return "(empty)"
     shown = body[:BODY_SHOWN].decode("utf-8", "replace")

@@ -35,6 +35,8 @@ class Started:
     theme: str | None = None
     player: Player | None = None
     warnings: tuple[str, ...] = ()
+    #: Seconds between live refreshes of the list (``w``; ``[tui] refresh_interval``).
+    refresh_interval: float = 5.0
 
 
 #: The face's start-up function, run in a thread after the first frame.

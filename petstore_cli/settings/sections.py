@@ -47,6 +47,8 @@ class TuiSettings(BaseModel):
     preview: bool = True
     """Fetch the first page in a second process while the first frame paints (on machines with
     more than one CPU), so the pets show sooner; ``false``: the TUI loads in one process."""
+    refresh_interval: float = Field(5.0, ge=1, le=3600)
+    """Seconds between refreshes of the list when live refresh is on (``w`` in the TUI turns it on)."""
 
 
 class AuditSettings(BaseModel):

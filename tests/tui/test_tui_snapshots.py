@@ -172,3 +172,9 @@ def test_last_call_at_size(snap_compare, app_factory, size: tuple[int, int]) -> 
 
     app = app_factory(sandbox_key="sk-sandbox-snapshot-key-0000")
     assert snap_compare(app, terminal_size=size, run_before=steps(then=add_then_inspect))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_filter_and_sort_at_size(snap_compare, app_factory, size: tuple[int, int]) -> None:
+    """ctrl+f "e" (the rows whose cells hold an e), sorted by name the other way round (N N)."""
+    assert snap_compare(app_factory(), terminal_size=size, run_before=steps("ctrl+f", "e", "enter", "N", "N"))

@@ -178,3 +178,81 @@ async def test_the_last_call_shows_request_and_response_with_the_key_masked(harn
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is app.main_screen
+
+
+# ------------------------------------------------------------------ filter, sort, copy, live refresh
+
+
+def shown_names(app: PetStoreApp) -> list[str]:
+    table = app.main_screen.pane.table
+    return [table.get_row(key)[1].plain for key in table.keys]
+
+
+def info_text(app: PetStoreApp) -> str:
+    return str(app.main_screen.query_one("#pets-info").render())
+
+
+async def test_the_filter_narrows_the_loaded_rows_as_you_type(harness) -> None:
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f", "m", "a")
+        await settle(pilot)
+        assert shown_names(app) == ["Max"]
+        await pilot.press("enter")  # kept; back in the table
+        await settle(pilot)
+        assert app.focused is app.main_screen.pane.table and shown_names(app) == ["Max"]
+        assert info_text(app).startswith("1 of 12 pets shown · filter “ma”")
+        await pilot.press("ctrl+f", "escape")
+        await settle(pilot)
+        assert len(shown_names(app)) == 12 and "filter" not in info_text(app)
+        assert app.session.history == ["/list --limit 20"]  # the filter asks the service nothing
+
+
+async def test_sort_by_column_and_back_keeps_the_cursor_on_its_pet(harness) -> None:
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down")  # on Tweety (#3)
+        await pilot.press("N")
+        await settle(pilot)
+        names = shown_names(app)
+        assert names == sorted(names) and names[0] == "Bubbles"
+        assert app.main_screen.pane.selected_pet_id() == 3
+        await pilot.press("N")
+        await settle(pilot)
+        assert shown_names(app) == sorted(names, reverse=True) and "sorted by name ▼" in info_text(app)
+        await pilot.press("C")
+        await settle(pilot)
+        categories = [int(app.main_screen.pane.pets[int(key)].category_id) for key in app.main_screen.pane.table.keys]
+        assert categories == sorted(categories)
+        assert app.main_screen.pane.selected_pet_id() == 3
+
+
+async def test_copy_the_pets_id_or_row(harness) -> None:
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("y")
+        assert app.clipboard == "1"
+        await pilot.press("down", "Y")
+        assert app.clipboard == "2\tWhiskers\t2\tavailable"
+
+
+async def test_live_refresh_shows_pets_added_elsewhere_and_keeps_the_cursor(harness) -> None:
+    app = harness.app(refresh_interval=3600)
+    elsewhere = harness.session()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down", "down", "down")  # on #5
+        await pilot.press("w")
+        assert "live: every 3600 s (w stops)" in info_text(app)
+        await elsewhere.execute("/add Downy --category 2")
+        app.main_screen.live_refresh()  # what the timer calls every refresh_interval seconds
+        await settle(pilot)
+        pane = app.main_screen.pane
+        assert 13 in pane.pets and shown_names(app)[-1] == "Downy"
+        assert pane.selected_pet_id() == 5
+        assert app.session.history == ["/list --limit 20"]  # not a command the person typed
+        await pilot.press("w")
+        assert "live" not in info_text(app)

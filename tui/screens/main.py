@@ -24,6 +24,7 @@ from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.worker import Worker
 
 from bot_commands.errors import CommandError
@@ -60,6 +61,7 @@ class MainScreen(Screen[None]):
         Binding("ctrl+l", "toggle_log", "Log"),
         Binding("q", "quit", "Quit"),
         Binding("i", "last_call", "Last call", show=False),
+        Binding("w", "live", "Live refresh", show=False),
         Binding("1", "tab('all')", "All", show=False),
         Binding("2", "tab('available')", "Available", show=False),
         Binding("3", "tab('pending')", "Pending", show=False),
@@ -73,8 +75,10 @@ class MainScreen(Screen[None]):
         page_size: int = 20,
         today: Callable[[], date] = date.today,
         history: PromptHistory | None = None,
+        refresh_interval: float = 5.0,
     ) -> None:
-        """``session`` None: the first frame, loading until :meth:`attach`."""
+        """``session`` None: the first frame, loading until :meth:`attach`. ``refresh_interval``: seconds
+        between live refreshes (``w``)."""
         super().__init__()
         self.session = session
         self.history = history
@@ -87,6 +91,8 @@ class MainScreen(Screen[None]):
         self._queued: list[str] = []
         #: The session's client tells it of attempts, retries and exchanges (added with the session).
         self.calls = CallWatch(self)
+        self.refresh_interval = refresh_interval
+        self._live: Timer | None = None
 
     def compose(self) -> ComposeResult:
         session = self.session
@@ -440,6 +446,40 @@ class MainScreen(Screen[None]):
 
     def action_orders(self) -> None:
         self.submit_or_queue("/orders")
+
+    def action_live(self) -> None:
+        """Live refresh on or off: every ``refresh_interval`` seconds the loaded list is fetched again."""
+        from ..live import live_note
+
+        if self.session is None:
+            self.app.bell()
+            return
+        if self._live is None:
+            self._live = self.set_interval(self.refresh_interval, self.live_refresh)
+            self.pane.show_live(live_note(self.refresh_interval))
+        else:
+            self._live.stop()
+            self._live = None
+            self.pane.show_live("")
+
+    def live_refresh(self) -> None:
+        """One live refresh, unless a list is on its way (that one brings the news)."""
+        if self.session is not None and not self.pane.table.loading:
+            self.run_worker(self._relist(), group="live", exclusive=True, exit_on_error=False)
+
+    async def _relist(self) -> None:
+        from ..live import live_note, relist
+
+        pane = self.pane
+        try:
+            pets = await relist(self.live.client, status=pane.status, loaded=len(pane.pets))
+        except Exception as exc:  # noqa: BLE001 - the next tick tries again; the info line says why
+            from bot_commands.errors import classify
+
+            pane.show_live(f"live: {classify(exc).title.lower()}, trying again")
+            return
+        pane.merge(pets)
+        pane.show_live(live_note(self.refresh_interval))
 
     def action_last_call(self) -> None:
         """The last request and response (method, URL, status, headers with the key masked, bodies)."""

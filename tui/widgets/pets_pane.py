@@ -16,11 +16,12 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from ..columns import ColumnSpec
 from ..text import CellLike, literal, pet_row_texts
-from .pets_table import PetsTable
+from ..view import RowView, row_tsv, shown_keys
+from .pets_table import PetsTable, Row
 
 if TYPE_CHECKING:  # pragma: no cover
     from bot_commands.errors import Failure
@@ -46,6 +47,18 @@ COLUMNS = (
 FIND_PAGES = 100
 
 
+class FilterInput(Input):
+    """The filter over the loaded rows: enter keeps it and goes back to the table, escape clears it."""
+
+    BINDINGS = [Binding("escape", "clear", "Clear filter")]
+
+    class Closed(Message):
+        """Escape: the filter is cleared and put away."""
+
+    def action_clear(self) -> None:
+        self.post_message(self.Closed())
+
+
 class PetsPane(Vertical):
     """Shows one status's pets; asks (by message) for details, more, other sizes."""
 
@@ -54,6 +67,13 @@ class PetsPane(Vertical):
         Binding("f", "find_added", "Go to new pet", show=False),
         Binding("+", "page_size(1)", "Page +", show=False),
         Binding("-", "page_size(-1)", "Page -", show=False),
+        Binding("ctrl+f", "filter", "Filter", show=False),
+        Binding("I", "sort('id')", "Sort by id", show=False),
+        Binding("N", "sort('name')", "Sort by name", show=False),
+        Binding("C", "sort('category')", "Sort by category", show=False),
+        Binding("S", "sort('status')", "Sort by status", show=False),
+        Binding("y", "copy('id')", "Copy id", show=False),
+        Binding("Y", "copy('row')", "Copy row", show=False),
     ]
 
     class OpenDetail(Message):
@@ -82,9 +102,14 @@ class PetsPane(Vertical):
         self._size_timer: Timer | None = None
         #: Rows of a preview are shown (no pets behind them yet): the first list keeps them in view.
         self.previewing = False
+        #: The filter and sort over the loaded rows (k9s-like); the table shows what it keeps.
+        self.view = RowView()
+        #: A word for the info line about live refresh ("" when off).
+        self.live_note = ""
 
     def compose(self) -> ComposeResult:
         yield Static(id="pets-banner")
+        yield FilterInput(id="pets-filter", placeholder="filter the loaded rows · enter: keep · esc: clear")
         yield PetsTable(COLUMNS, id="pets-table")
         yield Static(id="pets-info")
 
@@ -111,6 +136,11 @@ class PetsPane(Vertical):
         self.previewing = True
         self._update_info(loading=True)
 
+    def show_live(self, note: str) -> None:
+        """Live refresh is on (``note`` says how often) or off (``""``): the info line says so."""
+        self.live_note = note
+        self._update_info()
+
     def show_waiting(self, text: str) -> None:
         """A call is slow (retried): the info line says so until the answer or the failure comes."""
         self._update_info(waiting=text)
@@ -132,8 +162,11 @@ class PetsPane(Vertical):
             self.beyond = None
         from ..render import pet_row  # after the first frame (see the module's doc)
 
-        table.put_rows([(str(pet.id), pet_row(pet)) for pet in pets])
         self.pets.update((pet.id, pet) for pet in pets)
+        if self.view.active:
+            self._show_view()
+        else:
+            table.put_rows([(str(pet.id), pet_row(pet)) for pet in pets])
         if keep is not None:
             self.select_pet(int(keep))
         if self.beyond is not None and self.beyond.id in self.pets:
@@ -157,16 +190,101 @@ class PetsPane(Vertical):
             return False
         from ..render import pet_row
 
-        self.table.insert_row(str(pet.id), pet_row(pet), order=pet.id)
         self.pets[pet.id] = pet
+        if self.view.active:
+            self._show_view()
+        else:
+            self.table.insert_row(str(pet.id), pet_row(pet), order=pet.id)
         self._update_info()
         return True
+
+    def merge(self, pets: list[Any]) -> None:
+        """Pets listed again (live refresh): rows updated in place, new pets at their place; the cursor
+        stays on its pet."""
+        from ..render import pet_row
+
+        known = [pet for pet in pets if pet.id in self.pets]
+        self.pets.update((pet.id, pet) for pet in known)
+        if not self.view.active:
+            self.table.put_rows([(str(pet.id), pet_row(pet)) for pet in known])
+        for pet in pets:
+            if pet.id not in self.pets:
+                self.add_pet(pet)
+        if self.view.active:
+            self._show_view()
+        self._update_info()
+
+    # ------------------------------------------------------------------ filter and sort
+
+    def _rows(self) -> list[Row]:
+        from ..render import pet_row
+
+        return [(str(pet_id), pet_row(self.pets[pet_id])) for pet_id in sorted(self.pets)]
+
+    def _show_view(self) -> None:
+        """Put the rows the view keeps in the table, in its order; the cursor stays on its pet if kept."""
+        rows = self._rows()
+        order = shown_keys([(key, [cell.plain for cell in cells]) for key, cells in rows], self.view)
+        by_key = dict(rows)
+        table, keep = self.table, self.table.cursor_key
+        table.clear()
+        table.put_rows([(key, by_key[key]) for key in order])
+        if keep is not None and keep in set(order):
+            table.move_cursor(row=table.get_row_index(keep))
+        self._update_info()
+
+    def use_view(self, view: RowView) -> None:
+        """Filter and sort the loaded rows (an inactive view shows them all, as loaded)."""
+        self.view = view
+        self._show_view()
+
+    def action_filter(self) -> None:
+        self.add_class("-filtering")
+        self.query_one(FilterInput).focus()
+
+    def action_sort(self, column: str) -> None:
+        self.use_view(self.view.sorted_by(column))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if isinstance(event.input, FilterInput):
+            event.stop()
+            self.use_view(RowView(text=event.value, sort=self.view.sort, reverse=self.view.reverse))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if isinstance(event.input, FilterInput):
+            event.stop()
+            if not event.value.strip():
+                self.remove_class("-filtering")
+            self.table.focus()
+
+    def on_filter_input_closed(self, event: FilterInput.Closed) -> None:
+        event.stop()
+        self.query_one(FilterInput).value = ""  # its Changed shows every row again
+        self.remove_class("-filtering")
+        self.table.focus()
+
+    # ------------------------------------------------------------------ copy
+
+    def action_copy(self, what: str) -> None:
+        """The cursor row's id, or the whole row tab-separated, to the clipboard (OSC 52, as Textual does)."""
+        key = self.table.cursor_key
+        if key is None:
+            self.app.bell()
+            return
+        cells = [cell.plain for cell in self.table.get_row(key)]
+        text = key if what == "id" else row_tsv(cells)
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied #{key}" if what == "id" else f"Copied the row of #{key}", title="Clipboard")
 
     def select_pet(self, pet_id: int) -> bool:
         """Move the cursor to a pet's row; False when it is not shown."""
         if pet_id not in self.pets:
             return False
-        self.table.move_cursor(row=self.table.get_row_index(str(pet_id)))
+        try:
+            row = self.table.get_row_index(str(pet_id))
+        except KeyError:  # loaded, but the filter hides it
+            return False
+        self.table.move_cursor(row=row)
         return True
 
     def selected_pet_id(self) -> int | None:
@@ -190,7 +308,13 @@ class PetsPane(Vertical):
 
     def _update_info(self, *, loading: bool = False, waiting: str = "") -> None:
         shown = self.table.row_count
-        parts = [f"{shown} pet{'s' if shown != 1 else ''} shown", f"page size {self.page_size} (+/-)"]
+        if self.view.active:
+            parts = [f"{shown} of {len(self.pets)} pets shown", self.view.describe()]
+        else:
+            parts = [f"{shown} pet{'s' if shown != 1 else ''} shown"]
+        parts.append(f"page size {self.page_size} (+/-)")
+        if self.live_note:
+            parts.append(self.live_note)
         if waiting:
             parts = [waiting, *parts]
         elif loading:

@@ -154,6 +154,11 @@ class PetsTable(ScrollView, can_focus=True):
         return len(self._keys)
 
     @property
+    def keys(self) -> list[str]:
+        """The keys of the rows, in the order shown."""
+        return list(self._keys)
+
+    @property
     def cursor_key(self) -> str | None:
         """The key of the row under the cursor (None when the table is empty)."""
         return self._keys[self.cursor_row] if self._keys else None
