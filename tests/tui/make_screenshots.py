@@ -25,6 +25,9 @@ DOCS = ROOT / "docs" / "images"
 
 async def shoot(name: str, steps, *, size: tuple[int, int] = SIZE, theme: str = "textual-dark") -> None:
     with tempfile.TemporaryDirectory() as tmp:
+        key = Path(tmp) / "api-key"  # a fixed key: the last-call view shows it masked
+        key.write_text("sk-sandbox-docs-screenshots-0000\n", encoding="ascii")
+        key.chmod(0o600)
         sandbox = Sandbox.open(Path(tmp), reset=True)
         harness = Harness(sandbox=sandbox, clients=[])
         app = harness.app(theme=theme)
@@ -59,12 +62,24 @@ async def detail_view(pilot) -> None:
     await pilot.press("down", "down", "enter")
 
 
+async def filter_and_sort(pilot) -> None:
+    await pilot.press("ctrl+f", "e", "enter", "N", "N", "down")
+
+
+async def last_call(pilot) -> None:
+    await pilot.app.session.run('/add "Biscuit" --category 2 --status sold', request_id="docs")
+    await settle(pilot)
+    await pilot.press("i")
+
+
 async def main() -> None:
     await shoot("tui-main", main_screen, size=(120, 35))
     await shoot("tui-main-narrow", main_screen, size=(60, 20))
     await shoot("tui-main-light", main_screen, size=(100, 30), theme="textual-light")
     await shoot("tui-add-form", add_form)
     await shoot("tui-detail", detail_view)
+    await shoot("tui-filter", filter_and_sort, size=(100, 30))
+    await shoot("tui-last-call", last_call, size=(100, 40))
 
 
 if __name__ == "__main__":
