@@ -17,7 +17,7 @@ def name_error(value: str) -> str | None:
 def category_error(value: str) -> str | None:
     """An empty field is missing, not a malformed number: it says so (and what goes there)."""
     if not value.strip():
-        return "the category id is required: a whole number (int64)"
+        return "category id is required: a whole number"
     return problem(check_category_id, value)
 
 
