@@ -206,6 +206,8 @@ async def test_the_filter_narrows_the_loaded_rows_as_you_type(harness) -> None:
         await pilot.press("ctrl+f", "escape")
         await settle(pilot)
         assert len(shown_names(app)) == 12 and "filter" not in info_text(app)
+        await pilot.press("ctrl+f", "slash")  # a "/" in the filter is text, not the prompt's key
+        assert app.main_screen.pane.query_one("#pets-filter", Input).value == "/"
         assert app.session.history == ["/list --limit 20"]  # the filter asks the service nothing
 
 

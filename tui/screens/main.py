@@ -25,6 +25,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widgets import Input
 from textual.worker import Worker
 
 from bot_commands.errors import CommandError
@@ -417,8 +418,8 @@ class MainScreen(Screen[None]):
         """``/`` outside the prompt: the prompt, with ``/`` typed. Focus moves at once (not after the
         keys already queued), so ``/add ...`` typed or pasted in one burst all lands in the prompt."""
         prompt = self.chat.prompt
-        if self.focused is prompt:
-            raise SkipAction()  # a "/" typed in the prompt is text
+        if isinstance(self.focused, Input):
+            raise SkipAction()  # a "/" typed in the prompt (or the filter) is text
         self.set_focus(prompt)
         if not prompt.value:
             self.chat.type_into("/")
