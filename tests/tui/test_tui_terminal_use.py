@@ -98,13 +98,18 @@ async def test_a_command_typed_in_one_burst_after_slash_goes_into_the_prompt(har
         assert "Downy" in {pet.name for pet in app.main_screen.pane.pets.values()}
 
 
+async def open_form(pilot) -> AddPetScreen:
+    await settle(pilot)
+    await pilot.press("a")
+    form = await wait_for_screen(pilot, AddPetScreen)
+    await settle(pilot)
+    return form
+
+
 async def test_the_add_form_takes_a_burst_field_by_field(harness) -> None:
     app = harness.app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("a")
-        form = await wait_for_screen(pilot, AddPetScreen)
-        await settle(pilot)
+        form = await open_form(pilot)
         burst(app, *"Downy", "tab", "2")
         await settle(pilot)
         assert form.query_one("#name", Input).value == "Downy"
@@ -114,10 +119,7 @@ async def test_the_add_form_takes_a_burst_field_by_field(harness) -> None:
 async def test_an_empty_category_says_it_is_required(harness) -> None:
     app = harness.app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("a")
-        form = await wait_for_screen(pilot, AddPetScreen)
-        await settle(pilot)
+        form = await open_form(pilot)
         await pilot.press(*"Rex", "ctrl+s")
         await settle(pilot)
         error = str(form.query_one("#category-error").render())
