@@ -7,7 +7,7 @@ import asyncio
 import re
 
 from textual.widgets import Input
-from tui_support import burst, make_env, screen_lines, settle, wait_for_screen
+from tui_support import burst, make_env, no_sleep, screen_lines, settle, wait_for_screen, wait_until
 
 from bot_commands.commands import default_registry
 from bot_commands.ports import ClientEvent, Retrying
@@ -260,3 +260,20 @@ async def test_live_refresh_shows_pets_added_elsewhere_and_keeps_the_cursor(harn
         assert app.session.history == ["/list --limit 20"]  # not a command the person typed
         await pilot.press("w")
         assert "live" not in info_text(app)
+
+
+async def test_the_waiting_line_goes_when_the_retried_call_is_answered(app_factory) -> None:
+    taps = []
+    retry = RetryPolicy(attempts=3, backoff=0.0, jitter=False, sleep=no_sleep)
+    app = app_factory(setup=taps.append, retry=retry)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        answer = asyncio.Event()
+        taps[0].read_timeouts = 1  # the next request times out once; the retry waits for the test
+        taps[0].gates["pets/3"] = answer
+        app.main_screen.submit("/get 3")
+        await wait_until(pilot, lambda: info_text(app).startswith("waiting for the service… (retry 2 of 3)"))
+        answer.set()
+        await settle(pilot)
+        assert [line for line in taps[0].seen if line.startswith("GET /v1/pets/3")] == ["GET /v1/pets/3?"] * 2
+        assert "waiting" not in info_text(app)

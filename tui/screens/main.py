@@ -199,6 +199,7 @@ class MainScreen(Screen[None]):
         if command is not None and command.group == "listing":
             self.pane.begin_loading(self.pane.status, more=command.name == "more")
         outcome = await self.live.run(prepared)
+        self.pane.end_waiting()
         try:
             self.apply(outcome)
         except Exception as exc:  # noqa: BLE001 - a display bug must not end the app
@@ -479,6 +480,8 @@ class MainScreen(Screen[None]):
 
             pane.show_live(f"live: {classify(exc).title.lower()}, trying again")
             return
+        finally:
+            pane.end_waiting()
         pane.merge(pets)
         pane.show_live(live_note(self.refresh_interval))
 

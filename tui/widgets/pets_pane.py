@@ -106,6 +106,8 @@ class PetsPane(Vertical):
         self.view = RowView()
         #: A word for the info line about live refresh ("" when off).
         self.live_note = ""
+        #: What the info line says while a call is retried ("" when none is).
+        self.waiting = ""
 
     def compose(self) -> ComposeResult:
         yield Static(id="pets-banner")
@@ -143,7 +145,13 @@ class PetsPane(Vertical):
 
     def show_waiting(self, text: str) -> None:
         """A call is slow (retried): the info line says so until the answer or the failure comes."""
-        self._update_info(waiting=text)
+        self.waiting = text
+        self._update_info()
+
+    def end_waiting(self) -> None:
+        """The slow call ended (answered or failed): the info line stops saying it waits."""
+        if self.waiting:
+            self.show_waiting("")
 
     def stop_loading(self) -> None:
         """The list request ended without a page (refused, failed, or cancelled)."""
@@ -306,7 +314,7 @@ class PetsPane(Vertical):
         self.remove_class("-problem")
         self.query_one("#pets-banner", Static).update("")
 
-    def _update_info(self, *, loading: bool = False, waiting: str = "") -> None:
+    def _update_info(self, *, loading: bool = False) -> None:
         shown = self.table.row_count
         if self.view.active:
             parts = [f"{shown} of {len(self.pets)} pets shown", self.view.describe()]
@@ -315,8 +323,8 @@ class PetsPane(Vertical):
         parts.append(f"page size {self.page_size} (+/-)")
         if self.live_note:
             parts.append(self.live_note)
-        if waiting:
-            parts = [waiting, *parts]
+        if self.waiting:
+            parts = [self.waiting, *parts]
         elif loading:
             parts.append("loading…" if self.previewing else "loading more…")
         else:
