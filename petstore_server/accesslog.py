@@ -2,8 +2,9 @@
 
 Fields: ``time`` (UTC, RFC 3339), ``method``, ``path``, ``query``, ``status``, ``bytes`` (response
 body), ``duration_ms``, ``client``, ``pid`` (the worker). Request headers are never logged, so
-neither is the API key. Lines go through one ``write`` on an ``O_APPEND`` descriptor, so several
-workers can share a file without interleaving lines.
+neither is the API key, right or wrong. Lines go through one ``write`` on an ``O_APPEND`` descriptor, so several
+workers can share a file without interleaving lines. ``petstore serve`` writes them to standard error unless told
+otherwise (``--access-log FILE``, a file made 0600; ``-`` for standard output; ``--no-access-log``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ from datetime import UTC, datetime
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["AccessLog", "open_access_log"]
+from petstore_os import open_private
+
+__all__ = ["STDERR", "AccessLog", "open_access_log"]
+
+#: The ``--access-log`` target when none is named: standard error.
+STDERR = "<stderr>"
 
 
 class AccessLog:
@@ -63,7 +69,10 @@ class AccessLog:
 
 
 def open_access_log(target: str) -> int:
-    """A descriptor for ``--access-log``: ``-`` is standard output, else a file opened for appending."""
+    """A descriptor for ``--access-log``: ``-`` is standard output, :data:`STDERR` standard error, else a file
+    opened for appending (created 0600, an existing one tightened)."""
     if target == "-":
         return 1
-    return os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+    if target == STDERR:
+        return 2
+    return open_private(target)
