@@ -21,11 +21,11 @@ database is tried about once a second and is back in use within about a second o
 from __future__ import annotations
 
 import asyncio
-import logging
 import select
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
+from typing import TypeVar
 
 import psycopg
 from psycopg import AsyncConnection
@@ -48,9 +48,16 @@ from .records import (
     render_page,
 )
 
-__all__ = ["POOL_TIMEOUT", "RECONNECT_TIMEOUT", "SCHEMA_VERSION", "PostgresStore", "decode_name", "encode_name"]
+__all__ = [
+    "OPERATION_TIMEOUT",
+    "POOL_TIMEOUT",
+    "RECONNECT_TIMEOUT",
+    "SCHEMA_VERSION",
+    "PostgresStore",
+    "decode_name",
+    "encode_name",
+]
 
-logger = logging.getLogger("petstore_server")
 
 #: Version 2 keeps idempotency records per API key and drops those of version 1, as SQLite does
 #: (``petstore_server.store.SCOPED_IDEMPOTENCY`` says why).
@@ -92,8 +99,13 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
 _CONNECT_TIMEOUT = 15
 #: Seconds the pool's own connection attempts may take when the URL sets no ``connect_timeout``.
 _POOL_CONNECT_TIMEOUT = 3
+T = TypeVar("T")
+
 #: Seconds a request waits for a connection before it is answered 503.
 POOL_TIMEOUT = 3.0
+#: Seconds a request's whole use of the database may take (a database that stopped answering mid-query, its host
+#: gone without closing the connection) before it is answered 503.
+OPERATION_TIMEOUT = 6.0
 #: Seconds the pool retries a failed connection (after 1 s, then at the end) before giving up; a waiting request
 #: then starts a new attempt at once. Longer, and its backoff (1, 2, 4, 8 s...) outlasts a short outage.
 RECONNECT_TIMEOUT = 1.5
@@ -162,6 +174,8 @@ class PostgresStore:
         self._clock = clock
         self._tries = (pool.max_size or 1) + 1
         self._checking: asyncio.Task[None] | None = None
+        #: Timed-out requests' database work, cancelled and left to finish in the background.
+        self._abandoned: set[asyncio.Task[object]] = set()
 
     @classmethod
     async def open(cls, conninfo: str, *, max_size: int = 10, clock: Callable[[], float] = time.time) -> PostgresStore:
@@ -203,6 +217,22 @@ class PostgresStore:
             self._check_idle()
             raise StoreUnavailable(" ".join(str(exc).split()) or type(exc).__name__) from None
 
+    async def _bounded(self, work: Coroutine[object, object, T]) -> T:
+        """``work`` (a request's whole use of the database), answered :class:`StoreUnavailable` after
+        :data:`OPERATION_TIMEOUT` seconds. It runs as a task of its own, so that when the time is up the request is
+        answered at once while psycopg cancels the query and closes the connection in the background (which
+        takes seconds more against a database that does not answer)."""
+        task = asyncio.get_running_loop().create_task(work)
+        try:
+            async with asyncio.timeout(OPERATION_TIMEOUT):
+                return await asyncio.shield(task)
+        except TimeoutError:
+            task.cancel()
+            self._abandoned.add(task)
+            task.add_done_callback(self._abandoned.discard)
+            self._check_idle()
+            raise StoreUnavailable(f"no answer within {OPERATION_TIMEOUT:g} s") from None
+
     def _check_idle(self) -> None:
         """After a failure, check the idle connections in the background (one check at a time): those the
         database dropped without a word are replaced before a request meets them."""
@@ -233,6 +263,9 @@ class PostgresStore:
                 await conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (target,))
 
     async def list_page(self, *, limit: int, status: str | None, after_id: int | None) -> Page:
+        return await self._bounded(self._list_page(limit=limit, status=status, after_id=after_id))
+
+    async def _list_page(self, *, limit: int, status: str | None, after_id: int | None) -> Page:
         after = MIN_ID if after_id is None else after_id
         async with self._connection() as conn:
             if status is None:
@@ -243,11 +276,20 @@ class PostgresStore:
         return render_page([_record(row) for row in rows], limit)
 
     async def get_pet(self, *, pet_id: int) -> PetRecord | None:
+        return await self._bounded(self._get_pet(pet_id=pet_id))
+
+    async def _get_pet(self, *, pet_id: int) -> PetRecord | None:
         async with self._connection() as conn:
             row = await (await conn.execute(f"{_COLUMNS} WHERE id = %s", (pet_id,))).fetchone()
         return None if row is None else _record(row)
 
     async def create_pet(
+        self, *, name: str, category_id: int, status: str | None, idempotency: Idempotency | None
+    ) -> Created:
+        work = self._create(name=name, category_id=category_id, status=status, idempotency=idempotency)
+        return await self._bounded(work)
+
+    async def _create(
         self, *, name: str, category_id: int, status: str | None, idempotency: Idempotency | None
     ) -> Created:
         if idempotency is not None:
@@ -292,10 +334,14 @@ class PostgresStore:
         return len(SAMPLE_PETS)
 
     async def health_check(self) -> None:
+        await self._bounded(self._ping())
+
+    async def _ping(self) -> None:
         async with self._connection() as conn:
             await conn.execute("SELECT 1 FROM pets LIMIT 1")
 
     async def close(self) -> None:
-        if self._checking is not None:
-            self._checking.cancel()
+        for task in (self._checking, *self._abandoned):
+            if task is not None:
+                task.cancel()
         await self._pool.close()
