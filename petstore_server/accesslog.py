@@ -58,7 +58,7 @@ class AccessLog:
             "time": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "method": scope["method"],
             "path": scope["path"],
-            "query": scope["query_string"].decode("latin-1"),
+            "query": _query(scope["query_string"]),
             "status": status,
             "bytes": size,
             "duration_ms": round(seconds * 1000, 3),
@@ -66,6 +66,21 @@ class AccessLog:
             "pid": self._pid,
         }
         os.write(self._fd, json.dumps(entry, ensure_ascii=True).encode() + b"\n")
+
+
+#: Query parameters the service reads, logged as sent; any other's value is logged as ``***`` (a client that put
+#: its key in the URL must not find it in the log).
+_LOGGED_PARAMS = frozenset({"limit", "status", "cursor"})
+
+
+def _query(raw: bytes) -> str:
+    if not raw:
+        return ""
+    parts = []
+    for item in raw.decode("latin-1").split("&"):
+        name, sep, _ = item.partition("=")
+        parts.append(item if name in _LOGGED_PARAMS or not sep else f"{name}=***")
+    return "&".join(parts)
 
 
 def open_access_log(target: str) -> int:
