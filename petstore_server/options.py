@@ -191,24 +191,24 @@ def _metrics_token(path: str | None, environ: Mapping[str, str]) -> str | None:
         if token and not _one_word(token):
             raise OptionError(f"{METRICS_TOKEN_ENV}: a token is one word of visible ASCII characters")
         return token or None
-    try:
-        lines = read_secret_lines(path)
-    except OSError as exc:
-        raise OptionError(f"--metrics-token-file {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise OptionError(f"--metrics-token-file {path}: not a text file (UTF-8)") from None
+    lines = _secret_lines("--metrics-token-file", path)
     if len(lines) != 1 or not _one_word(lines[0][1]):
         raise OptionError(f"--metrics-token-file {path}: one token on one line, visible ASCII characters")
     return lines[0][1]
 
 
-def _keys_from_file(path: str) -> list[str]:
+def _secret_lines(option: str, path: str) -> list[tuple[int, str]]:
+    """The lines of the file of secrets ``option`` names (tightened to 0600); OptionError when it cannot be read."""
     try:
-        lines = read_secret_lines(path)
+        return read_secret_lines(path)
     except OSError as exc:
-        raise OptionError(f"--api-key-file {path}: {exc.strerror or exc}") from None
+        raise OptionError(f"{option} {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
-        raise OptionError(f"--api-key-file {path}: not a text file (UTF-8)") from None
+        raise OptionError(f"{option} {path}: not a text file (UTF-8)") from None
+
+
+def _keys_from_file(path: str) -> list[str]:
+    lines = _secret_lines("--api-key-file", path)
     if not lines:
         raise OptionError(f"--api-key-file {path} holds no key: one a line, # starts a comment")
     for number, key in lines:

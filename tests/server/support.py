@@ -81,3 +81,21 @@ def _read_until_url(proc: subprocess.Popen) -> list[str]:
             raise AssertionError(f"server did not start: {proc.stderr.read()}")
         lines.append(line.rstrip("\n"))
     return lines
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process under ``pid`` (children, their children...), from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found

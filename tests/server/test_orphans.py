@@ -13,26 +13,9 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from .support import AUTH, KEY, running_server
+from .support import AUTH, KEY, descendants, running_server
 
 pytestmark = pytest.mark.slow
-
-
-def descendants(pid: int) -> set[int]:
-    """Every live process under ``pid`` (children, their children...)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
 
 
 def alive(pid: int) -> bool:
