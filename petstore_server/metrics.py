@@ -40,6 +40,7 @@ METRICS_PATH = "/metrics"
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _REPLAYED = (b"idempotent-replayed", b"true")
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _JSON = (b"content-type", b"application/json")
 PoolStats = Callable[[], "tuple[int, int] | None"]
 
@@ -96,6 +97,8 @@ class Metrics:
             registry=registry,
         )
         self._refresher: asyncio.Task[None] | None = None
+        #: The labelled counter and histogram of each (route, method, status) seen (labels() costs a lookup).
+        self._children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
 
     def start(self) -> None:
         """Refresh the pool gauges every second (from the worker's event loop)."""
@@ -143,9 +146,16 @@ class Metrics:
             await self._app(scope, receive, sending)
         finally:
             route = scope.get("route")
-            template = getattr(route, "path", None) or "unmatched"
-            self._requests.labels(template, scope["method"], str(status)).inc()
-            self._latency.labels(template).observe(time.perf_counter() - started)
+            method = scope["method"] if scope["method"] in _METHODS else "other"  # a label's values stay few
+            series = (getattr(route, "path", None) or "unmatched", method, status)
+            children = self._children.get(series)
+            if children is None:
+                children = self._children[series] = (
+                    self._requests.labels(series[0], series[1], str(status)),
+                    self._latency.labels(series[0]),
+                )
+            children[0].inc()
+            children[1].observe(time.perf_counter() - started)
             if status == 201:
                 (self._replays if replayed else self._created).inc()
 

@@ -48,6 +48,7 @@ async def test_metrics_are_summed_across_two_workers(pg_url: str) -> None:
             for _ in range(2):
                 assert (await http.post("/pets", json={"name": "M", "categoryId": 1}, headers=once)).is_success
             await http.get("/pets", headers={"Authorization": "Bearer sk-wrong-key-000"})
+            await http.request("BREW", "/pets")  # 405: any method outside HTTP's own is counted as "other"
 
             assert (await http.get(f"{root}/metrics")).status_code == 401
             assert (await http.get(f"{root}/metrics", headers=AUTH)).status_code == 401  # an API key is not it
@@ -58,7 +59,8 @@ async def test_metrics_are_summed_across_two_workers(pg_url: str) -> None:
             ok = sample(text, "petstore_http_requests_total", route="/v1/pets", method="GET", status="200")
             assert ok == sent
             assert sample(text, "petstore_http_requests_total", route="/v1/pets", method="GET", status="401") == 1
-            assert sample(text, "petstore_http_request_duration_seconds_count", route="/v1/pets") == sent + 3
+            assert sample(text, "petstore_http_requests_total", route="/v1/pets", method="other", status="405") == 1
+            assert sample(text, "petstore_http_request_duration_seconds_count", route="/v1/pets") == sent + 4
             assert sample(text, "petstore_pets_created_total") == 1
             assert sample(text, "petstore_idempotent_replays_total") == 1
             assert "petstore_db_pool_connections_in_use" in text and "petstore_db_pool_requests_waiting" in text
