@@ -56,6 +56,8 @@ class GuardedH11Protocol(H11Protocol):
     """:class:`H11Protocol` with a whole-head deadline and a connection cap (see the module's docstring)."""
 
     _head_timer: asyncio.TimerHandle | None = None
+    #: When the head now awaited began (the connection, or the request's first byte); None between requests.
+    _head_started: float | None = None
     _refused = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -68,29 +70,35 @@ class GuardedH11Protocol(H11Protocol):
             transport.close()
             return
         super().connection_made(transport)  # type: ignore[arg-type]
-        self._start_head_timer()
+        self._head_started = self.loop.time()
+        self._arm_head_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._refused:
             return
-        self._stop_head_timer()
+        self._disarm_head_timer()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        """A head that arrives whole in one read (the usual case) costs no timer; one that does not gets one,
+        due when the head's time is up."""
         if self._refused:
             return
-        if self.conn.their_state is h11.IDLE:
-            self._start_head_timer()  # the first byte of a head: from now on the whole head is due
+        if self._head_started is None and self.conn.their_state is h11.IDLE:
+            self._head_started = self.loop.time()  # the first byte of a head
         super().data_received(data)
-        if self.conn.their_state is not h11.IDLE:
-            self._stop_head_timer()
+        if self.conn.their_state is h11.IDLE:
+            self._arm_head_timer()
+        else:
+            self._head_started = None
+            self._disarm_head_timer()
 
-    def _start_head_timer(self) -> None:
-        if self._head_timer is None:
+    def _arm_head_timer(self) -> None:
+        if self._head_timer is None and self._head_started is not None:
             timeout = self.config.head_timeout if isinstance(self.config, GuardedConfig) else DEFAULT_HEAD_TIMEOUT
-            self._head_timer = self.loop.call_later(timeout, self._head_timed_out)
+            self._head_timer = self.loop.call_at(self._head_started + timeout, self._head_timed_out)
 
-    def _stop_head_timer(self) -> None:
+    def _disarm_head_timer(self) -> None:
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
