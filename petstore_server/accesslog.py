@@ -2,8 +2,9 @@
 
 Fields: ``time`` (UTC, RFC 3339), ``method``, ``path``, ``query``, ``status``, ``bytes`` (response
 body), ``duration_ms``, ``client``, ``pid`` (the worker). Request headers are never logged, so
-neither is the API key. Lines go through one ``write`` on an ``O_APPEND`` descriptor, so several
-workers can share a file without interleaving lines.
+neither is the API key, right or wrong. Lines go through one ``write`` on an ``O_APPEND`` descriptor, so several
+workers can share a file without interleaving lines. ``petstore serve`` writes them to standard error unless told
+otherwise (``--access-log FILE``, a file made 0600; ``-`` for standard output; ``--no-access-log``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ from datetime import UTC, datetime
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["AccessLog", "open_access_log"]
+from petstore_os import open_private
+
+__all__ = ["STDERR", "AccessLog", "open_access_log"]
+
+#: The ``--access-log`` target when none is named: standard error.
+STDERR = "<stderr>"
 
 
 class AccessLog:
@@ -25,6 +31,8 @@ class AccessLog:
         self._app = app
         self._fd = fd
         self._pid = os.getpid()
+        self._second = -1
+        self._stamp = ""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -47,23 +55,44 @@ class AccessLog:
             self._write(scope, status=status, size=size, seconds=time.perf_counter() - started)
 
     def _write(self, scope: Scope, *, status: int, size: int, seconds: float) -> None:
+        now = time.time()
+        whole = int(now)
+        if whole != self._second:  # the date and time to the second, formatted once a second
+            self._second = whole
+            self._stamp = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
         client = scope.get("client")
-        entry = {
-            "time": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            "method": scope["method"],
-            "path": scope["path"],
-            "query": scope["query_string"].decode("latin-1"),
-            "status": status,
-            "bytes": size,
-            "duration_ms": round(seconds * 1000, 3),
-            "client": f"{client[0]}:{client[1]}" if client else None,
-            "pid": self._pid,
-        }
-        os.write(self._fd, json.dumps(entry, ensure_ascii=True).encode() + b"\n")
+        line = (
+            f'{{"time": "{self._stamp}.{int((now - whole) * 1000):03d}Z", "method": {_text(scope["method"])}, '
+            f'"path": {_text(scope["path"])}, "query": {_text(_query(scope["query_string"]))}, "status": {status}, '
+            f'"bytes": {size}, "duration_ms": {round(seconds * 1000, 3)}, '
+            f'"client": {_text(f"{client[0]}:{client[1]}") if client else "null"}, "pid": {self._pid}}}\n'
+        )
+        os.write(self._fd, line.encode())
+
+
+_text = json.JSONEncoder(ensure_ascii=True).encode
+
+
+#: Query parameters the service reads, logged as sent; any other's value is logged as ``***`` (a client that put
+#: its key in the URL must not find it in the log).
+_LOGGED_PARAMS = frozenset({"limit", "status", "cursor"})
+
+
+def _query(raw: bytes) -> str:
+    if not raw:
+        return ""
+    parts = []
+    for item in raw.decode("latin-1").split("&"):
+        name, sep, _ = item.partition("=")
+        parts.append(item if name in _LOGGED_PARAMS or not sep else f"{name}=***")
+    return "&".join(parts)
 
 
 def open_access_log(target: str) -> int:
-    """A descriptor for ``--access-log``: ``-`` is standard output, else a file opened for appending."""
+    """A descriptor for ``--access-log``: ``-`` is standard output, :data:`STDERR` standard error, else a file
+    opened for appending (created 0600, an existing one tightened)."""
     if target == "-":
         return 1
-    return os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+    if target == STDERR:
+        return 2
+    return open_private(target)

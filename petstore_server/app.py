@@ -26,7 +26,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from .openapi import DOCUMENT
-from .records import Idempotency, IdempotencyConflict
+from .records import Idempotency, IdempotencyConflict, StoreUnavailable
 from .sqlite_store import SqliteStore
 from .storage import Store
 from .store import PetStore
@@ -44,7 +44,7 @@ from .wire import (
     parse_status,
 )
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app", "key_scope"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "RETRY_AFTER_SECONDS", "create_app", "key_scope"]
 
 logger = logging.getLogger("petstore_server")
 
@@ -64,6 +64,9 @@ _UNAUTHORIZED = {"WWW-Authenticate": "Bearer"}
 _REPLAYED: Headers = [(b"idempotent-replayed", b"true")]
 _LIST_PARAMS = ("limit", "status", "cursor")
 _HEALTHY = b'{"status":"ok"}'
+#: Seconds a client should wait before trying again while the database does not answer.
+RETRY_AFTER_SECONDS = 1
+_UNAVAILABLE = {"Retry-After": str(RETRY_AFTER_SECONDS)}
 
 
 def _header(scope: Scope, name: bytes) -> bytes | None:
@@ -91,6 +94,9 @@ class _Endpoint:
             status, body, headers = await self._handler(scope, receive)
         except ApiError as exc:
             status, body, headers = _error_reply(exc.status, exc.message, exc.headers)
+        except StoreUnavailable as exc:
+            logger.warning("%s %s: the database does not answer: %s", scope["method"], scope["path"], exc)
+            status, body, headers = _error_reply(503, "the database does not answer; try again shortly", _UNAVAILABLE)
         except Exception:
             logger.exception("internal error on %s %s", scope["method"], scope["path"])
             status, body, headers = _error_reply(500, "internal error; the service logged the details")
@@ -198,15 +204,23 @@ class _Service:
         parse_query(scope["query_string"], ())
         return 200, await self._store.list_orders(), []
 
-    async def health(self, scope: Scope, receive: Receive) -> Reply:
-        """Liveness and readiness in one: 200 when the database answers, else 503. No key needed."""
+    async def ready(self, scope: Scope, receive: Receive) -> Reply:
+        """Readiness (``/readyz``, and ``/healthz``): 200 when the database answers, else 503. No key needed."""
         parse_query(scope["query_string"], ())
         try:
             await self._store.health_check()
-        except Exception:
-            logger.warning("health check failed: the database does not answer", exc_info=True)
-            raise ApiError(503, "the database does not answer") from None
+        except StoreUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 -- any failure of the check is "not ready", said in one line
+            logger.warning("health check failed: %s", " ".join(str(exc).split()) or type(exc).__name__)
+            raise StoreUnavailable(type(exc).__name__) from None
         return 200, _HEALTHY, []
+
+
+async def _alive(scope: Scope, receive: Receive) -> Reply:
+    """Liveness (``/livez``): 200 while the process serves requests, whatever the database does."""
+    parse_query(scope["query_string"], ())
+    return 200, _HEALTHY, []
 
 
 #: Keeps what idempotency records store of an API key apart from any other digest of it.
@@ -283,7 +297,9 @@ def create_app(
         Route("/v1/pets", _Endpoint(service.pets), methods=["GET", "POST"]),
         Route("/v1/pets/{petId}", _Endpoint(service.pet), methods=["GET"]),
         Route("/v1/store/orders", _Endpoint(service.orders), methods=["GET"]),
-        Route("/v1/healthz", _Endpoint(service.health), methods=["GET"]),
+        Route("/v1/healthz", _Endpoint(service.ready), methods=["GET"]),
+        Route("/v1/readyz", _Endpoint(service.ready), methods=["GET"]),
+        Route("/v1/livez", _Endpoint(_alive), methods=["GET"]),
         Route("/v1/openapi.json", _Endpoint(_openapi_endpoint()), methods=["GET"]),
     ]
     handlers = {HTTPException: _http_error, Exception: _internal_error}

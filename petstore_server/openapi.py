@@ -70,8 +70,9 @@ def _errors(*statuses: int) -> dict[str, Any]:
         415: "UnsupportedMediaType",
         422: "IdempotencyKeyReused",
         500: "InternalError",
+        503: "ServiceUnavailable",
     }
-    return {str(status): _ref("responses", names[status]) for status in (*statuses, 401, 500)}
+    return {str(status): _ref("responses", names[status]) for status in (*statuses, 401, 500, 503)}
 
 
 def _schemas() -> dict[str, Any]:
@@ -122,7 +123,10 @@ def _responses() -> dict[str, Any]:
         "UnsupportedMediaType": _error("The request body is not `application/json`."),
         "IdempotencyKeyReused": _error("The Idempotency-Key was already used with a different body."),
         "InternalError": _error("The service failed; no details are exposed."),
-        "ServiceUnavailable": _error("The database does not answer."),
+        "ServiceUnavailable": _error(
+            "The database does not answer (down, restarting): try again after `Retry-After` seconds.",
+            {"Retry-After": _header("Seconds to wait before trying again.", required=True, pattern="^[0-9]+$")},
+        ),
     }
 
 
@@ -230,19 +234,37 @@ def _list_orders() -> dict[str, Any]:
     }
 
 
-def _health() -> dict[str, Any]:
+def _probe(*, operation: str, summary: str, description: str, database: bool) -> dict[str, Any]:
     ok = {"type": "object", "required": ["status"], "properties": {"status": {"type": "string", "enum": ["ok"]}}}
+    responses: dict[str, Any] = {
+        "200": {"description": "Healthy.", "content": {"application/json": {"schema": ok}}},
+        "400": _ref("responses", "BadRequest"),
+        "500": _ref("responses", "InternalError"),
+    }
+    if database:
+        responses["503"] = _ref("responses", "ServiceUnavailable")
     return {
-        "operationId": "getHealth",
+        "operationId": operation,
         "tags": ["Operations"],
-        "summary": "Health check",
-        "description": "200 when the service and its database answer, else 503. No key needed.",
+        "summary": summary,
+        "description": description,
         "security": [],
-        "responses": {
-            "200": {"description": "Healthy.", "content": {"application/json": {"schema": ok}}},
-            "400": _ref("responses", "BadRequest"),
-            "500": _ref("responses", "InternalError"),
-            "503": _ref("responses", "ServiceUnavailable"),
+        "responses": responses,
+    }
+
+
+def _probes() -> dict[str, Any]:
+    ready = "200 when the database answers, else 503 (within a few seconds). No key needed."
+    return {
+        "/healthz": {"get": _probe(operation="getHealth", summary="Health check", description=ready, database=True)},
+        "/readyz": {"get": _probe(operation="getReady", summary="Readiness probe", description=ready, database=True)},
+        "/livez": {
+            "get": _probe(
+                operation="getLive",
+                summary="Liveness probe",
+                description="200 while the process serves requests, whatever the database does. No key needed.",
+                database=False,
+            )
         },
     }
 
@@ -258,7 +280,7 @@ def _build() -> dict[str, Any]:
             "/pets": {"get": _list_pets(), "post": _create_pet()},
             "/pets/{petId}": {"get": _get_pet()},
             "/store/orders": {"get": _list_orders()},
-            "/healthz": {"get": _health()},
+            **_probes(),
         },
         "components": {
             "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},

@@ -9,12 +9,23 @@ Creates are serialised by a transaction-scoped advisory lock (one per schema) ta
 id is drawn and held until commit, so ids are committed in increasing order: a reader paging by
 cursor never passes an id that a slower transaction commits later, and two requests with one
 Idempotency-Key never both create (the second waits, then replays). Reads take no lock.
+
+The database may go away and come back. Before a request uses a pooled connection it checks, without a round
+trip, that the server has not closed it (a restart closes every idle connection), and takes another if it has. A
+request that gets no working connection within :data:`POOL_TIMEOUT` seconds, or whose connection fails, raises
+:class:`~.records.StoreUnavailable` (503). The pool gives up retrying a failed connection after
+:data:`RECONNECT_TIMEOUT` seconds and the next waiting request starts a new try, so while requests come the
+database is tried about once a second and is back in use within about a second of answering again.
 """
 
 from __future__ import annotations
 
+import asyncio
+import select
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from typing import TypeVar
 
 import psycopg
 from psycopg import AsyncConnection
@@ -33,10 +44,20 @@ from .records import (
     PetRecord,
     SchemaTooNew,
     StoreOpenError,
+    StoreUnavailable,
     render_page,
 )
 
-__all__ = ["SCHEMA_VERSION", "PostgresStore", "decode_name", "encode_name"]
+__all__ = [
+    "OPERATION_TIMEOUT",
+    "POOL_TIMEOUT",
+    "RECONNECT_TIMEOUT",
+    "SCHEMA_VERSION",
+    "PostgresStore",
+    "decode_name",
+    "encode_name",
+]
+
 
 #: Version 2 keeps idempotency records per API key and drops those of version 1, as SQLite does
 #: (``petstore_server.store.SCOPED_IDEMPOTENCY`` says why).
@@ -76,6 +97,18 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
 }
 #: Seconds to wait for the first connection when the URL sets no ``connect_timeout``.
 _CONNECT_TIMEOUT = 15
+#: Seconds the pool's own connection attempts may take when the URL sets no ``connect_timeout``.
+_POOL_CONNECT_TIMEOUT = 3
+T = TypeVar("T")
+
+#: Seconds a request waits for a connection before it is answered 503.
+POOL_TIMEOUT = 3.0
+#: Seconds a request's whole use of the database may take (a database that stopped answering mid-query, its host
+#: gone without closing the connection) before it is answered 503.
+OPERATION_TIMEOUT = 6.0
+#: Seconds the pool retries a failed connection (after 1 s, then at the end) before giving up; a waiting request
+#: then starts a new attempt at once. Longer, and its backoff (1, 2, 4, 8 s...) outlasts a short outage.
+RECONNECT_TIMEOUT = 1.5
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext(%s || current_schema()))"
 _COLUMNS = "SELECT id, name, category_id, status FROM pets"
 _LIST_ALL = f"{_COLUMNS} WHERE id > %s ORDER BY id LIMIT %s"
@@ -104,12 +137,29 @@ async def _first_connection(conninfo: str) -> None:
     """Connect once, so that a refusal is reported at once with libpq's reason (the pool would retry it for its whole
     timeout and say only that it timed out); the reason is one line without the URL's password."""
     try:
-        params = conninfo_to_dict(conninfo)  # a malformed URL fails here, before any connection
-        bounded = conninfo if "connect_timeout" in params else make_conninfo(conninfo, connect_timeout=_CONNECT_TIMEOUT)
-        connection = await AsyncConnection.connect(bounded)
+        # a malformed URL fails in _bounded, before any connection
+        connection = await AsyncConnection.connect(_bounded(conninfo, _CONNECT_TIMEOUT))
     except psycopg.Error as exc:
         raise StoreOpenError(redact(" ".join(str(exc).split()), conninfo)) from None
     await connection.close()
+
+
+def _bounded(conninfo: str, seconds: int) -> str:
+    """``conninfo`` with ``connect_timeout`` set to ``seconds`` unless it sets one itself."""
+    if "connect_timeout" in conninfo_to_dict(conninfo):
+        return conninfo
+    return make_conninfo(conninfo, connect_timeout=seconds)
+
+
+def _closed_by_server(conn: AsyncConnection) -> bool:
+    """True for a pooled connection the server has closed, found without a round trip: an idle connection has
+    nothing to read, so one whose socket is readable was closed by the server (a restart or
+    ``pg_terminate_backend`` sends an error, then closes it)."""
+    if conn.closed or conn.broken:
+        return True
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def _record(row: tuple[int, bytes, int, str | None]) -> PetRecord:
@@ -122,6 +172,10 @@ class PostgresStore:
     def __init__(self, pool: AsyncConnectionPool[AsyncConnection], *, clock: Callable[[], float]) -> None:
         self._pool = pool
         self._clock = clock
+        self._tries = (pool.max_size or 1) + 1
+        self._checking: asyncio.Task[None] | None = None
+        #: Timed-out requests' database work, cancelled and left to finish in the background.
+        self._abandoned: set[asyncio.Task[object]] = set()
 
     @classmethod
     async def open(cls, conninfo: str, *, max_size: int = 10, clock: Callable[[], float] = time.time) -> PostgresStore:
@@ -129,7 +183,13 @@ class PostgresStore:
         when the URL is malformed or the server refuses a first connection (down, wrong password, no database)."""
         await _first_connection(conninfo)
         pool: AsyncConnectionPool[AsyncConnection] = AsyncConnectionPool(
-            conninfo, min_size=1, max_size=max_size, kwargs={"autocommit": True}, open=False
+            _bounded(conninfo, _POOL_CONNECT_TIMEOUT),
+            min_size=1,
+            max_size=max_size,
+            kwargs={"autocommit": True},
+            open=False,
+            timeout=POOL_TIMEOUT,
+            reconnect_timeout=RECONNECT_TIMEOUT,
         )
         await pool.open(wait=True, timeout=15)
         store = cls(pool, clock=clock)
@@ -139,6 +199,50 @@ class PostgresStore:
             await pool.close()
             raise
         return store
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection]:
+        """A pooled connection; the database not answering, in time or at all, is :class:`StoreUnavailable`."""
+        try:
+            for _ in range(self._tries):
+                async with self._pool.connection() as conn:
+                    if _closed_by_server(conn):
+                        await conn.close()  # the pool replaces it; the others left idle are checked
+                        self._check_idle()
+                        continue
+                    yield conn
+                    return
+            raise psycopg.OperationalError("the database closed every pooled connection")
+        except psycopg.OperationalError as exc:
+            self._check_idle()
+            raise StoreUnavailable(" ".join(str(exc).split()) or type(exc).__name__) from None
+
+    async def _bounded(self, work: Coroutine[object, object, T]) -> T:
+        """``work`` (a request's whole use of the database), answered :class:`StoreUnavailable` after
+        :data:`OPERATION_TIMEOUT` seconds. It runs as a task of its own, so that when the time is up the request is
+        answered at once while psycopg cancels the query and closes the connection in the background (which
+        takes seconds more against a database that does not answer)."""
+        task = asyncio.get_running_loop().create_task(work)
+        try:
+            async with asyncio.timeout(OPERATION_TIMEOUT):
+                return await asyncio.shield(task)
+        except TimeoutError:
+            task.cancel()
+            self._abandoned.add(task)
+            task.add_done_callback(self._abandoned.discard)
+            self._check_idle()
+            raise StoreUnavailable(f"no answer within {OPERATION_TIMEOUT:g} s") from None
+
+    def _check_idle(self) -> None:
+        """After a failure, check the idle connections in the background (one check at a time): those the
+        database dropped without a word are replaced before a request meets them."""
+        if self._checking is None or self._checking.done():
+            self._checking = asyncio.create_task(self._pool.check())
+
+    def pool_stats(self) -> tuple[int, int]:
+        """(connections in use, requests waiting for one)."""
+        stats = self._pool.get_stats()
+        return stats.get("pool_size", 0) - stats.get("pool_available", 0), stats.get("requests_waiting", 0)
 
     async def schema_version(self) -> int:
         async with self._pool.connection() as conn:
@@ -159,8 +263,11 @@ class PostgresStore:
                 await conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (target,))
 
     async def list_page(self, *, limit: int, status: str | None, after_id: int | None) -> Page:
+        return await self._bounded(self._list_page(limit=limit, status=status, after_id=after_id))
+
+    async def _list_page(self, *, limit: int, status: str | None, after_id: int | None) -> Page:
         after = MIN_ID if after_id is None else after_id
-        async with self._pool.connection() as conn:
+        async with self._connection() as conn:
             if status is None:
                 cursor = await conn.execute(_LIST_ALL, (after, limit + 1))
             else:
@@ -169,16 +276,25 @@ class PostgresStore:
         return render_page([_record(row) for row in rows], limit)
 
     async def get_pet(self, *, pet_id: int) -> PetRecord | None:
-        async with self._pool.connection() as conn:
+        return await self._bounded(self._get_pet(pet_id=pet_id))
+
+    async def _get_pet(self, *, pet_id: int) -> PetRecord | None:
+        async with self._connection() as conn:
             row = await (await conn.execute(f"{_COLUMNS} WHERE id = %s", (pet_id,))).fetchone()
         return None if row is None else _record(row)
 
     async def create_pet(
         self, *, name: str, category_id: int, status: str | None, idempotency: Idempotency | None
     ) -> Created:
+        work = self._create(name=name, category_id=category_id, status=status, idempotency=idempotency)
+        return await self._bounded(work)
+
+    async def _create(
+        self, *, name: str, category_id: int, status: str | None, idempotency: Idempotency | None
+    ) -> Created:
         if idempotency is not None:
             return await self._create_once(name=name, category_id=category_id, status=status, idempotency=idempotency)
-        async with self._pool.connection() as conn:
+        async with self._connection() as conn:
             row = await (await conn.execute(_CREATE, (encode_name(name), category_id, status))).fetchone()
         assert row is not None
         return Created(201, PetRecord(row[0], name, category_id, status).json(), replayed=False)
@@ -187,7 +303,7 @@ class PostgresStore:
         self, *, name: str, category_id: int, status: str | None, idempotency: Idempotency
     ) -> Created:
         now = self._clock()
-        async with self._pool.connection() as conn, conn.transaction():
+        async with self._connection() as conn, conn.transaction():
             await conn.execute(_LOCK, ("petstore.create:",))
             await conn.execute("DELETE FROM idempotency WHERE created_at <= %s", (now - IDEMPOTENCY_TTL_SECONDS,))
             found = await (await conn.execute(_FIND_RECORD, (idempotency.scope, idempotency.key))).fetchone()
@@ -218,8 +334,14 @@ class PostgresStore:
         return len(SAMPLE_PETS)
 
     async def health_check(self) -> None:
-        async with self._pool.connection(timeout=5) as conn:
+        await self._bounded(self._ping())
+
+    async def _ping(self) -> None:
+        async with self._connection() as conn:
             await conn.execute("SELECT 1 FROM pets LIMIT 1")
 
     async def close(self) -> None:
+        for task in (self._checking, *self._abandoned):
+            if task is not None:
+                task.cancel()
         await self._pool.close()

@@ -17,6 +17,7 @@ __all__ = [
     "PetRecord",
     "SchemaTooNew",
     "StoreOpenError",
+    "StoreUnavailable",
     "render_page",
 ]
 
@@ -48,6 +49,13 @@ class IdempotencyConflict(Exception):
 
 class StoreOpenError(Exception):
     """The database cannot be opened: one line saying why, without the password of its URL."""
+
+
+class StoreUnavailable(Exception):
+    """The database does not answer now (down, restarting, its file gone): the request may be tried again later.
+
+    The message says what failed, in one line without secrets; the app answers 503 with ``Retry-After``.
+    """
 
 
 class SchemaTooNew(RuntimeError):

@@ -2,13 +2,16 @@
 
 SIGTERM and Ctrl-C shut down gracefully: the socket stops accepting, requests in flight
 finish (up to ``graceful_timeout`` seconds), then the store closes. With ``workers > 1``
-uvicorn's supervisor runs that many processes on one listening socket.
+uvicorn's supervisor runs that many processes on one listening socket; each worker stops when the
+supervisor is gone (:mod:`.supervision`), and their metrics are summed (:mod:`.metrics`). The HTTP
+protocol is uvicorn's h11 one with a whole-head deadline and a connection cap (:mod:`.guard`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import secrets
 import signal
 import socket
@@ -16,7 +19,7 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import partial
 from importlib.util import find_spec
 from pathlib import Path
@@ -24,8 +27,11 @@ from pathlib import Path
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
+from .accesslog import STDERR
 from .db_url import StoreTarget, parse_db, redact
-from .options import OptionError, serve_options
+from .guard import DEFAULT_HEAD_TIMEOUT, DEFAULT_KEEP_ALIVE, GuardedConfig, GuardedH11Protocol
+from .metrics import metrics_dir
+from .options import OptionError, default_max_connections, serve_options
 from .records import StoreOpenError
 from .served import ServeSettings, served_app
 from .storage import open_store
@@ -49,6 +55,10 @@ def serve_command(args: argparse.Namespace, *, environ: Mapping[str, str] | None
         seed=options.seed,
         workers=options.workers,
         access_log=options.access_log,
+        head_timeout=options.head_timeout,
+        keep_alive_timeout=options.keep_alive_timeout,
+        max_connections=options.max_connections,
+        metrics_token=options.metrics_token,
     )
 
 
@@ -160,15 +170,21 @@ def run_server(
     log_level: str = "warning",
     seed: bool = False,
     workers: int = 1,
-    access_log: str | None = None,
+    access_log: str | None = STDERR,
     graceful_timeout: int = 30,
+    head_timeout: float = DEFAULT_HEAD_TIMEOUT,
+    keep_alive_timeout: int = DEFAULT_KEEP_ALIVE,
+    max_connections: int | None = None,
+    metrics_token: str | None = None,
 ) -> int:
     """Serve until interrupted; returns the exit code (0 after Ctrl-C or SIGTERM, 1 when it cannot
     open the database or listen, 2 for a ``db_path`` that names no backend).
 
     ``db_path`` is a SQLite path, ``sqlite:///path`` or ``postgresql://...``. With no ``api_keys``
     a key is generated and printed once (``API key: ...``). ``seed`` adds the sample pets to an
-    empty database. ``access_log`` is a file (or ``-``) for JSON access lines.
+    empty database. ``access_log`` is where JSON access lines go (a file, ``-`` or standard error; None: nowhere).
+    ``head_timeout``, ``keep_alive_timeout`` and ``max_connections`` (per worker) are the limits of
+    :mod:`.guard`; ``metrics_token`` the bearer token ``/metrics`` asks for.
     """
     try:
         target = parse_db(str(db_path))
@@ -189,8 +205,14 @@ def run_server(
         print(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     keys = list(api_keys) or [generate_key()]
-    settings = ServeSettings(db=str(db_path), api_keys=tuple(keys), access_log=access_log)
-    config = uvicorn.Config(
+    settings = ServeSettings(
+        db=str(db_path),
+        api_keys=tuple(keys),
+        access_log=access_log,
+        supervisor=os.getpid() if workers > 1 else None,
+        metrics_token=metrics_token,
+    )
+    config = GuardedConfig(
         partial(served_app, settings),
         factory=True,
         log_level=log_level,
@@ -199,6 +221,10 @@ def run_server(
         access_log=False,
         workers=workers,
         timeout_graceful_shutdown=graceful_timeout,
+        timeout_keep_alive=keep_alive_timeout,
+        http=GuardedH11Protocol,
+        head_timeout=head_timeout,
+        max_connections=max_connections or default_max_connections(),
     )
     if not api_keys:
         print(f"API key: {keys[0]}", flush=True)
@@ -213,7 +239,7 @@ def _run(config: uvicorn.Config, sock: socket.socket, *, workers: int, banner: s
     """Serve on ``sock``; ``banner`` (the URL) is printed once SIGTERM ends the server cleanly: a SIGTERM sent
     as soon as the URL is seen (a supervisor, a test) then shuts it down with 0 instead of killing it."""
     try:
-        with _sigterm_as_interrupt():
+        with _sigterm_as_interrupt(), metrics_dir() if workers > 1 else nullcontext():
             print(banner, flush=True)
             if workers > 1:
                 Multiprocess(config, sockets=[sock]).run()

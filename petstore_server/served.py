@@ -1,20 +1,25 @@
 """The app as ``petstore serve`` runs it: the store opened in the worker's own event loop.
 
 :func:`served_app` is the uvicorn factory; its settings are pickled into each worker process
-(``--workers``), so API keys travel through the supervisor's pipe, not the environment.
+(``--workers``), so API keys (and the metrics token) travel through the supervisor's pipe, not the environment.
+Around the app: the access log (outermost, so that it sees every answer) and the metrics, which answer
+``/metrics``. A worker of a supervisor watches it (:mod:`.supervision`).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .accesslog import AccessLog, open_access_log
+from .accesslog import STDERR, AccessLog, open_access_log
 from .app import create_app
 from .db_url import parse_db, redact
+from .metrics import Metrics
 from .storage import Store, open_store
+from .supervision import watch_supervisor
 
 __all__ = ["ServeSettings", "ServedApp", "served_app"]
 
@@ -25,7 +30,12 @@ logger = logging.getLogger("petstore_server")
 class ServeSettings:
     db: str
     api_keys: tuple[str, ...]
-    access_log: str | None = None
+    #: Where access lines go (a file, ``-`` or :data:`~.accesslog.STDERR`); None: nowhere.
+    access_log: str | None = STDERR
+    #: The pid of the supervisor that started this worker; None when the server runs in one process.
+    supervisor: int | None = None
+    #: The bearer token ``/metrics`` asks for; None: it asks for none.
+    metrics_token: str | None = None
 
 
 class ServedApp:
@@ -35,6 +45,7 @@ class ServedApp:
         self._settings = settings
         self._store: Store | None = None
         self._app: ASGIApp | None = None
+        self._metrics: Metrics | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -56,16 +67,26 @@ class ServedApp:
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self._metrics is not None:
+                    supervisor = self._settings.supervisor
+                    self._metrics.stop(last=supervisor is not None and os.getppid() != supervisor)
                 if self._store is not None:
                     await self._store.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
     async def _start(self) -> None:
-        self._store = await open_store(parse_db(self._settings.db))
-        app: ASGIApp = create_app(self._store, api_keys=self._settings.api_keys)
-        if self._settings.access_log is not None:
-            app = AccessLog(app, fd=open_access_log(self._settings.access_log))
+        settings = self._settings
+        if settings.supervisor is not None:
+            watch_supervisor(settings.supervisor)
+        self._store = store = await open_store(parse_db(settings.db))
+        self._metrics = Metrics(
+            create_app(store, api_keys=settings.api_keys), pool_stats=store.pool_stats, token=settings.metrics_token
+        )
+        self._metrics.start()
+        app: ASGIApp = self._metrics
+        if settings.access_log is not None:
+            app = AccessLog(app, fd=open_access_log(settings.access_log))
         self._app = app
 
 

@@ -4,15 +4,22 @@ Wraps the synchronous :class:`~.store.PetStore` (which the sandbox and tests als
 directly) and runs every call on one dedicated thread (:class:`~.sqlite_thread.SqliteThread`):
 the event loop never waits on SQLite, and the one connection is only ever used from that thread. Several processes
 (``--workers``) share the file through WAL; ``BEGIN IMMEDIATE`` serialises their writes.
+
+A store opened by :meth:`SqliteStore.open` (the service's) checks before each call that its path still names the
+file it opened: a file moved or deleted away would otherwise take acknowledged pets with it. While the path names
+nothing (or cannot be read) every call raises :class:`~.records.StoreUnavailable` (503), as does SQLite failing
+to read or lock the file; when a file is at the path again, it is (re)opened and used.
 """
 
 from __future__ import annotations
 
+import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from .records import Created, Idempotency, Page, PetRecord
+from .records import Created, Idempotency, Page, PetRecord, StoreUnavailable
 from .sqlite_thread import SqliteThread
 from .store import PetStore
 
@@ -27,19 +34,48 @@ class SqliteStore:
     def __init__(self, pets: PetStore, *, thread: SqliteThread | None = None) -> None:
         self.pets = pets
         self._thread = thread or SqliteThread()
+        #: (device, inode) of the file opened, for a store that watches its path; else None.
+        self._opened: tuple[int, int] | None = None
 
     @classmethod
     async def open(cls, path: str | Path) -> SqliteStore:
+        """The service's store on ``path``, which it watches (see the module's docstring)."""
         thread = SqliteThread()
         try:
             pets = await thread.run(lambda: PetStore(path))
+            opened = await thread.run(lambda: _identity(Path(path)))
         except BaseException:
             thread.stop()
             raise
-        return cls(pets, thread=thread)
+        store = cls(pets, thread=thread)
+        store._opened = opened
+        return store
 
     async def _run(self, call: Callable[[], T]) -> T:
-        return await self._thread.run(call)
+        return await self._thread.run(lambda: self._checked(call))
+
+    def _checked(self, call: Callable[[], T]) -> T:
+        """``call`` on the SQLite thread, after checking the file; SQLite unable to use it is StoreUnavailable."""
+        try:
+            if self._opened is not None:
+                self._follow_path()
+            return call()
+        except sqlite3.OperationalError as exc:
+            raise StoreUnavailable(f"SQLite: {exc}") from None
+
+    def _follow_path(self) -> None:
+        try:
+            now = _identity(self.pets.path)
+        except OSError as exc:
+            raise StoreUnavailable(f"the database file {self.pets.path}: {exc.strerror or exc}") from None
+        if now == self._opened:
+            return
+        try:
+            reopened = PetStore(self.pets.path)
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"the database file {self.pets.path} cannot be opened: {exc}") from None
+        self.pets.close()
+        self.pets, self._opened = reopened, now
 
     async def list_page(self, *, limit: int, status: str | None, after_id: int | None) -> Page:
         return await self._run(lambda: self.pets.list_page(limit=limit, status=status, after_id=after_id))
@@ -63,11 +99,21 @@ class SqliteStore:
         return b"[]"
 
     async def seed_sample(self) -> int:
-        return await self._run(self.pets.seed_sample)
+        return await self._run(lambda: self.pets.seed_sample())
 
     async def health_check(self) -> None:
-        await self._run(self.pets.ping)
+        await self._run(lambda: self.pets.ping())
+
+    def pool_stats(self) -> None:
+        """No pool: one connection, on one thread."""
+        return None
 
     async def close(self) -> None:
-        await self._run(self.pets.close)
+        await self._thread.run(self.pets.close)
         self._thread.stop()  # nothing is queued any more: the thread ends at once
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    """(device, inode) of the file at ``path``; OSError when there is none."""
+    found = os.stat(path)
+    return found.st_dev, found.st_ino

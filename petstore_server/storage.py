@@ -18,6 +18,9 @@ __all__ = ["Store", "open_store"]
 class Store(Protocol):
     """Pets and idempotency records. Every method is async and never blocks the event loop.
 
+    A database that does not answer (down, restarting, its file gone) raises
+    :class:`~.records.StoreUnavailable` from any method, in seconds, not after a long timeout.
+
     A create returns only after its pet is committed (the 201-after-commit rule); ids grow in
     commit order, so a cursor (``after_id``) never skips a pet committed later.
     """
@@ -43,6 +46,10 @@ class Store(Protocol):
 
     async def health_check(self) -> None:
         """Return when the database answers; raise otherwise."""
+        ...
+
+    def pool_stats(self) -> tuple[int, int] | None:
+        """(connections in use, requests waiting for one) of a connection pool; None without a pool."""
         ...
 
     async def close(self) -> None: ...

@@ -21,7 +21,15 @@ from pathlib import Path
 import psycopg
 import pytest
 
-__all__ = ["PgServer", "password_pg_server", "pg_unavailable", "schema_url", "start_pg_server"]
+__all__ = [
+    "Cluster",
+    "PgServer",
+    "password_pg_server",
+    "pg_unavailable",
+    "schema_url",
+    "start_pg_server",
+    "throwaway_cluster",
+]
 
 
 @dataclass(frozen=True)
@@ -57,40 +65,71 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+@dataclass
+class Cluster:
+    """A throwaway cluster the test may stop and start again (``pg_ctl``); ``server`` is where it answers."""
+
+    server: PgServer
+    data: Path
+    root: Path
+    prefix: list[str]
+
+    def pg_ctl(self, *args: str) -> None:
+        options = f"-c listen_addresses=127.0.0.1 -c port={self.server.port} -c unix_socket_directories={self.root}"
+        subprocess.run(
+            [*self.prefix, "pg_ctl", "-D", str(self.data), "-o", options, "-w", "-l", str(self.root / "log"), *args],
+            check=True,
+            capture_output=True,
+        )
+
+    def stop(self) -> None:
+        """Stop it (fast: open connections are closed) and wait until it is down."""
+        self.pg_ctl("-m", "fast", "stop")
+
+    def start(self) -> None:
+        """Start it and wait until it accepts connections."""
+        self.pg_ctl("start")
+
+
 @contextmanager
-def _throwaway_cluster(*, password: str | None = None) -> Iterator[PgServer]:
-    """initdb + pg_ctl in a temp dir on a free loopback port (as user postgres when run as root).
+def throwaway_cluster(*, password: str | None = None) -> Iterator[Cluster]:
+    """initdb + pg_ctl in a temp dir on a free loopback port (as user postgres when run as root), stopped at the end.
 
     With ``password``: user postgres has it and every connection must give it (scram-sha-256), else trust.
     """
     if not (shutil.which("initdb") and shutil.which("pg_ctl")):
-        pg_unavailable("nothing answers on 127.0.0.1:5432 and initdb/pg_ctl are not on PATH")
+        pg_unavailable("initdb/pg_ctl are not on PATH")
     root = Path(tempfile.mkdtemp(prefix="petstore-pg-"))
     prefix: list[str] = []
     if os.geteuid() == 0:
         shutil.chown(root, "postgres")
         prefix = ["runuser", "-u", "postgres", "--"]
-    data, port = root / "data", _free_port()
     auth = ["--auth=trust"]
     if password is not None:
         (root / "pw").write_text(password + "\n")
         auth = ["--auth=scram-sha-256", f"--pwfile={root / 'pw'}"]
+    cluster = Cluster(PgServer("127.0.0.1", _free_port(), "postgres", "postgres"), root / "data", root, prefix)
     try:
-        subprocess.run([*prefix, "initdb", "-D", str(data), "-U", "postgres", *auth], check=True, capture_output=True)
-        options = f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={root}"
         subprocess.run(
-            [*prefix, "pg_ctl", "-D", str(data), "-o", options, "-w", "-l", str(root / "log"), "start"],
-            check=True,
-            capture_output=True,
+            [*prefix, "initdb", "-D", str(cluster.data), "-U", "postgres", *auth], check=True, capture_output=True
         )
+        cluster.start()
     except (OSError, subprocess.CalledProcessError) as exc:
         shutil.rmtree(root, ignore_errors=True)
         pg_unavailable(f"a throwaway cluster did not start: {exc}")
     try:
-        yield PgServer("127.0.0.1", port, "postgres", "postgres")
+        yield cluster
     finally:
-        subprocess.run([*prefix, "pg_ctl", "-D", str(data), "-m", "fast", "-w", "stop"], capture_output=True)
+        subprocess.run(
+            [*prefix, "pg_ctl", "-D", str(cluster.data), "-m", "immediate", "-w", "stop"], capture_output=True
+        )
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def _throwaway_server(*, password: str | None = None) -> Iterator[PgServer]:
+    with throwaway_cluster(password=password) as cluster:
+        yield cluster.server
 
 
 @contextmanager
@@ -100,14 +139,14 @@ def start_pg_server() -> Iterator[PgServer]:
         if _answers(local):
             yield local
             return
-    with _throwaway_cluster() as server:
+    with _throwaway_server() as server:
         yield server
 
 
 @contextmanager
 def password_pg_server(password: str) -> Iterator[PgServer]:
     """A throwaway cluster whose user postgres must give ``password`` (scram-sha-256); its URL has none."""
-    with _throwaway_cluster(password=password) as server:
+    with _throwaway_server(password=password) as server:
         yield server
 
 

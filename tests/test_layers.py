@@ -111,7 +111,12 @@ def test_static_imports_respect_layers(package: str) -> None:
 
 @pytest.mark.parametrize(
     ("library", "home"),
-    [("textual", "tui"), ("httpx", "petstore_api")]
+    [
+        ("textual", "tui"),
+        ("httpx", "petstore_api"),
+        ("prometheus_client", "petstore_server"),
+        ("h11", "petstore_server"),
+    ]
     + [(sdk, "petstore_bot") for sdk in sorted(CHAT_SDKS - {"aiohttp"})]
     + [("aiohttp", "petstore_bot petstore_web")]
     + [(lib, "petstore_web") for lib in sorted(WEB)],

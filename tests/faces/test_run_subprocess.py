@@ -37,6 +37,7 @@ def server(tmp_path: Path) -> Iterator[str]:
             "--db",
             str(tmp_path / "pets.db"),
             "--seed",
+            "--no-access-log",  # stderr is a pipe read only at the end: access lines would fill it
         ],
         cwd=ROOT,
         stdout=subprocess.PIPE,

@@ -49,6 +49,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
             "--db",
             str(db),
             "--seed",
+            "--no-access-log",  # stderr is a pipe read only at the end: access lines would fill it
         ],
         cwd=ROOT,
         stdout=subprocess.PIPE,

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,23 +49,28 @@ def running_server(
     ``keys``: the API keys it accepts, given as ``PETSTORE_SERVER_API_KEYS`` (never on the command line).
     The socket listens before the URL line is printed, so no polling is needed.
     """
-    proc = subprocess.Popen(
-        server_command(db_path, *args),
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **({"PETSTORE_SERVER_API_KEYS": ",".join(keys)} if keys else {}), **(env or {})},
-    )
-    try:
-        lines = _read_until_url(proc)
-        yield proc, re.search(r"http://\S+", lines[-1]).group(0), lines[:-1]
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-        proc.wait(timeout=20)
-        proc.stdout.close()
-        proc.stderr.close()
+    with tempfile.TemporaryDirectory(prefix="petstore-serve-") as logs:
+        # stderr (where the access log goes by default) to a file: a pipe nobody reads would fill and stop it.
+        err = Path(logs) / "stderr"
+        with err.open("w") as writer:
+            proc = subprocess.Popen(
+                server_command(db_path, *args),
+                cwd=REPO,
+                stdout=subprocess.PIPE,
+                stderr=writer,
+                text=True,
+                env={**os.environ, **({"PETSTORE_SERVER_API_KEYS": ",".join(keys)} if keys else {}), **(env or {})},
+            )
+        proc.stderr = err.open()  # what the server wrote to stderr so far, then on
+        try:
+            lines = _read_until_url(proc)
+            yield proc, re.search(r"http://\S+", lines[-1]).group(0), lines[:-1]
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+            proc.wait(timeout=20)
+            proc.stdout.close()
+            proc.stderr.close()
 
 
 def _read_until_url(proc: subprocess.Popen) -> list[str]:
@@ -75,3 +81,21 @@ def _read_until_url(proc: subprocess.Popen) -> list[str]:
             raise AssertionError(f"server did not start: {proc.stderr.read()}")
         lines.append(line.rstrip("\n"))
     return lines
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process under ``pid`` (children, their children...), from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found

@@ -18,10 +18,11 @@ from .support import KEY, running_server
 
 def test_document_matches_the_contract() -> None:
     paths = DOCUMENT["paths"]
-    assert set(paths) == {"/pets", "/pets/{petId}", "/store/orders", "/healthz"}
+    assert set(paths) == {"/pets", "/pets/{petId}", "/store/orders", "/healthz", "/readyz", "/livez"}
     operations = {op["operationId"]: op for path in paths.values() for op in path.values()}
-    assert set(operations) == {"listPets", "createPet", "getPet", "listOrders", "getHealth"}
-    assert operations["getHealth"]["security"] == []
+    probes = {"getHealth", "getReady", "getLive"}
+    assert set(operations) == {"listPets", "createPet", "getPet", "listOrders", *probes}
+    assert all(operations[probe]["security"] == [] for probe in probes)
     assert operations["getPet"]["deprecated"] is True
     assert DOCUMENT["components"]["securitySchemes"]["bearerAuth"] == {"type": "http", "scheme": "bearer"}
     assert DOCUMENT["security"] == [{"bearerAuth": []}]
@@ -38,11 +39,13 @@ def test_document_matches_the_contract() -> None:
 @pytest.mark.parametrize(
     ("operation", "statuses"),
     [
-        ("listPets", {"200", "400", "401", "500"}),
-        ("createPet", {"201", "400", "401", "413", "415", "422", "500"}),
-        ("getPet", {"200", "400", "401", "404", "500"}),
-        ("listOrders", {"200", "400", "401", "500"}),
+        ("listPets", {"200", "400", "401", "500", "503"}),
+        ("createPet", {"201", "400", "401", "413", "415", "422", "500", "503"}),
+        ("getPet", {"200", "400", "401", "404", "500", "503"}),
+        ("listOrders", {"200", "400", "401", "500", "503"}),
         ("getHealth", {"200", "400", "500", "503"}),
+        ("getReady", {"200", "400", "500", "503"}),
+        ("getLive", {"200", "400", "500"}),
     ],
 )
 def test_every_answerable_status_is_documented(operation: str, statuses: set[str]) -> None:

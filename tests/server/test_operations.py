@@ -38,6 +38,7 @@ async def test_access_log_is_json_lines_without_the_key(db_target: str, tmp_path
             await http.get("/pets?limit=1")
             await http.get("/pets", headers={"Authorization": "Bearer sk-wrong-key"})
             await http.get("/healthz")
+            await http.get(f"/pets?limit=2&api_key={KEY}")  # a key where none belongs: 400, and not logged
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
     text = log.read_text()
@@ -47,8 +48,10 @@ async def test_access_log_is_json_lines_without_the_key(db_target: str, tmp_path
         ("GET", "/v1/pets", 200),
         ("GET", "/v1/pets", 401),
         ("GET", "/v1/healthz", 200),
+        ("GET", "/v1/pets", 400),
     ]
     assert entries[1]["query"] == "limit=1" and entries[1]["bytes"] > 0
+    assert entries[4]["query"] == "limit=2&api_key=***"
     assert {"time", "duration_ms", "client", "pid"} <= set(entries[0])
     assert KEY not in text and "sk-wrong-key" not in text and "idem-7" not in text
 

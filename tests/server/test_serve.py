@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
+import re
 import socket
 
-from petstore_server.options import keys_from_env
+import pytest
+
+from petstore_server.options import METRICS_TOKEN_ENV, OptionError, add_serve_options, keys_from_env, serve_options
 from petstore_server.serve import generate_key, run_server
 
 
@@ -33,3 +37,33 @@ def test_listening_socket_says_tcp_so_asyncio_disables_nagle() -> None:
 
     with _listen("127.0.0.1", 0) as sock:
         assert sock.proto == socket.IPPROTO_TCP
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--head-timeout", "0"], "--head-timeout 0: more than 0"),
+        (["--keep-alive-timeout", "61"], "--keep-alive-timeout 61: 1 to 60 seconds"),
+        (["--max-connections", "0"], "--max-connections 0: at least 1"),
+        (["--access-log", "x.log", "--no-access-log"], "give one"),
+    ],
+)
+def test_limits_out_of_range_are_one_line(args: list[str], says: str) -> None:
+    parser = argparse.ArgumentParser()
+    add_serve_options(parser)
+    with pytest.raises(OptionError, match=re.escape(says)):
+        serve_options(parser.parse_args(args), environ={})
+
+
+def test_the_metrics_token_comes_from_the_environment_or_a_file(tmp_path) -> None:
+    parser = argparse.ArgumentParser()
+    add_serve_options(parser)
+    assert serve_options(parser.parse_args([]), environ={METRICS_TOKEN_ENV: "tok-1"}).metrics_token == "tok-1"
+    assert serve_options(parser.parse_args([]), environ={}).metrics_token is None
+    token = tmp_path / "token"
+    token.write_text("tok-2\n")
+    token.chmod(0o644)
+    options = serve_options(parser.parse_args(["--metrics-token-file", str(token)]), environ={})
+    assert options.metrics_token == "tok-2" and token.stat().st_mode & 0o777 == 0o600
+    with pytest.raises(OptionError, match="one word"):
+        serve_options(parser.parse_args([]), environ={METRICS_TOKEN_ENV: "two words"})

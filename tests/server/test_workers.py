@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import httpx
 import pytest
 
-from .support import AUTH, KEY, running_server
+from .support import AUTH, KEY, descendants, running_server
 
 pytestmark = pytest.mark.slow
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
 
 
 async def all_pets(http: httpx.AsyncClient) -> list[dict]:
@@ -60,7 +46,7 @@ async def test_two_workers_share_one_database(db_target: str) -> None:
             assert len({r.json()["id"] for r in same}) == 1
             assert sum("idempotent-replayed" in r.headers for r in same) == 23
             listed = await all_pets(http)
-        assert len(children(proc.pid)) >= 2, "two worker processes serve"
+        assert len(descendants(proc.pid)) >= 2, "two worker processes serve"
     listed_ids = [pet["id"] for pet in listed]
     assert listed_ids == sorted(listed_ids) and len(listed_ids) == 201
     assert set(ids) | {same[0].json()["id"]} == set(listed_ids)

@@ -1,0 +1,109 @@
+"""uvicorn's HTTP/1.1 protocol with the limits a client must not get around: a deadline for the whole request
+head and a cap on open connections.
+
+uvicorn (0.54) bounds the idle time between requests (``timeout_keep_alive``) but not the time a request head
+may take: a client that sends nothing, half a request line, or a header every few seconds holds its connection
+for ever. Here a head must be complete within ``head_timeout`` seconds of the connection opening or of its first
+byte arriving (the whole head, not each read), else the connection is closed. A connection accepted past
+``max_connections`` open ones (in this worker) gets a 503 Error body with ``Connection: close`` and is closed at
+once, before it can hold a file descriptor for long.
+
+This subclasses ``uvicorn.protocols.http.h11_impl.H11Protocol`` and uses its ``connections`` set and ``conn``
+(the h11 state machine): pyproject pins uvicorn to a minor version for that (``uvicorn>=0.54,<0.55``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from .wire import error_body
+
+__all__ = ["DEFAULT_HEAD_TIMEOUT", "DEFAULT_KEEP_ALIVE", "GuardedConfig", "GuardedH11Protocol", "refusal"]
+
+#: Seconds a client has to send a whole request head.
+DEFAULT_HEAD_TIMEOUT = 10.0
+#: Seconds an idle keep-alive connection stays open.
+DEFAULT_KEEP_ALIVE = 5
+
+
+class GuardedConfig(uvicorn.Config):
+    """uvicorn's Config plus the two limits :class:`GuardedH11Protocol` applies (pickled into each worker)."""
+
+    def __init__(self, *args: object, head_timeout: float, max_connections: int | None, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.head_timeout = head_timeout
+        self.max_connections = max_connections
+
+
+def refusal() -> bytes:
+    """The whole response sent to a connection over the cap."""
+    body = error_body(503, "too many open connections; try again shortly")
+    head = (
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nretry-after: 1\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+_REFUSAL = refusal()
+
+
+class GuardedH11Protocol(H11Protocol):
+    """:class:`H11Protocol` with a whole-head deadline and a connection cap (see the module's docstring)."""
+
+    _head_timer: asyncio.TimerHandle | None = None
+    #: When the head now awaited began (the connection, or the request's first byte); None between requests.
+    _head_started: float | None = None
+    _refused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        config = self.config
+        cap = config.max_connections if isinstance(config, GuardedConfig) else None
+        if cap is not None and len(self.connections) >= cap:
+            self._refused = True
+            assert isinstance(transport, asyncio.WriteTransport)
+            transport.write(_REFUSAL)
+            transport.close()
+            return
+        super().connection_made(transport)  # type: ignore[arg-type]
+        self._head_started = self.loop.time()
+        self._arm_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._refused:
+            return
+        self._disarm_head_timer()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        """A head that arrives whole in one read (the usual case) costs no timer; one that does not gets one,
+        due when the head's time is up."""
+        if self._refused:
+            return
+        if self._head_started is None and self.conn.their_state is h11.IDLE:
+            self._head_started = self.loop.time()  # the first byte of a head
+        super().data_received(data)
+        if self.conn.their_state is h11.IDLE:
+            self._arm_head_timer()
+        else:
+            self._head_started = None
+            self._disarm_head_timer()
+
+    def _arm_head_timer(self) -> None:
+        if self._head_timer is None and self._head_started is not None:
+            timeout = self.config.head_timeout if isinstance(self.config, GuardedConfig) else DEFAULT_HEAD_TIMEOUT
+            self._head_timer = self.loop.call_at(self._head_started + timeout, self._head_timed_out)
+
+    def _disarm_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.transport.close()
