@@ -91,15 +91,43 @@ def server(
 
     With ``port``, wait instead until 127.0.0.1:port accepts connections and yield its origin.
     """
+    with server_process(argv, env=env, ready=ready, timeout=timeout, cwd=cwd, port=port) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def server_process(
+    argv: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    ready: re.Pattern[bytes] = URL_RE,
+    timeout: float = 60.0,
+    cwd: Path | None = None,
+    port: int | None = None,
+) -> Iterator[tuple[str, int]]:
+    """:func:`server`, yielding (URL, PID); the PID leads a process group holding the server's processes."""
     out = subprocess.PIPE if port is None else subprocess.DEVNULL  # a chatty server must not cost us CPU
     proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True)
     try:
         if port is None:
-            yield _wait_ready(proc, ready, timeout)
+            yield _wait_ready(proc, ready, timeout), proc.pid
         else:
-            yield _wait_port(proc, port, timeout)
+            yield _wait_port(proc, port, timeout), proc.pid
     finally:
         stop(proc)
+
+
+def group_cpu_seconds(pgid: int) -> float:
+    """utime + stime of every live process in process group ``pgid`` (from /proc), in seconds."""
+    ticks = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid:  # after the command's ")": state, ppid, pgrp, ..., utime, stime
+                ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _wait_port(proc: subprocess.Popen[bytes], port: int, timeout: float) -> str:
