@@ -33,8 +33,9 @@ from .records import (
     PetRecord,
     SchemaTooNew,
     StoreOpenError,
-    render_page,
+    wire_pet,
 )
+from .wire import dumps
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore", "decode_name", "encode_name"]
 
@@ -142,6 +143,13 @@ def _record(row: tuple[int, bytes, int, str | None]) -> PetRecord:
     return PetRecord(row[0], decode_name(row[1]), row[2], row[3])
 
 
+def _page(rows: list[tuple[int, bytes, int, str | None]], limit: int) -> Page:
+    """A page from up to ``limit + 1`` rows (the extra one only says that more follow), rendered as
+    :meth:`PetRecord.json` renders one pet, without making a record of each."""
+    pets = [wire_pet(pet_id, decode_name(name), category, status) for pet_id, name, category, status in rows[:limit]]
+    return Page(body=dumps(pets), next_after=rows[limit - 1][0] if len(rows) > limit else None)
+
+
 class PostgresStore:
     """:class:`~.storage.Store` on a pool of autocommit connections (writes open a transaction)."""
 
@@ -192,7 +200,7 @@ class PostgresStore:
             else:
                 cursor = await conn.execute(_LIST_STATUS, (status, after, limit + 1))
             rows = await cursor.fetchall()
-        return render_page([_record(row) for row in rows], limit)
+        return _page(rows, limit)
 
     async def get_pet(self, *, pet_id: int) -> PetRecord | None:
         async with self._pool.connection() as conn:
