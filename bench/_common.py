@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -78,20 +79,13 @@ def scratch() -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def server(
-    argv: Sequence[str],
-    *,
-    env: dict[str, str] | None = None,
-    ready: re.Pattern[bytes] = URL_RE,
-    timeout: float = 60.0,
-    cwd: Path | None = None,
-    port: int | None = None,
-) -> Iterator[str]:
+def server(argv: Sequence[str], **options: Any) -> Iterator[str]:
     """Start ``argv``, wait for a line matching ``ready`` (group 1 is yielded), stop it on exit.
 
     With ``port``, wait instead until 127.0.0.1:port accepts connections and yield its origin.
+    The options are :func:`server_process`'s.
     """
-    with server_process(argv, env=env, ready=ready, timeout=timeout, cwd=cwd, port=port) as (url, _):
+    with server_process(argv, **options) as (url, _):
         yield url
 
 
@@ -105,7 +99,8 @@ def server_process(
     cwd: Path | None = None,
     port: int | None = None,
 ) -> Iterator[tuple[str, int]]:
-    """:func:`server`, yielding (URL, PID); the PID leads a process group holding the server's processes."""
+    """:func:`server`, yielding (URL, PID); the PID leads a process group holding the server's processes (``env``,
+    ``cwd``: the server's; ``ready``, ``timeout``, ``port``: how to know it is up)."""
     out = subprocess.PIPE if port is None else subprocess.DEVNULL  # a chatty server must not cost us CPU
     proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True)
     try:
