@@ -38,6 +38,7 @@ from _common import API_KEY, BENCH, PETSTORE, PY, clean_env, group_cpu_seconds, 
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 ASYNC_COMMIT = "PostgreSQL x1 async commit"
+UNIX_SOCKET = "PostgreSQL x1 unix socket"
 PETS = [(i, f"Pet {i}", i % 4 + 1, ("available", "pending", "sold")[i % 3]) for i in range(1, 31)]
 
 _HEAD = f'local auth = "Bearer {API_KEY}"\n'
@@ -94,6 +95,14 @@ def pg_database() -> Iterator[str]:
     finally:
         with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+def unix_socket_url(url: str) -> str:
+    """``url`` (a database on 127.0.0.1) through the server's unix socket instead of TCP."""
+    with psycopg.connect(url) as conn:
+        directory = conn.execute("SHOW unix_socket_directories").fetchone()[0].split(",")[0].strip()
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    return f"postgresql://postgres@/{url.rsplit('/', 1)[1]}?host={directory}&port={port}"
 
 
 def petstore(db: str, tmp: Path, workers: int = 1) -> contextlib.AbstractContextManager[tuple[str, int]]:
@@ -153,6 +162,8 @@ def throughput(args: argparse.Namespace, tmp: Path, pg: str) -> dict[str, dict[s
             # A reference: commits not waiting for the WAL flush, so a create's wait (and the service's idle
             # wake-ups it costs) is not the disk's; it may lose the last commits if PostgreSQL or the OS crashes.
             ASYNC_COMMIT: stack.enter_context(petstore(f"{pg}?options=-csynchronous_commit%3Doff", tmp)),
+            # Another reference: the same server through its unix socket, as on one machine (no TCP stack).
+            UNIX_SOCKET: stack.enter_context(petstore(unix_socket_url(pg), tmp)),
         }
         sqlite3.connect(base_db).executemany("INSERT INTO pets VALUES (?, ?, ?, ?)", PETS).connection.commit()
         seed(str(tmp / "pets.db"), len(PETS))
@@ -191,17 +202,17 @@ def main() -> int:
         results = throughput(args, tmp, pg)
         big = deep_pages(args.big, tmp, pg) if args.big else {}
     rows: list[dict[str, object]] = []
-    print(f"\n{'server':27} " + "  ".join(f"{n + ' req/s':>10} {'p99':>8} {'CPU/req':>9}" for n in SCRIPTS))
+    print(f"\n{'server':28} " + "  ".join(f"{n + ' req/s':>10} {'p99':>8} {'CPU/req':>9}" for n in SCRIPTS))
     for label, by_load in results.items():
         cells = "  ".join(
             f"{by_load[n]['rps']:>10.0f} {by_load[n]['p99_ms']:>6.1f}ms {by_load[n]['cpu_us']:>7.0f}us" for n in SCRIPTS
         )
-        print(f"{label:27} {cells}")
+        print(f"{label:28} {cells}")
         rows += [{"server": label, "load": n, **by_load[n]} for n in SCRIPTS]
     floor_ratio = results["SQLite x1"]["GET"]["rps"] / results["floor (Starlette+SQLite)"]["GET"]["rps"]
     print(f"\nSQLite x1 / floor (GET req/s): {floor_ratio:.2f}x (target >= 1.0x) {verdict(floor_ratio >= 1.0)}")
     for load in SCRIPTS:
-        for label in ("PostgreSQL x1", "PostgreSQL x2", ASYNC_COMMIT):
+        for label in ("PostgreSQL x1", "PostgreSQL x2", ASYNC_COMMIT, UNIX_SOCKET):
             ratio = results[label][load]["cpu_us"] / results["SQLite x1"][load]["cpu_us"]
             target = f"(target <= 1.5x) {verdict(ratio <= 1.5)}" if label == "PostgreSQL x1" and load != "MIX" else ""
             print(f"{label} / SQLite x1, service CPU per request ({load}): {ratio:.2f}x {target}")
