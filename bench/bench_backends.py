@@ -37,6 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import API_KEY, BENCH, PETSTORE, PY, clean_env, group_cpu_seconds, report, scratch, server_process, verdict
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+#: The whole origin, up to the path (a read that ends inside the port number must not match).
+SERVING = re.compile(rb"(http://127\.0\.0\.1:\d+)/v1")
 ASYNC_COMMIT = "PostgreSQL x1 async commit"
 UNIX_SOCKET = "PostgreSQL x1 unix socket"
 PETS = [(i, f"Pet {i}", i % 4 + 1, ("available", "pending", "sold")[i % 3]) for i in range(1, 31)]
@@ -108,7 +110,7 @@ def unix_socket_url(url: str) -> str:
 def petstore(db: str, tmp: Path, workers: int = 1) -> contextlib.AbstractContextManager[tuple[str, int]]:
     """``petstore serve`` on ``db``: (URL, its process group)."""
     argv = [PETSTORE, "serve", "--port", "0", "--db", db, "--workers", str(workers)]
-    return server_process(argv, env=clean_env(tmp, PETSTORE_SERVER_API_KEYS=API_KEY))
+    return server_process(argv, env=clean_env(tmp, PETSTORE_SERVER_API_KEYS=API_KEY), ready=SERVING)
 
 
 def seed(db: str, count: int) -> None:
@@ -154,7 +156,7 @@ def throughput(args: argparse.Namespace, tmp: Path, pg: str) -> dict[str, dict[s
     with contextlib.ExitStack() as stack:
         servers = {
             "floor (Starlette+SQLite)": stack.enter_context(
-                server_process(floor, env=clean_env(tmp, PETSTORE_SERVER_API_KEYS=API_KEY))
+                server_process(floor, env=clean_env(tmp, PETSTORE_SERVER_API_KEYS=API_KEY), ready=SERVING)
             ),
             "SQLite x1": stack.enter_context(petstore(str(tmp / "pets.db"), tmp)),
             "PostgreSQL x1": stack.enter_context(petstore(pg, tmp)),
@@ -192,15 +194,8 @@ def deep_pages(count: int, tmp: Path, pg: str) -> dict[str, tuple[float, float]]
     return figures
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--duration", type=int, default=5)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--big", type=int, default=1_000_000)
-    args = parser.parse_args()
-    with scratch() as tmp, pg_database() as pg:
-        results = throughput(args, tmp, pg)
-        big = deep_pages(args.big, tmp, pg) if args.big else {}
+def print_throughput(results: dict[str, dict[str, dict[str, float]]]) -> list[dict[str, object]]:
+    """The table of servers and workloads, and the targets' verdicts; returns the rows for the report."""
     rows: list[dict[str, object]] = []
     print(f"\n{'server':28} " + "  ".join(f"{n + ' req/s':>10} {'p99':>8} {'CPU/req':>9}" for n in SCRIPTS))
     for label, by_load in results.items():
@@ -215,7 +210,20 @@ def main() -> int:
         for label in ("PostgreSQL x1", "PostgreSQL x2", ASYNC_COMMIT, UNIX_SOCKET):
             ratio = results[label][load]["cpu_us"] / results["SQLite x1"][load]["cpu_us"]
             target = f"(target <= 1.5x) {verdict(ratio <= 1.5)}" if label == "PostgreSQL x1" and load != "MIX" else ""
-            print(f"{label} / SQLite x1, service CPU per request ({load}): {ratio:.2f}x {target}")
+            print(f"{label} / SQLite x1, service CPU per request ({load}): {ratio:.2f}x {target}", flush=True)
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--duration", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--big", type=int, default=1_000_000)
+    args = parser.parse_args()
+    with scratch() as tmp, pg_database() as pg:
+        results = throughput(args, tmp, pg)
+        rows = print_throughput(results)
+        big = deep_pages(args.big, tmp, pg) if args.big else {}
     for label, (first, deep) in big.items():
         print(f"{args.big:,} pets on {label}: first page {first:.2f} ms, deep page {deep:.2f} ms (median)")
         rows.append({"backend": label, "pets": args.big, "first_page_ms": first, "deep_page_ms": deep})
