@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -78,7 +79,18 @@ def scratch() -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def server(
+def server(argv: Sequence[str], **options: Any) -> Iterator[str]:
+    """Start ``argv``, wait for a line matching ``ready`` (group 1 is yielded), stop it on exit.
+
+    With ``port``, wait instead until 127.0.0.1:port accepts connections and yield its origin.
+    The options are :func:`server_process`'s.
+    """
+    with server_process(argv, **options) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def server_process(
     argv: Sequence[str],
     *,
     env: dict[str, str] | None = None,
@@ -86,20 +98,31 @@ def server(
     timeout: float = 60.0,
     cwd: Path | None = None,
     port: int | None = None,
-) -> Iterator[str]:
-    """Start ``argv``, wait for a line matching ``ready`` (group 1 is yielded), stop it on exit.
-
-    With ``port``, wait instead until 127.0.0.1:port accepts connections and yield its origin.
-    """
+) -> Iterator[tuple[str, int]]:
+    """:func:`server`, yielding (URL, PID); the PID leads a process group holding the server's processes (``env``,
+    ``cwd``: the server's; ``ready``, ``timeout``, ``port``: how to know it is up)."""
     out = subprocess.PIPE if port is None else subprocess.DEVNULL  # a chatty server must not cost us CPU
     proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True)
     try:
         if port is None:
-            yield _wait_ready(proc, ready, timeout)
+            yield _wait_ready(proc, ready, timeout), proc.pid
         else:
-            yield _wait_port(proc, port, timeout)
+            yield _wait_port(proc, port, timeout), proc.pid
     finally:
         stop(proc)
+
+
+def group_cpu_seconds(pgid: int) -> float:
+    """utime + stime of every live process in process group ``pgid`` (from /proc), in seconds."""
+    ticks = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid:  # after the command's ")": state, ppid, pgrp, ..., utime, stime
+                ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _wait_port(proc: subprocess.Popen[bytes], port: int, timeout: float) -> str:

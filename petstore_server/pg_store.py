@@ -45,8 +45,9 @@ from .records import (
     SchemaTooNew,
     StoreOpenError,
     StoreUnavailable,
-    render_page,
+    wire_pet,
 )
+from .wire import dumps
 
 __all__ = [
     "OPERATION_TIMEOUT",
@@ -60,8 +61,8 @@ __all__ = [
 
 
 #: Version 2 keeps idempotency records per API key and drops those of version 1, as SQLite does
-#: (``petstore_server.store.SCOPED_IDEMPOTENCY`` says why).
-SCHEMA_VERSION = 2
+#: (``petstore_server.store.SCOPED_IDEMPOTENCY`` says why); version 3 adds ``petstore_create_once``.
+SCHEMA_VERSION = 3
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
         """CREATE TABLE pets (
@@ -94,6 +95,33 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         )""",
         "CREATE INDEX idempotency_created_at ON idempotency (created_at)",
     ),
+    3: (
+        # A keyed create in one statement, one round trip: under the create lock (held until commit),
+        # expired records dropped, the key's record replayed if it exists, else the pet and its record
+        # inserted. Each statement in the function sees what committed before the lock was granted. The
+        # record's body is the pet's JSON: '{"id":<id>,' and the rest (``body_tail``), made by the caller.
+        """CREATE FUNCTION petstore_create_once(
+            p_scope text, p_key text, p_fingerprint text, p_name bytea, p_category_id bigint, p_status text,
+            p_body_tail bytea, p_now double precision, p_expired double precision
+        ) RETURNS TABLE (pet_id bigint, found_fingerprint text, found_status integer, found_body bytea)
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_advisory_xact_lock(hashtext('petstore.create:' || current_schema()));
+            DELETE FROM idempotency WHERE created_at <= p_expired;
+            RETURN QUERY SELECT NULL::bigint, i.fingerprint, i.status_code, i.body FROM idempotency i
+                WHERE i.scope = p_scope AND i.key = p_key;
+            IF FOUND THEN
+                RETURN;
+            END IF;
+            INSERT INTO pets (name, category_id, status) VALUES (p_name, p_category_id, p_status)
+                RETURNING id INTO pet_id;
+            INSERT INTO idempotency (scope, key, fingerprint, status_code, body, created_at) VALUES (
+                p_scope, p_key, p_fingerprint, 201,
+                convert_to('{"id":' || pet_id || ',', 'UTF8') || p_body_tail, p_now);
+            RETURN NEXT;
+        END
+        $$""",
+    ),
 }
 #: Seconds to wait for the first connection when the URL sets no ``connect_timeout``.
 _CONNECT_TIMEOUT = 15
@@ -118,10 +146,9 @@ _CREATE = (
     "WITH l AS (SELECT pg_advisory_xact_lock(hashtext('petstore.create:' || current_schema())))"
     " INSERT INTO pets (name, category_id, status) SELECT %s, %s, %s FROM l RETURNING id"
 )
-_INSERT = "INSERT INTO pets (name, category_id, status) VALUES (%s, %s, %s) RETURNING id"
-_FIND_RECORD = "SELECT fingerprint, status_code, body FROM idempotency WHERE scope = %s AND key = %s"
-_ADD_RECORD = (
-    "INSERT INTO idempotency (scope, key, fingerprint, status_code, body, created_at) VALUES (%s, %s, %s, 201, %s, %s)"
+_CREATE_ONCE = (
+    "SELECT pet_id, found_fingerprint, found_status, found_body FROM petstore_create_once("
+    "%s::text, %s::text, %s::text, %s::bytea, %s::bigint, %s::text, %s::bytea, %s::float8, %s::float8)"
 )
 
 
@@ -164,6 +191,13 @@ def _closed_by_server(conn: AsyncConnection) -> bool:
 
 def _record(row: tuple[int, bytes, int, str | None]) -> PetRecord:
     return PetRecord(row[0], decode_name(row[1]), row[2], row[3])
+
+
+def _page(rows: list[tuple[int, bytes, int, str | None]], limit: int) -> Page:
+    """A page from up to ``limit + 1`` rows (the extra one only says that more follow), rendered as
+    :meth:`PetRecord.json` renders one pet, without making a record of each."""
+    pets = [wire_pet(pet_id, decode_name(name), category, status) for pet_id, name, category, status in rows[:limit]]
+    return Page(body=dumps(pets), next_after=rows[limit - 1][0] if len(rows) > limit else None)
 
 
 class PostgresStore:
@@ -273,7 +307,7 @@ class PostgresStore:
             else:
                 cursor = await conn.execute(_LIST_STATUS, (status, after, limit + 1))
             rows = await cursor.fetchall()
-        return render_page([_record(row) for row in rows], limit)
+        return _page(rows, limit)
 
     async def get_pet(self, *, pet_id: int) -> PetRecord | None:
         return await self._bounded(self._get_pet(pet_id=pet_id))
@@ -302,20 +336,21 @@ class PostgresStore:
     async def _create_once(
         self, *, name: str, category_id: int, status: str | None, idempotency: Idempotency
     ) -> Created:
+        """One statement (``petstore_create_once``): the first create under a key, or the replay of its record."""
         now = self._clock()
-        async with self._connection() as conn, conn.transaction():
-            await conn.execute(_LOCK, ("petstore.create:",))
-            await conn.execute("DELETE FROM idempotency WHERE created_at <= %s", (now - IDEMPOTENCY_TTL_SECONDS,))
-            found = await (await conn.execute(_FIND_RECORD, (idempotency.scope, idempotency.key))).fetchone()
-            if found is not None:
-                if found[0] != idempotency.fingerprint:
-                    raise IdempotencyConflict(idempotency.key)
-                return Created(found[1], bytes(found[2]), replayed=True)
-            row = await (await conn.execute(_INSERT, (encode_name(name), category_id, status))).fetchone()
-            assert row is not None
-            body = PetRecord(row[0], name, category_id, status).json()
-            await conn.execute(_ADD_RECORD, (idempotency.scope, idempotency.key, idempotency.fingerprint, body, now))
-        return Created(201, body, replayed=False)
+        # The pet's JSON after '{"id":0,', which the function completes with the id it draws.
+        tail = PetRecord(0, name, category_id, status).json().split(b",", 1)[1]
+        params = (idempotency.scope, idempotency.key, idempotency.fingerprint, encode_name(name), category_id, status)
+        async with self._connection() as conn:
+            cursor = await conn.execute(_CREATE_ONCE, (*params, tail, now, now - IDEMPOTENCY_TTL_SECONDS))
+            row = await cursor.fetchone()
+        assert row is not None
+        pet_id, fingerprint, status_code, body = row
+        if pet_id is not None:
+            return Created(201, PetRecord(pet_id, name, category_id, status).json(), replayed=False)
+        if fingerprint != idempotency.fingerprint:
+            raise IdempotencyConflict(idempotency.key)
+        return Created(status_code, bytes(body), replayed=True)
 
     async def list_orders(self) -> bytes:
         return b"[]"

@@ -18,7 +18,7 @@ __all__ = [
     "SchemaTooNew",
     "StoreOpenError",
     "StoreUnavailable",
-    "render_page",
+    "wire_pet",
 ]
 
 #: How long an Idempotency-Key is remembered.
@@ -102,16 +102,15 @@ class PetRecord:
     status: str | None
 
     def wire(self) -> dict[str, int | str]:
-        pet: dict[str, int | str] = {"id": self.id, "name": self.name, "categoryId": self.category_id}
-        if self.status is not None:
-            pet["status"] = self.status
-        return pet
+        return wire_pet(self.id, self.name, self.category_id, self.status)
 
     def json(self) -> bytes:
         return dumps(self.wire())
 
 
-def render_page(records: list[PetRecord], limit: int) -> Page:
-    """A page from up to ``limit + 1`` records (the extra one only says that more follow)."""
-    next_after = records[limit - 1].id if len(records) > limit else None
-    return Page(body=dumps([record.wire() for record in records[:limit]]), next_after=next_after)
+def wire_pet(pet_id: int, name: str, category_id: int, status: str | None) -> dict[str, int | str]:
+    """A pet's JSON shape (``categoryId``; ``status`` only when set)."""
+    pet: dict[str, int | str] = {"id": pet_id, "name": name, "categoryId": category_id}
+    if status is not None:
+        pet["status"] = status
+    return pet

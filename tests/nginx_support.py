@@ -1,4 +1,4 @@
-"""A real nginx (Debian's package) for tests, on a free loopback port, from docs/nginx-petstore.conf."""
+"""A real nginx (Debian's package) for tests, on a free loopback port, from a site file in docs/."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["running_nginx"]
+__all__ = ["HOSTS_SITE", "running_nginx", "running_nginx_site"]
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "docs" / "nginx-petstore.conf"
+HOSTS_SITE = ROOT / "docs" / "nginx-petstore-hosts.conf"
 
 _MAIN = """daemon off;
 master_process off;
@@ -24,7 +25,7 @@ pid {dir}/nginx.pid;
 error_log {dir}/error.log warn;
 events {{ worker_connections 256; }}
 http {{
-    access_log off;
+    {access_log}
     client_body_temp_path {dir}/body;
     proxy_temp_path {dir}/proxy;
     fastcgi_temp_path {dir}/fastcgi;
@@ -67,12 +68,22 @@ def _wait_listening(port: int, proc: subprocess.Popen, log: Path) -> None:
 @contextmanager
 def running_nginx(backend_port: int, workdir: Path) -> Iterator[int]:
     """nginx with the documented site, pointed at ``backend_port``; yields its port. Stopped by PID."""
+    site = SITE.read_text().replace("127.0.0.1:8080", f"127.0.0.1:{backend_port}")
+    with running_nginx_site(site, workdir) as port:
+        yield port
+
+
+@contextmanager
+def running_nginx_site(site: str, workdir: Path, *, log_format: str | None = None) -> Iterator[int]:
+    """nginx serving ``site`` (a site file's text; its ``listen 80;`` moved to a free loopback port); yields the
+    port. With ``log_format`` (nginx variables), each request is a line of ``workdir/access.log``. Stopped by PID."""
     binary = _nginx()
     port = _free_port()
-    site = SITE.read_text().replace("127.0.0.1:8080", f"127.0.0.1:{backend_port}")
-    site = site.replace("listen 80;", f"listen 127.0.0.1:{port};")
-    (workdir / "site.conf").write_text(site)
-    (workdir / "nginx.conf").write_text(_MAIN.format(dir=workdir))
+    (workdir / "site.conf").write_text(site.replace("listen 80;", f"listen 127.0.0.1:{port};"))
+    access_log = "access_log off;"
+    if log_format is not None:
+        access_log = f"log_format tests '{log_format}';\n    access_log {workdir}/access.log tests;"
+    (workdir / "nginx.conf").write_text(_MAIN.format(dir=workdir, access_log=access_log))
     proc = subprocess.Popen(
         [binary, "-p", str(workdir), "-c", str(workdir / "nginx.conf")],
         stdout=subprocess.DEVNULL,

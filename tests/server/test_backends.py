@@ -10,6 +10,7 @@ import psycopg
 import pytest
 
 from petstore_server.db_url import parse_db
+from petstore_server.pg_store import SCHEMA_VERSION as PG_SCHEMA_VERSION
 from petstore_server.pg_store import PostgresStore
 from petstore_server.records import Idempotency, IdempotencyConflict, SchemaTooNew
 from petstore_server.sqlite_store import SqliteStore
@@ -76,6 +77,9 @@ async def test_every_name_round_trips(empty: Store, name: str) -> None:
     assert (await empty.get_pet(pet_id=pet["id"])).name == name
     assert (await page(empty))[0][0]["name"] == name
     assert (await create(empty, name, key="k"))["name"] == name
+    keyed = {"name": name, "category_id": -3, "status": "sold", "idempotency": Idempotency("r", "f", "s")}
+    first, again = await empty.create_pet(**keyed), await empty.create_pet(**keyed)
+    assert again.replayed and again.body == first.body and json.loads(first.body)["name"] == name
 
 
 async def test_int64_extremes_and_missing_pets(empty: Store) -> None:
@@ -156,7 +160,7 @@ async def test_a_version_1_postgresql_schema_keeps_its_pets_and_drops_unscoped_k
         conn.execute("INSERT INTO idempotency VALUES ('order-1', 'f', 201, '{}', 1e12)")
     store = await PostgresStore.open(pg_url)
     try:
-        assert await store.schema_version() == 2 and (await store.get_pet(pet_id=7)) is not None
+        assert await store.schema_version() == PG_SCHEMA_VERSION and (await store.get_pet(pet_id=7)) is not None
         again = await store.create_pet(
             name="Rex", category_id=1, status=None, idempotency=Idempotency("order-1", "f", "s")
         )
@@ -178,11 +182,11 @@ def test_a_newer_sqlite_schema_is_refused(tmp_path) -> None:
 async def test_postgresql_schema_is_versioned_and_upgrades_once(pg_url: str) -> None:
     first = await PostgresStore.open(pg_url)
     second = await PostgresStore.open(pg_url)
-    assert await first.schema_version() == await second.schema_version() == 2
+    assert await first.schema_version() == await second.schema_version() == PG_SCHEMA_VERSION == 3
     await first.close()
     await second.close()
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        assert conn.execute("SELECT count(*) FROM schema_version").fetchone() == (2,)
+        assert conn.execute("SELECT count(*) FROM schema_version").fetchone() == (PG_SCHEMA_VERSION,)
         conn.execute("INSERT INTO schema_version VALUES (99)")
     with pytest.raises(SchemaTooNew):
         await PostgresStore.open(pg_url)
