@@ -188,6 +188,22 @@ async def test_the_command_connects_with_the_app_token_from_the_environment(tmp_
         assert "Socket Mode via" in log and APP_TOKEN not in log and BOT_TOKEN not in log and "Traceback" not in log
 
 
+async def test_the_command_with_a_refused_app_token_exits_1_with_one_line(tmp_path: Path) -> None:
+    async with slack_server() as slack:
+        config = tmp_path / "bot.toml"
+        config.write_text(f'[bot.slack]\napi_url = "{slack.api_url}"\n', encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+        env.update(
+            XDG_CONFIG_HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path), PETSTORE_BOT__SLACK__APP_TOKEN="xapp-revoked"
+        )
+        argv = ["-m", "petstore_cli", "--config", str(config), "bot", "slack", "--socket-mode"]
+        proc = await asyncio.create_subprocess_exec(sys.executable, *argv, env=env, stderr=asyncio.subprocess.PIPE)
+        _, stderr = await asyncio.wait_for(proc.communicate(), 60)
+    last = stderr.decode().strip().splitlines()[-1]
+    assert proc.returncode == 1 and last == "petstore: slack: apps.connections.open: Slack answered 'invalid_auth'"
+    assert "xapp-revoked" not in stderr.decode() and "Traceback" not in stderr.decode()
+
+
 @pytest.mark.parametrize(
     ("flags", "env", "says"),
     [
