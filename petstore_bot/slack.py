@@ -94,6 +94,7 @@ class SlackFace:
         self._acks, self._ack_after, self._max_body = Acks(ack_after), ack_after, max_body
         self._background: set[asyncio.Task[object]] = set()  # delayed responses on their way
         self._web, self._bot_user, self._gate = web, "", EventGate()
+        self._told_no_token = False
 
     async def start(self) -> None:
         """Learn the bot's own user id (``auth.test``) when it answers mentions and DMs (``web`` given);
@@ -214,7 +215,9 @@ class SlackFace:
         if payload.get("type") != "event_callback" or not self._gate.first(payload, retry=retry, reason=reason):
             return
         if self._web is None or not self._bot_user:
-            log.warning("an event came but [bot.slack] bot_token is not set: mentions and DMs are not answered")
+            if not self._told_no_token:  # once: Slack keeps sending events the app subscribed to
+                log.warning("an event came but [bot.slack] bot_token is not set: mentions and DMs are not answered")
+                self._told_no_token = True
             return
         prefix = self.core.prefix
         chat = chat_event(payload, bot_user=self._bot_user, prefix=prefix, command=prefix.strip())

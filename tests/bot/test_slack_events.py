@@ -218,3 +218,15 @@ async def test_a_prompt_in_the_channel_is_settled_by_its_askers_press_alone(even
     done = e.slack.hooks[1]
     assert done["replace_original"] is True and done["response_type"] == "in_channel" and buttons(done) == {}
     assert "Added pet" in block_text(done) and await e.bot.pet_count() == before + 1
+
+
+async def test_without_a_bot_token_events_are_acknowledged_and_the_log_says_why_once(
+    make_bot: Callable[..., Bot], caplog: pytest.LogCaptureFixture
+) -> None:
+    bot = make_bot(roles=(OPERATORS, VIEWERS), platform="slack", prefix="/pets ")
+    face = SlackFace(core=bot.core, flavour="slack", post=post_json, signature=SlackSignature(SECRET))
+    async with serving(face.app()) as base, httpx.AsyncClient() as http:
+        e = Events(bot=bot, face=face, slack=SlackServer(), http=http, base=base)
+        for _ in range(3):
+            assert (await e.post(e.event(f"<@{BOT_USER}> whoami", user=BOB))).status_code == 200
+    assert caplog.text.count("bot_token is not set: mentions and DMs are not answered") == 1
