@@ -19,11 +19,15 @@ import itertools
 import json
 import socket
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import WSMsgType, web
+
+from petstore_bot.core import BotCore
+from petstore_bot.slack import SlackFace, post_json
+from petstore_bot.slack_web import SlackWeb
 
 BOT_TOKEN = "xoxb-test-bot-token-0123456789"
 APP_TOKEN = "xapp-1-test-app-token-0123456789"
@@ -143,6 +147,22 @@ class SlackServer:
         self.hooks.append(await request.json())
         await self._note()
         return web.Response(text="ok")
+
+
+async def face_on_server(stack: AsyncExitStack, core: BotCore, **options: Any) -> tuple[SlackServer, SlackFace]:
+    """A :class:`SlackServer` (stopped with ``stack``) and a Slack face whose Web API calls and response_url posts go
+    to it, started (it knows the bot's user id); ``options``: more of SlackFace's."""
+    slack = await stack.enter_async_context(slack_server())
+    face = SlackFace(
+        core=core,
+        flavour="slack",
+        post=post_json,
+        response_origin=slack.base,
+        web=SlackWeb(bot_token=BOT_TOKEN, api_url=slack.api_url),
+        **options,
+    )
+    await face.start()
+    return slack, face
 
 
 @asynccontextmanager

@@ -23,10 +23,9 @@ from petstore_bot.slack import SlackFace, post_json
 from petstore_bot.slack_events import typed_text
 from petstore_bot.slack_render import CANCEL_ACTION, CONFIRM_ACTION
 from petstore_bot.slack_verify import SlackSignature
-from petstore_bot.slack_web import SlackWeb
 
 from .conftest import Bot
-from .slack_api_server import BOT_TOKEN, BOT_USER, SlackServer, slack_server
+from .slack_api_server import BOT_USER, SlackServer, face_on_server
 from .slack_support import SECRET, block_text, buttons, press_payload, serving, sign
 
 ALICE, OSCAR, BOB = "UALICE", "UOSCAR", "UBOB"
@@ -81,16 +80,7 @@ async def events(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[..., An
 
         async def start(*, extra: str = "") -> Events:
             bot = make_bot(extra, roles=(OPERATORS, VIEWERS), platform="slack", prefix="/pets ")
-            slack = await stack.enter_async_context(slack_server())
-            face = SlackFace(
-                core=bot.core,
-                flavour="slack",
-                post=post_json,
-                signature=SlackSignature(SECRET),
-                response_origin=slack.base,
-                web=SlackWeb(bot_token=BOT_TOKEN, api_url=slack.api_url),
-            )
-            await face.start()
+            slack, face = await face_on_server(stack, bot.core, signature=SlackSignature(SECRET))
             base = await stack.enter_async_context(serving(face.app()))
             http = await stack.enter_async_context(httpx.AsyncClient(timeout=30))
             return Events(bot=bot, face=face, slack=slack, http=http, base=base)

@@ -24,10 +24,10 @@ import pytest
 from petstore_bot.slack import SlackFace, post_json
 from petstore_bot.slack_render import CONFIRM_ACTION
 from petstore_bot.slack_socket import SocketMode
-from petstore_bot.slack_web import SlackWeb, SlackWebError
+from petstore_bot.slack_web import SlackWebError
 
 from .conftest import Bot
-from .slack_api_server import APP_TOKEN, BOT_TOKEN, BOT_USER, SlackServer, slack_server
+from .slack_api_server import APP_TOKEN, BOT_TOKEN, BOT_USER, SlackServer, face_on_server, slack_server
 from .slack_support import block_text, buttons, press_payload
 
 ALICE, BOB = "UALICE", "UBOB"
@@ -66,16 +66,7 @@ async def socket_rig(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[...
 
         async def start(*, extra: str = "", ack_after: float = 1.5) -> Rig:
             bot = make_bot(extra, roles=(OPERATORS, VIEWERS), platform="slack", prefix="/pets ")
-            slack = await stack.enter_async_context(slack_server())
-            face = SlackFace(
-                core=bot.core,
-                flavour="slack",
-                post=post_json,
-                response_origin=slack.base,
-                ack_after=ack_after,
-                web=SlackWeb(bot_token=BOT_TOKEN, api_url=slack.api_url),
-            )
-            await face.start()
+            slack, face = await face_on_server(stack, bot.core, ack_after=ack_after)
             stop = asyncio.Event()
             task = asyncio.create_task(SocketMode(face=face, app_token=APP_TOKEN, api_url=slack.api_url).run(stop))
 
