@@ -55,6 +55,12 @@ SLACK_ORIGIN = "https://hooks.slack.com"
 MAX_BODY = 16_384
 WORKING = "Working on it: {line}"
 _NOT_A_PRESS = "payload is not a block_actions interaction"
+#: What a settled prompt says once its write is posted to the channel (the asker would see it twice otherwise).
+SETTLED = "Confirmed: the result is posted to the channel."
+
+
+class ResponseRefused(Exception):
+    """A response_url answered with an error status (the message says which)."""
 
 
 class Refused(Exception):
@@ -278,19 +284,22 @@ class SlackFace:
         return None if answer is None else Message(text=answer, in_channel=False)
 
     async def _answer_press(self, press: Press) -> None:
-        """The answer to a press, to response_url: the asker's press settles the prompt, which is replaced by the
-        answer (its buttons gone); a completed write is then shown to the channel too when the prompt was the
-        asker's alone. Anything else (another person's press, a code already used) is told to the presser only."""
+        """The answer to a press, to response_url. The asker's press settles the prompt: it is replaced
+        (``replace_original``, its buttons gone) by the answer; when the answer is a write for the channel and the
+        prompt was the asker's alone, the write is posted to the channel and the prompt says so, rather than show
+        the asker the same answer twice. Anything else (another person's press, a code already used) is told to the
+        presser alone and replaces nothing."""
         message = await self._run(press.incoming)
         if message is None:
             return
         if not (press.by_asker and message.settles):
-            await self._post_to(press.response_url, {**slack_payload(replace(message, in_channel=False))})
+            await self._post_to(press.response_url, slack_payload(replace(message, in_channel=False)))
             return
-        shown = replace(message, in_channel=message.in_channel and not press.ephemeral)
-        await self._post_to(press.response_url, {**slack_payload(shown), "replace_original": True})
-        if shown.in_channel != message.in_channel:
-            await self._post_to(press.response_url, {**slack_payload(message), "replace_original": False})
+        if message.in_channel and press.ephemeral:
+            announced = {**slack_payload(message), "replace_original": False}
+            if await self._post_to(press.response_url, announced):
+                message = Message(text=SETTLED, in_channel=False)
+        await self._post_to(press.response_url, {**slack_payload(message), "replace_original": True})
 
     async def _answer_event(self, chat: ChatEvent, web: SlackWeb) -> None:
         message = await self._run(chat.incoming)
@@ -303,15 +312,21 @@ class SlackFace:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _post_to(self, response_url: str, payload: dict[str, object]) -> None:
-        """Post ``payload`` once to response_url, when it is on the platform's origin; a failure is logged."""
+    async def _post_to(self, response_url: str, payload: dict[str, object]) -> bool:
+        """Post ``payload`` once to response_url, when it is on the platform's origin; whether it was taken (a
+        failure is logged)."""
         if origin_of(response_url) != self._origin:
             log.warning("not posting to response_url: it is not on %s", self._origin)
-            return
+            return False
         try:
             await self._post(response_url, payload)
         except Exception as exc:  # noqa: BLE001 -- the app stays up; the audit log has the write
-            log.error("posting the delayed response failed: %s", type(exc).__name__)
+            log.error(
+                "posting the delayed response failed: %s",
+                exc if isinstance(exc, ResponseRefused) else type(exc).__name__,
+            )
+            return False
+        return True
 
     def _payload(self, message: Message, request: Request | None, user: str) -> dict[str, object]:
         if self.flavour == "slack":
@@ -431,9 +446,10 @@ def _refusal(request: Request, exc: BadRequest | Refused, what: str) -> Response
 
 
 async def post_json(url: str, payload: dict[str, object]) -> None:
-    """POST ``payload`` to a response_url with slack_sdk's webhook client (one try: a delayed reply is sent once)."""
+    """POST ``payload`` to a response_url with slack_sdk's webhook client (one try: a delayed reply is sent once);
+    ResponseRefused when it answers with an error status."""
     from slack_sdk.webhook.async_client import AsyncWebhookClient
 
     response = await AsyncWebhookClient(url, timeout=10).send_dict(payload)
     if response.status_code >= 300:
-        log.warning("response_url answered %d", response.status_code)
+        raise ResponseRefused(f"response_url answered {response.status_code}")

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from bot_commands.policy import Actor
 from bot_commands.session import CommandSession
-from petstore_bot.slack import SlackFace, post_json
+from petstore_bot.slack import SETTLED, SlackFace, post_json
 from petstore_bot.slack_render import CANCEL_ACTION, CONFIRM_ACTION
 from petstore_bot.slack_verify import SlackSignature
 from petstore_cli.bot import bot_policy
@@ -159,8 +159,9 @@ async def test_confirm_button_by_the_asker_writes_once_in_channel_and_replaces_t
     rig: Callable[..., Any],
 ) -> None:
     """Signed slash command and block_actions presses over loopback (Slack's protocol; Slack cannot be reached): the
-    asker's Confirm replaces the ephemeral prompt (replace_original, no buttons left) and shows the write to the
-    channel; another person's press, or a used code, is told to the presser alone and replaces nothing."""
+    asker's Confirm shows the write to the channel and replaces the ephemeral prompt (replace_original, no buttons
+    left) with a line saying so; another person's press, or a used code, is told to the presser alone and replaces
+    nothing."""
     r: Rig = await rig()
     before = await r.bot.pet_count()
     preview = (await r.slack.command('add "Rex the Dog" --category 3', user=ALICE)).json()
@@ -175,11 +176,11 @@ async def test_confirm_button_by_the_asker_writes_once_in_channel_and_replaces_t
     assert "replace_original" not in other and await r.bot.pet_count() == before
 
     assert (await r.slack.press(CONFIRM_ACTION, code, user=ALICE, prompt=preview)).status_code == 200
-    replaced, shown = (await r.capture.until(3))[1:]
-    assert replaced["replace_original"] is True and replaced["response_type"] == "ephemeral"
-    assert buttons(replaced) == {} and "Rex the Dog" in block_text(replaced)
+    shown, replaced = (await r.capture.until(3))[1:]
     assert shown["response_type"] == "in_channel" and shown["replace_original"] is False
     assert "Rex the Dog" in block_text(shown) and await r.bot.pet_count() == before + 1
+    assert replaced["replace_original"] is True and replaced["response_type"] == "ephemeral"
+    assert buttons(replaced) == {} and block_text(replaced) == f"```\n{SETTLED}\n```"
 
     assert (await r.slack.press(CONFIRM_ACTION, code, user=ALICE, prompt=preview)).status_code == 200  # replayed
     again = (await r.capture.until(4))[3]

@@ -113,9 +113,10 @@ async def test_confirm_over_socket_mode_writes_once_and_replaces_the_prompt(sock
     press["response_url"] = f"{r.slack.hook_url}/press"
     pressed = await r.slack.send("interactive", press)
     assert await r.slack.ack(pressed) == {"envelope_id": pressed}
-    replaced, shown = await r.slack.wait_for(lambda: r.slack.hooks[:2] if len(r.slack.hooks) >= 2 else None)
-    assert replaced["replace_original"] is True and buttons(replaced) == {} and "Sock" in block_text(replaced)
-    assert shown["response_type"] == "in_channel" and await r.bot.pet_count() == before + 1
+    shown, replaced = await r.slack.wait_for(lambda: r.slack.hooks[:2] if len(r.slack.hooks) >= 2 else None)
+    assert shown["response_type"] == "in_channel" and "Sock" in block_text(shown)
+    assert replaced["replace_original"] is True and buttons(replaced) == {} and "Confirmed" in block_text(replaced)
+    assert await r.bot.pet_count() == before + 1
 
 
 async def test_a_mention_over_socket_mode_is_answered_once_even_when_retried(socket_rig: Callable[..., Any]) -> None:
