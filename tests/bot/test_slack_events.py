@@ -8,11 +8,17 @@ on the real sandbox service, and the app's Web API calls go to a server written 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
+import os
+import signal
+import socket
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -25,11 +31,28 @@ from petstore_bot.slack_render import CANCEL_ACTION, CONFIRM_ACTION
 from petstore_bot.slack_verify import SlackSignature
 
 from .conftest import Bot
-from .slack_api_server import BOT_USER, SlackServer, face_on_server
+from .slack_api_server import BOT_TOKEN, BOT_USER, SlackServer, face_on_server, slack_server
 from .slack_support import SECRET, block_text, buttons, press_payload, serving, sign
 
 ALICE, OSCAR, BOB = "UALICE", "UOSCAR", "UBOB"
 OPERATORS, VIEWERS = [f"slack:T1/{ALICE}", f"slack:T1/{OSCAR}"], [f"slack:T1/{BOB}"]
+
+
+def event_body(n: int, text: str, *, user: str, kind: str = "app_mention", channel: str = "C1", **extra: Any) -> bytes:
+    """The ``n``-th event_callback body as Slack sends it."""
+    event = {"type": kind, "user": user, "text": text, "channel": channel, "ts": f"{n}.000200", **extra}
+    if kind == "message":
+        event.setdefault("channel_type", "im")
+    body = {
+        "token": "legacy-verification-token",
+        "team_id": "T1",
+        "api_app_id": "A1",
+        "type": "event_callback",
+        "event_id": f"Ev{n:08d}",
+        "event_time": 1_700_000_000 + n,
+        "event": event,
+    }
+    return json.dumps(body).encode()
 
 
 @dataclass
@@ -44,19 +67,7 @@ class Events:
     def event(self, text: str, *, user: str, kind: str = "app_mention", channel: str = "C1", **extra: Any) -> bytes:
         """An event_callback body as Slack sends it (a new event_id each)."""
         self.n += 1
-        event = {"type": kind, "user": user, "text": text, "channel": channel, "ts": f"{self.n}.000200", **extra}
-        if kind == "message":
-            event.setdefault("channel_type", "im")
-        body = {
-            "token": "legacy-verification-token",
-            "team_id": "T1",
-            "api_app_id": "A1",
-            "type": "event_callback",
-            "event_id": f"Ev{self.n:08d}",
-            "event_time": 1_700_000_000 + self.n,
-            "event": event,
-        }
-        return json.dumps(body).encode()
+        return event_body(self.n, text, user=user, kind=kind, channel=channel, **extra)
 
     async def post(self, body: bytes, **headers: str) -> httpx.Response:
         signed = {**sign(body), "Content-Type": "application/json", **headers}
@@ -220,3 +231,40 @@ async def test_without_a_bot_token_events_are_acknowledged_and_the_log_says_why_
         for _ in range(3):
             assert (await e.post(e.event(f"<@{BOT_USER}> whoami", user=BOB))).status_code == 200
     assert caplog.text.count("bot_token is not set: mentions and DMs are not answered") == 1
+
+
+async def test_the_command_answers_a_mention_with_the_bot_token_from_its_environment(tmp_path: Path) -> None:
+    """The real ``petstore bot slack`` process over HTTP: auth.test and chat.postMessage go below [bot.slack] api_url
+    (the stand-in Slack server), the bot token comes from the environment and is never in its log."""
+    async with slack_server() as slack:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        config = tmp_path / "bot.toml"
+        config.write_text(f'[bot]\nrate_limit = "off"\n[bot.slack]\napi_url = "{slack.api_url}"\n', encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+        env.update(XDG_CONFIG_HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path))
+        env.update(PETSTORE_BOT__SLACK__SIGNING_SECRET=SECRET, PETSTORE_BOT__SLACK__BOT_TOKEN=BOT_TOKEN)
+        argv = ["-m", "petstore_cli", "--config", str(config), "bot", "slack", "--port", str(port)]
+        proc = await asyncio.create_subprocess_exec(sys.executable, *argv, env=env, stderr=asyncio.subprocess.PIPE)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            async with httpx.AsyncClient(timeout=30) as http:
+                await slack.wait_for(lambda: "auth.test" in slack.calls or proc.returncode is not None, timeout=60)
+                while proc.returncode is None:  # the port opens just after auth.test
+                    with contextlib.suppress(httpx.TransportError):
+                        if (await http.get(f"{base}/healthz")).status_code == 200:
+                            break
+                    await asyncio.sleep(0.05)
+                body = event_body(1, f"<@{BOT_USER}> whoami", user=BOB)
+                signed = {**sign(body), "Content-Type": "application/json"}
+                assert (await http.post(f"{base}/slack/events", content=body, headers=signed)).status_code == 200
+            posted = await slack.wait_for(lambda: slack.messages)
+        finally:
+            if proc.returncode is None:
+                proc.send_signal(signal.SIGTERM)
+            _, stderr = await asyncio.wait_for(proc.communicate(), 30)
+    assert posted[0]["channel"] == "C1" and "slack:T1/UBOB" in block_text(posted[0])
+    log = stderr.decode()
+    assert proc.returncode == 0, log
+    assert BOT_TOKEN not in log and SECRET not in log and "Traceback" not in log
