@@ -7,7 +7,8 @@
   (``envelope_id``, ``type``, ``payload``, ``accepts_response_payload``, ``retry_attempt``) go out, and the app's
   acknowledgement (``envelope_id`` and an optional ``payload``) comes back; ``disconnect`` asks the app to open a new
   connection.
-- response_url: ``POST /hook/...`` bodies are recorded.
+- response_url: ``POST /hook/...`` bodies are recorded (below ``/hook/no-channel``, one for the channel is refused
+  with a 404, as for a channel the app cannot post to).
 
 Everything runs on aiohttp's server in the test's event loop, on 127.0.0.1 and a free port.
 """
@@ -144,8 +145,11 @@ class SlackServer:
         return ws
 
     async def _hook(self, request: web.Request) -> web.Response:
-        self.hooks.append(await request.json())
+        body = await request.json()
+        self.hooks.append(body)
         await self._note()
+        if "no-channel" in request.path and body.get("response_type") == "in_channel":  # a channel the app left
+            return web.Response(status=404, text="channel_not_found")
         return web.Response(text="ok")
 
 

@@ -78,9 +78,11 @@ class Events:
         found: list[dict[str, Any]] = await self.slack.wait_for(lambda: len(self.slack.messages) >= count)
         return self.slack.messages[count - 1] if found else {}
 
-    async def press(self, action: str, code: str, *, user: str, prompt: dict[str, Any]) -> httpx.Response:
+    async def press(
+        self, action: str, code: str, *, user: str, prompt: dict[str, Any], hook: str = "press"
+    ) -> httpx.Response:
         payload = press_payload(action, code, user=user, team="T1", channel="C1", prompt=prompt)
-        payload["response_url"] = f"{self.slack.hook_url}/press{self.n}"
+        payload["response_url"] = f"{self.slack.hook_url}/{hook}{self.n}"
         body = urlencode({"payload": json.dumps(payload)}).encode()
         return await self.http.post(f"{self.base}/slack/interactions", content=body, headers=sign(body))
 
@@ -219,6 +221,21 @@ async def test_a_prompt_in_the_channel_is_settled_by_its_askers_press_alone(even
     done = e.slack.hooks[1]
     assert done["replace_original"] is True and done["response_type"] == "in_channel" and buttons(done) == {}
     assert "Added pet" in block_text(done) and await e.bot.pet_count() == before + 1
+
+
+async def test_when_the_channel_refuses_the_write_the_ephemeral_prompt_becomes_the_result(
+    events: Callable[..., Any],
+) -> None:
+    """An ephemeral prompt (as a slash command's) confirmed where the channel post is refused (response_url answers
+    404, as Slack does for a channel the app cannot post to): the prompt is replaced by the result itself, so the
+    asker still sees what was written."""
+    e: Events = await events()
+    await e.post(e.event(f"<@{BOT_USER}> add Lonely --category 2", user=ALICE))
+    prompt = {**(await e.reply()), "response_type": "ephemeral"}
+    await e.press(CONFIRM_ACTION, buttons(prompt)[CONFIRM_ACTION], user=ALICE, prompt=prompt, hook="no-channel")
+    refused, replaced = await e.slack.wait_for(lambda: e.slack.hooks[:2] if len(e.slack.hooks) >= 2 else None)
+    assert refused["response_type"] == "in_channel" and replaced["replace_original"] is True
+    assert "Added pet" in block_text(replaced) and buttons(replaced) == {}
 
 
 async def test_without_a_bot_token_events_are_acknowledged_and_the_log_says_why_once(
