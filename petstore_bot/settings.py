@@ -115,7 +115,7 @@ class MatrixSettings(BaseModel):
 
 
 class SlackSettings(BaseModel):
-    """The Slack face: ``petstore bot slack`` (a slash command and interactivity endpoint)."""
+    """The Slack face: ``petstore bot slack`` (slash commands, buttons, mentions and DMs; HTTP or Socket Mode)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -123,6 +123,28 @@ class SlackSettings(BaseModel):
     """The app's signing secret (Basic Information in the app's settings); env PETSTORE_BOT__SLACK__SIGNING_SECRET."""
     command: str = Field("/pets", pattern=r"^/[a-z0-9_-]{1,31}$")
     """The slash command as set up in the app: /pets list sold."""
+    app_token: SecretStr | None = None
+    """The app-level token (xapp-...) for --socket-mode; env PETSTORE_BOT__SLACK__APP_TOKEN (or app_token_file)."""
+    app_token_file: Path | None = None
+    """A file (0600) holding the app-level token, instead of app_token."""
+    bot_token: SecretStr | None = None
+    """The bot token (xoxb-...) to answer mentions and DMs; env PETSTORE_BOT__SLACK__BOT_TOKEN (or bot_token_file)."""
+    bot_token_file: Path | None = None
+    """A file (0600) holding the bot token, instead of bot_token."""
+    api_url: str = "https://slack.com/api/"
+    """Slack's Web API base URL (an enterprise proxy's): methods are called below it, e.g. <api_url>chat.postMessage."""
+
+    @field_validator("api_url")
+    @classmethod
+    def _api_url(cls, value: str) -> str:
+        if not value.startswith(("https://", "http://")):
+            raise ValueError("must start with https://, e.g. https://slack.com/api/")
+        if value.startswith("http://"):
+            from petstore_api.urls import is_loopback  # the tokens travel in every request
+
+            if not is_loopback(urlsplit(value).hostname or ""):
+                raise ValueError("http:// is only for a server on this machine (tokens would travel in clear text)")
+        return value if value.endswith("/") else value + "/"
 
 
 class MattermostSettings(BaseModel):

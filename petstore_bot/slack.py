@@ -1,13 +1,17 @@
 """``petstore bot slack``: Slack (or Mattermost) slash commands and buttons, as a Starlette app.
 
 ``POST /slack/commands`` takes one command line (``/pets list sold``), ``POST /slack/interactions`` the Confirm and
-Cancel buttons of a write waiting for confirmation, ``GET /healthz`` says the app is up. Every POST is verified
+Cancel buttons of a write waiting for confirmation, ``POST /slack/events`` the Events API (mentions of the bot and DMs
+with it, see slack_events; answered with chat.postMessage), ``GET /healthz`` says the app is up. The same commands,
+presses and events come over Socket Mode (slack_socket) to :meth:`SlackFace.socket_command`,
+:meth:`SlackFace.socket_press` and :meth:`SlackFace.take_event`. Every POST is verified
 before anything runs (a 401 otherwise, the reason logged, never the secret); whatever a sender puts in a header or
 the body, the answer is a 4xx with one line (413 past ``max_body``, 400 for a form the app cannot use), never a 500
 or a traceback. Slack's certificate check (a signed ``ssl_check=1``) gets an empty 200. A command answers in the
 HTTP response when the service answers within ``ack_after`` seconds (1.5; Slack allows 3 in all), else an
 acknowledgement goes back at once and the result is posted once to ``response_url``, which must be on the platform's
-origin. The bot core (roles, confirmation, audit, rate limit, per-user state) is every chat face's.
+origin. A press by the person who asked settles the prompt: it is replaced (``replace_original``), its buttons gone.
+The bot core (roles, confirmation, audit, rate limit, per-user state) is every chat face's.
 """
 
 from __future__ import annotations
@@ -18,9 +22,9 @@ import json
 import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
-from typing import Literal
-from urllib.parse import parse_qsl, urlsplit
+from dataclasses import replace
+from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
@@ -33,8 +37,13 @@ from bot_commands.outcome import Outcome
 from .chat import INTERNAL_ERROR, Incoming
 from .core import BotCore
 from .slack_acks import Acks
-from .slack_render import CANCEL_ACTION, CONFIRM_ACTION, Message, mattermost_payload, message_for, slack_payload
+from .slack_events import ChatEvent, EventGate, chat_event
+from .slack_forms import BadRequest, Command, Press, command_of, parse_form, press_of
+from .slack_render import Message, mattermost_payload, message_for, slack_payload
 from .slack_verify import MattermostToken, SlackSignature
+
+if TYPE_CHECKING:
+    from .slack_web import SlackWeb
 
 __all__ = ["BadRequest", "Post", "SlackFace", "origin_of", "parse_form", "post_json"]
 
@@ -44,18 +53,14 @@ Post = Callable[[str, dict[str, object]], Awaitable[None]]
 
 SLACK_ORIGIN = "https://hooks.slack.com"
 MAX_BODY = 16_384
-#: Fields a form may have (a slash command has about a dozen).
-MAX_FIELDS = 64
 WORKING = "Working on it: {line}"
-_COMMAND_FIELDS = ("command", "text", "user_id", "channel_id", "response_url")
+_NOT_A_PRESS = "payload is not a block_actions interaction"
+#: What a settled prompt says once its write is posted to the channel (the asker would see it twice otherwise).
+SETTLED = "Confirmed: the result is posted to the channel."
 
 
-class BadRequest(Exception):
-    """A request the app cannot use: ``status`` (400, or 413 for a body too large) with this one line."""
-
-    def __init__(self, message: str, *, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
+class ResponseRefused(Exception):
+    """A response_url answered with an error status (the message says which)."""
 
 
 class Refused(Exception):
@@ -69,12 +74,6 @@ def origin_of(url: str) -> str:
         return ""
     port = f":{parts.port}" if parts.port else ""
     return f"{parts.scheme}://{parts.hostname.lower()}{port}"
-
-
-@dataclass(frozen=True, slots=True)
-class _Command:
-    incoming: Incoming
-    response_url: str
 
 
 class SlackFace:
@@ -91,20 +90,33 @@ class SlackFace:
         response_origin: str = SLACK_ORIGIN,
         ack_after: float = 1.5,
         max_body: int = MAX_BODY,
+        web: SlackWeb | None = None,
     ) -> None:
-        if (flavour == "slack") != (signature is not None) or (flavour == "mattermost") != (token is not None):
-            raise ValueError("slack needs a signature check, mattermost a token")
+        if (flavour == "mattermost") != (token is not None) or (flavour == "mattermost" and signature is not None):
+            raise ValueError("mattermost needs a token, and slack no token")
         self.core, self.flavour = core, flavour
         self._post, self._signature, self._token = post, signature, token
         self._origin = origin_of(response_origin)
-        self._acks, self._max_body = Acks(ack_after), max_body
+        self._acks, self._ack_after, self._max_body = Acks(ack_after), ack_after, max_body
         self._background: set[asyncio.Task[object]] = set()  # delayed responses on their way
+        self._web, self._bot_user, self._gate = web, "", EventGate()
+        self._told_no_token = False
+
+    async def start(self) -> None:
+        """Learn the bot's own user id (``auth.test``) when it answers mentions and DMs (``web`` given);
+        SlackWebError when Slack refuses the bot token."""
+        if self._web is not None and not self._bot_user:
+            self._bot_user = await self._web.bot_user()
 
     def app(self) -> Starlette:
+        """The HTTP endpoints (Slack's need its signature check: ``signature``)."""
+        if self.flavour == "slack" and self._signature is None:
+            raise ValueError("the HTTP endpoints of the slack flavour need a signature check")
         return Starlette(
             routes=[
                 Route("/slack/commands", _Endpoint(self._commands), methods=["POST"]),
                 Route("/slack/interactions", self._interactions, methods=["POST"]),
+                *([Route("/slack/events", self._events, methods=["POST"])] if self.flavour == "slack" else []),
                 Route("/healthz", self._health, methods=["GET"]),
             ],
             lifespan=self._lifespan,
@@ -133,7 +145,7 @@ class SlackFace:
             if self.flavour == "slack" and form.get("ssl_check") == "1":  # Slack checking the certificate: all is well
                 await Response(status_code=200)(scope, receive, send)
                 return
-            command = self._command(form)
+            command = command_of(form, flavour=self.flavour, prefix=self.core.prefix)
         except (BadRequest, Refused) as exc:
             await _refusal(request, exc, "a command")(scope, receive, send)
             return
@@ -146,17 +158,85 @@ class SlackFace:
             body = await self._body(request)
             if self.flavour == "mattermost":
                 return await self._mattermost_press(request, body)
-            press, response_url = _slack_press(self._verified_form(request, body), prefix=self.core.prefix)
+            press = press_of(
+                _json(self._verified_form(request, body).get("payload", ""), what=_NOT_A_PRESS), prefix=self.core.prefix
+            )
         except (BadRequest, Refused) as exc:
             return _refusal(request, exc, "an interaction")
         except ClientDisconnect:
             return Response(status_code=400)
-        self._later(self._run(press), response_url, replace=True)
+        self._spawn(self._answer_press(press))
         return Response(status_code=200)
+
+    async def _events(self, request: Request) -> Response:
+        """The Events API over HTTP: Slack's URL check answered with its challenge; an event acknowledged at once
+        (Slack waits 3 s, then sends it again) and answered in a task of its own."""
+        try:
+            body = await self._body(request)
+            self._verify(request, body)
+            payload = _json(body.decode("utf-8"), what="body is not a JSON object")
+        except (BadRequest, Refused) as exc:
+            return _refusal(request, exc, "an event")
+        except ClientDisconnect:
+            return Response(status_code=400)
+        if payload.get("type") == "url_verification":
+            challenge = payload.get("challenge")
+            if not isinstance(challenge, str):
+                return JSONResponse({"error": "url_verification without a challenge"}, status_code=400)
+            return JSONResponse({"challenge": challenge})
+        retry = request.headers.get("x-slack-retry-num", "")
+        number = int(retry) if retry.isascii() and retry.isdigit() and len(retry) < 6 else None
+        self.take_event(payload, retry=number, reason=request.headers.get("x-slack-retry-reason"))
+        return Response(status_code=200)
+
+    # -- Socket Mode (slack_socket): the same work, acknowledged over the WebSocket -------------------------
+
+    async def socket_command(self, form: Mapping[str, object]) -> dict[str, object]:
+        """A slash command's envelope: the acknowledgement's payload is the answer when the command ends within
+        ``ack_after``, else "Working on it" and the answer goes to response_url when it ends. BadRequest when
+        ``form`` is not a slash command."""
+        command = command_of(form, flavour="slack", prefix=self.core.prefix)
+        task = asyncio.ensure_future(self._run(command.incoming))
+        done, _ = await asyncio.wait({task}, timeout=self._ack_after)
+        if task in done:
+            message = task.result()
+            return {} if message is None else slack_payload(message, asker=command.asker)
+
+        async def later() -> None:
+            message = await task
+            if message is not None:
+                await self._post_to(command.response_url, slack_payload(message, asker=command.asker))
+
+        self._spawn(later())
+        return slack_payload(self._working(command))
+
+    def socket_press(self, payload: Mapping[str, object]) -> None:
+        """A Confirm/Cancel press's envelope (acknowledged at once: Slack reads no answer from a button's
+        acknowledgement); the answer goes to response_url. BadRequest when it is not such a press."""
+        self._spawn(self._answer_press(press_of(payload, prefix=self.core.prefix)))
+
+    def take_event(self, payload: Mapping[str, object], *, retry: int | None = None, reason: str | None = None) -> None:
+        """An Events API payload (acknowledged at once by the caller): a command in a mention or a DM is answered
+        with chat.postMessage; a repeat of an event already taken (Slack's retry) is not run again."""
+        if payload.get("type") != "event_callback" or not self._gate.first(payload, retry=retry, reason=reason):
+            return
+        if self._web is None or not self._bot_user:
+            if not self._told_no_token:  # once: Slack keeps sending events the app subscribed to
+                log.warning("an event came but [bot.slack] bot_token is not set: mentions and DMs are not answered")
+                self._told_no_token = True
+            return
+        prefix = self.core.prefix
+        chat = chat_event(payload, bot_user=self._bot_user, prefix=prefix, command=prefix.strip())
+        if chat is not None:
+            self._spawn(self._answer_event(chat, self._web))
 
     # -- the work -------------------------------------------------------------------------------------------
 
-    async def _answer(self, command: _Command, request: Request, send: Send) -> None:
+    def _working(self, command: Command) -> Message:
+        line = command.incoming.text.removeprefix(self.core.prefix)
+        return Message(text=WORKING.format(line=line), in_channel=False)
+
+    async def _answer(self, command: Command, request: Request, send: Send) -> None:
         """The result as the response when the command ends within ``ack_after``; else, at ``ack_after``, an
         acknowledgement as the response and the result posted to response_url once it ends.
 
@@ -168,13 +248,8 @@ class SlackFace:
         acked: list[asyncio.Task[None]] = []
 
         def acknowledge() -> None:
-            line = command.incoming.text.removeprefix(self.core.prefix)
-            working = Message(text=WORKING.format(line=line), in_channel=False)
-            acked.append(
-                loop.create_task(
-                    JSONResponse(self._payload(working, request, ""))(request.scope, request.receive, send)
-                )
-            )
+            working = self._payload(self._working(command), request, "")
+            acked.append(loop.create_task(JSONResponse(working)(request.scope, request.receive, send)))
             if this is not None:  # drain() waits for the rest of this request: the delayed response
                 self._background.add(this)
                 this.add_done_callback(self._background.discard)
@@ -187,9 +262,7 @@ class SlackFace:
         if acked:
             await acked[0]
             if message is not None:
-                await self._deliver(
-                    message, command.response_url, replace=False, request=request, user=command.incoming.user
-                )
+                await self._post_to(command.response_url, self._payload(message, request, command.incoming.user))
             return
         if message is None:  # nothing to say (a slash command always gets a reply: see _run and ratelimit)
             await Response(status_code=200)(request.scope, request.receive, send)
@@ -210,36 +283,54 @@ class SlackFace:
             return message_for(answer, prefix=self.core.prefix, commands=self.core.commands)
         return None if answer is None else Message(text=answer, in_channel=False)
 
-    def _later(self, work: Awaitable[Message | None], response_url: str, *, replace: bool) -> None:
-        """Post the result of ``work`` to response_url when it ends, in a task of its own (a button press)."""
+    async def _answer_press(self, press: Press) -> None:
+        """The answer to a press, to response_url. The asker's press settles the prompt: it is replaced
+        (``replace_original``, its buttons gone) by the answer; when the answer is a write for the channel and the
+        prompt was the asker's alone, the write is posted to the channel and the prompt says so, rather than show
+        the asker the same answer twice. Anything else (another person's press, a code already used) is told to the
+        presser alone and replaces nothing."""
+        message = await self._run(press.incoming)
+        if message is None:
+            return
+        if not (press.by_asker and message.settles):
+            await self._post_to(press.response_url, slack_payload(replace(message, in_channel=False)))
+            return
+        if message.in_channel and press.ephemeral:
+            announced = {**slack_payload(message), "replace_original": False}
+            if await self._post_to(press.response_url, announced):
+                message = Message(text=SETTLED, in_channel=False)
+        await self._post_to(press.response_url, {**slack_payload(message), "replace_original": True})
 
-        async def deliver() -> None:
-            message = await work
-            if message is not None:
-                await self._deliver(message, response_url, replace=replace, request=None, user="")
+    async def _answer_event(self, chat: ChatEvent, web: SlackWeb) -> None:
+        message = await self._run(chat.incoming)
+        if message is not None:
+            await web.post_message(chat.channel, slack_payload(message, asker=chat.asker), chat.thread_ts)
 
-        task = asyncio.ensure_future(deliver())
+    def _spawn(self, work: Awaitable[None]) -> None:
+        """Run ``work`` (a late answer) in a task of its own, which drain() waits for."""
+        task = asyncio.ensure_future(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _deliver(
-        self, message: Message, response_url: str, *, replace: bool, request: Request | None, user: str
-    ) -> None:
-        """Post ``message`` once to response_url, when it is on the platform's origin; a failure is logged."""
+    async def _post_to(self, response_url: str, payload: dict[str, object]) -> bool:
+        """Post ``payload`` once to response_url, when it is on the platform's origin; whether it was taken (a
+        failure is logged)."""
         if origin_of(response_url) != self._origin:
             log.warning("not posting to response_url: it is not on %s", self._origin)
-            return
-        payload = self._payload(message, request, user) if request is not None else slack_payload(message)
-        if self.flavour == "slack" and replace and message.confirm is None:
-            payload["replace_original"] = not message.in_channel
+            return False
         try:
             await self._post(response_url, payload)
         except Exception as exc:  # noqa: BLE001 -- the app stays up; the audit log has the write
-            log.error("posting the delayed response failed: %s", type(exc).__name__)
+            log.error(
+                "posting the delayed response failed: %s",
+                exc if isinstance(exc, ResponseRefused) else type(exc).__name__,
+            )
+            return False
+        return True
 
     def _payload(self, message: Message, request: Request | None, user: str) -> dict[str, object]:
         if self.flavour == "slack":
-            return slack_payload(message)
+            return slack_payload(message, asker=user.rpartition("/")[2])
         assert self._token is not None
         context = None
         if message.confirm is not None:  # a fresh nonce per prompt: the press's request id, so its write's key
@@ -287,7 +378,9 @@ class SlackFace:
         if message is None:
             return JSONResponse({})
         text = mattermost_payload(message, action_url="")["text"]
-        return JSONResponse({"update": {"message": text}} if message.in_channel else {"ephemeral_text": text})
+        if incoming.user == context["user"] and message.settles:  # the asker's press: the prompt is replaced
+            return JSONResponse({"update": {"message": text, "props": {}}})
+        return JSONResponse({"ephemeral_text": text})
 
     # -- parsing --------------------------------------------------------------------------------------------
 
@@ -301,12 +394,17 @@ class SlackFace:
             chunks.append(chunk)
         return b"".join(chunks)
 
+    def _verify(self, request: Request, body: bytes) -> None:
+        """Refused unless ``request`` carries Slack's signature of ``body``."""
+        assert self._signature is not None
+        refused = self._signature.check(headers=request.headers, body=body)
+        if refused:
+            raise Refused(refused)
+
     def _verified_form(self, request: Request, body: bytes) -> dict[str, str]:
         """The form of a request that is the platform's; Refused otherwise, before anything else looks at it."""
         if self._signature is not None:
-            refused = self._signature.check(headers=request.headers, body=body)
-            if refused:
-                raise Refused(refused)
+            self._verify(request, body)
             return parse_form(body)
         assert self._token is not None
         try:
@@ -317,81 +415,6 @@ class SlackFace:
         if refused:
             raise Refused(refused)
         return form
-
-    def _command(self, form: Mapping[str, str]) -> _Command:
-        missing = [name for name in _COMMAND_FIELDS if name not in form]
-        if self.flavour == "slack" and "team_id" not in form:
-            missing.append("team_id")
-        if missing:
-            raise BadRequest(f"missing form fields: {', '.join(missing)}")
-        if len(form["text"]) > 4000:
-            raise BadRequest("command text too long: at most 4000 characters")
-        if self.flavour == "slack":
-            team = form["team_id"]
-            user, room = f"slack:{team}/{form['user_id']}", f"{team}/{form['channel_id']}"
-        else:
-            user, room = f"mattermost:{form['user_id']}", form["channel_id"]
-        text = f"{self.core.prefix}{form['text'].strip()}"
-        # The platform's id of this command names its write (the Idempotency-Key derives from it). Without one
-        # (Mattermost may send no trigger_id) two identical commands are two requests: a fresh nonce each, and a
-        # write waits for its Confirm button, whose context carries the nonce that names it.
-        trigger = form.get("trigger_id", "")
-        event = trigger or f"nonce:{secrets.token_urlsafe(16)}"
-        incoming = Incoming(
-            platform=self.flavour,
-            room=room,
-            user=user,
-            event_id=event,
-            text=text,
-            private=True,
-            confirm_writes=not trigger,
-        )
-        return _Command(incoming=incoming, response_url=form["response_url"])
-
-
-def parse_form(body: bytes, *, max_fields: int = MAX_FIELDS) -> dict[str, str]:
-    """A UTF-8 ``application/x-www-form-urlencoded`` body as a dict (the first value of a repeated key); BadRequest,
-    saying what is wrong, when it is not one."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BadRequest("body is not UTF-8") from None
-    if text.count("&") >= max_fields:
-        raise BadRequest(f"too many form fields: at most {max_fields}")
-    try:
-        pairs = parse_qsl(text, keep_blank_values=True, strict_parsing=True, max_num_fields=max_fields)
-    except ValueError:
-        raise BadRequest("body is not a URL-encoded form") from None
-    form: dict[str, str] = {}
-    for key, value in pairs:
-        form.setdefault(key, value)
-    return form
-
-
-def _slack_press(form: Mapping[str, str], *, prefix: str) -> tuple[Incoming, str]:
-    """The Incoming for a Confirm/Cancel press, and its response_url."""
-    try:
-        payload = json.loads(form["payload"])
-        user, team = payload["user"]["id"], payload["team"]["id"]
-        channel, action = payload["channel"]["id"], payload["actions"][0]
-        kind, code, response_url = action["action_id"], action["value"], payload["response_url"]
-    except (KeyError, IndexError, TypeError, ValueError, RecursionError):
-        raise BadRequest("payload is not a block_actions interaction") from None
-    if payload.get("type") != "block_actions" or kind not in (CONFIRM_ACTION, CANCEL_ACTION):
-        raise BadRequest("only the Confirm and Cancel buttons are handled")
-    if not all(isinstance(v, str) for v in (user, team, channel, code, response_url)):
-        raise BadRequest("payload is not a block_actions interaction")
-    verb = "confirm" if kind == CONFIRM_ACTION else "cancel"
-    event = f"press:{payload.get('trigger_id') or action.get('action_ts') or ''}"
-    incoming = Incoming(
-        platform="slack",
-        room=f"{team}/{channel}",
-        user=f"slack:{team}/{user}",
-        event_id=event,
-        text=f"{prefix}{verb} {code}",
-        private=True,
-    )
-    return incoming, response_url
 
 
 class _Endpoint:
@@ -404,6 +427,17 @@ class _Endpoint:
         await self._app(scope, receive, send)
 
 
+def _json(text: str, *, what: str) -> dict[str, object]:
+    """A JSON object (an interaction's ``payload`` field, an event's body); BadRequest saying ``what`` otherwise."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the decoder goes
+        raise BadRequest(what) from None
+    if not isinstance(data, dict):
+        raise BadRequest(what)
+    return data
+
+
 def _refusal(request: Request, exc: BadRequest | Refused, what: str) -> Response:
     if isinstance(exc, BadRequest):
         return JSONResponse({"error": str(exc)}, status_code=exc.status)
@@ -412,9 +446,10 @@ def _refusal(request: Request, exc: BadRequest | Refused, what: str) -> Response
 
 
 async def post_json(url: str, payload: dict[str, object]) -> None:
-    """POST ``payload`` to a response_url with slack_sdk's webhook client (one try: a delayed reply is sent once)."""
+    """POST ``payload`` to a response_url with slack_sdk's webhook client (one try: a delayed reply is sent once);
+    ResponseRefused when it answers with an error status."""
     from slack_sdk.webhook.async_client import AsyncWebhookClient
 
     response = await AsyncWebhookClient(url, timeout=10).send_dict(payload)
     if response.status_code >= 300:
-        log.warning("response_url answered %d", response.status_code)
+        raise ResponseRefused(f"response_url answered {response.status_code}")

@@ -26,6 +26,8 @@ __all__ = [
     "Message",
     "message_for",
     "mrkdwn_escape",
+    "prompt_asker",
+    "prompt_block_id",
     "slack_payload",
     "mattermost_payload",
 ]
@@ -42,6 +44,9 @@ class Message:
     text: str  # plain, visible (control characters shown), not yet escaped
     in_channel: bool  # a completed write: the team sees it
     confirm: ConfirmationNeeded | None = None
+    #: It settles a Confirm/Cancel prompt (a press that was not refused as "nothing to confirm"): the prompt is
+    #: replaced by it, its buttons gone.
+    settles: bool = True
 
 
 def message_for(outcome: Outcome, *, prefix: str, commands: Collection[str] = ()) -> Message:
@@ -51,7 +56,19 @@ def message_for(outcome: Outcome, *, prefix: str, commands: Collection[str] = ()
         text=text,
         in_channel=isinstance(result, PetCreated) and not result.replayed,  # a replay: the team saw it the first time
         confirm=result if isinstance(result, ConfirmationNeeded) else None,
+        settles=outcome.failure is None or outcome.failure.kind != "not_confirmable",
     )
+
+
+def prompt_block_id(code: str, asker: str) -> str:
+    """The id of a prompt's actions block: its code and the Slack user who asked (whose press settles it)."""
+    return f"petstore:{code}:{asker}"
+
+
+def prompt_asker(block_id: str) -> str | None:
+    """The asker a prompt's block id names (None for a block id of another shape)."""
+    kind, _, rest = block_id.partition(":")
+    return rest.partition(":")[2] or None if kind == "petstore" else None
 
 
 def mrkdwn_escape(text: str) -> str:
@@ -93,8 +110,9 @@ def _button(label: str, action_id: str, code: str, style: str | None = None) -> 
     return button
 
 
-def slack_payload(message: Message) -> dict[str, object]:
-    """A slash-command response (or response_url body) in Block Kit."""
+def slack_payload(message: Message, *, asker: str = "") -> dict[str, object]:
+    """A slash-command response (or response_url or chat.postMessage body) in Block Kit; ``asker``: the Slack user
+    whose command a confirmation prompt is for."""
     escaped = mrkdwn_escape(message.text)
     pieces = _chunks(escaped)
     blocks = [_section(fence(p)) for p in pieces[:_BLOCKS_MAX]]
@@ -105,7 +123,7 @@ def slack_payload(message: Message) -> dict[str, object]:
         blocks.append(
             {
                 "type": "actions",
-                "block_id": f"petstore-{code}",
+                "block_id": prompt_block_id(code, asker),
                 "elements": [
                     _button("Confirm", CONFIRM_ACTION, code, "primary"),
                     _button("Cancel", CANCEL_ACTION, code),

@@ -11,17 +11,18 @@ import functools
 import logging
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
+
+from pydantic import SecretStr
 
 from bot_commands.commands import CHAT_SLEEP_MAX
 from bot_commands.errors import EXIT_FAILED, EXIT_OK, Forbidden
 from bot_commands.policy import Actor, Policy, Role
 from bot_commands.session import CommandSession
 from petstore_api.errors import ConfigError
-from petstore_bot.chat import Handler
 from petstore_bot.core import BotCore
 from petstore_bot.ratelimit import RateLimiter
 from petstore_bot.roles import RoleBook
@@ -34,12 +35,14 @@ from .compose import Composition, compose
 if TYPE_CHECKING:
     import uvicorn
 
-    from petstore_bot.matrix import MatrixTransport
+    from petstore_bot.slack import SlackFace
 
 log = logging.getLogger("petstore_bot")
 #: Commands remembered per chat session (chat has no /history; enough to look into a conversation, bounded for a
 #: bot that runs for months with thousands of people).
 CHAT_HISTORY = 100
+Run = Callable[[asyncio.Event], Awaitable[None]]
+"""A transport's run until the event is set (SIGTERM, Ctrl-C)."""
 
 
 def bot_policy(base: Policy, bot: BotSettings) -> Policy:
@@ -167,21 +170,22 @@ def matrix_main(
         composition.audit.path if composition.audit else "-",
     )
     try:
-        asyncio.run(_serve(transport, core.handle, composition))
+        asyncio.run(_serve(lambda stop: transport.run(core.handle, stop=stop), composition))
     except MatrixError as exc:
         print(f"petstore: matrix: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
 
 
-async def _serve(transport: MatrixTransport, handler: Handler, composition: Composition) -> None:
-    """Run the transport until SIGTERM or SIGINT, then close the client and the audit log."""
+async def _serve(run: Run, composition: Composition) -> None:
+    """``run`` a transport until SIGTERM or SIGINT (it is given the event they set), then close the client and the
+    audit log."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     try:
-        await transport.run(handler, stop=stop)
+        await run(stop)
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
@@ -205,28 +209,35 @@ def slack_main(
     host: str,
     port: int,
     mattermost: bool,
+    socket_mode: bool = False,
     sandbox_reset: bool = False,
     audit_flag: Path | None = None,
     verbose: int = 0,
 ) -> int:
-    """Entry point of ``petstore bot slack [--mattermost]``: serve the endpoints until SIGTERM or Ctrl-C."""
-    import uvicorn
-
+    """Entry point of ``petstore bot slack [--mattermost | --socket-mode]``: serve the endpoints (or, in Socket
+    Mode, hold the WebSocket to Slack) until SIGTERM or Ctrl-C."""
     from petstore_bot.slack import SLACK_ORIGIN, SlackFace, post_json
     from petstore_bot.slack_verify import MattermostToken, SlackSignature
-    from petstore_server.serve import QuietServer
+    from petstore_bot.slack_web import SlackWeb, SlackWebError
 
     bot, where = settings.bot, str(config_file or default_config_path())
     flavour: Literal["slack", "mattermost"] = "mattermost" if mattermost else "slack"
-    signature, token = None, None
+    signature, token, app_token = None, None, None
     if mattermost:
+        if socket_mode:
+            raise ConfigError("--socket-mode is Slack's: Mattermost calls the bot over HTTP (leave out one of them)")
         if not bot.mattermost.url or bot.mattermost.token is None:
             raise _not_set("bot.mattermost", "url" if not bot.mattermost.url else "token", where)
         token = MattermostToken(bot.mattermost.token.get_secret_value())
+    elif socket_mode:
+        app_token = slack_token(bot, "app_token", where=where, shape="xapp-")
+        if app_token is None:
+            raise _not_set("bot.slack", "app_token", where)
     elif bot.slack.signing_secret is None:
         raise _not_set("bot.slack", "signing_secret", where)
     else:
         signature = SlackSignature(bot.slack.signing_secret.get_secret_value())
+    bot_token = None if mattermost else slack_token(bot, "bot_token", where=where, shape="xoxb-")
     _configure_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     core = build_core(composition, bot, platform=flavour, prefix=bot.slack.command + " ")
@@ -237,28 +248,90 @@ def slack_main(
         signature=signature,
         token=token,
         response_origin=(bot.mattermost.url or "") if mattermost else SLACK_ORIGIN,
+        web=SlackWeb(bot_token=bot_token, api_url=bot.slack.api_url) if bot_token else None,
     )
+    if bot_token is None and not mattermost:
+        log.info("[bot.slack] bot_token is not set: slash commands only (mentions and DMs need it)")
+    where_to = f"Socket Mode via {bot.slack.api_url}" if socket_mode else f"http://{host}:{port}"
     log.info(
-        "petstore bot %s on http://%s:%d; service %s %s; audit %s",
+        "petstore bot %s on %s; service %s %s; audit %s",
         flavour,
-        host,
-        port,
+        where_to,
         composition.env.env,
         composition.env.base_url,
         composition.audit.path if composition.audit else "-",
     )
+    try:
+        if app_token is not None:
+            from petstore_bot.slack_socket import SocketMode
+
+            socket = SocketMode(face=face, app_token=app_token, api_url=bot.slack.api_url)
+            asyncio.run(_serve(_started(face, socket.run), composition))
+            return EXIT_OK
+        return _serve_slack_http(face, composition, host=host, port=port)
+    except SlackWebError as exc:
+        print(f"petstore: slack: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def slack_token(bot: BotSettings, name: Literal["app_token", "bot_token"], *, where: str, shape: str) -> str | None:
+    """``[bot.slack] <name>``, or the token in the file ``<name>_file`` names; None when neither is set. ConfigError,
+    naming the setting, when both are, the file cannot be read, or the token does not start with ``shape``."""
+    from petstore_os.files import read_secret_lines
+
+    given: SecretStr | None = getattr(bot.slack, name)
+    path: Path | None = getattr(bot.slack, f"{name}_file")
+    setting = f"[bot.slack] {name}"
+    if path is not None:
+        if given is not None:
+            raise ConfigError(f"both {setting} and {name}_file are set (in {where} or the environment): keep one")
+        try:
+            lines = read_secret_lines(path.expanduser(), warn=log.warning)
+        except OSError as exc:
+            raise ConfigError(f"{setting}_file: cannot read {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{setting}_file: {path} is not a text file (UTF-8)") from None
+        if len(lines) != 1:
+            raise ConfigError(f"{setting}_file: {path} should hold the token alone, on one line")
+        given = SecretStr(lines[0][1])
+    if given is None:
+        return None
+    value = given.get_secret_value()
+    if not value.startswith(shape):
+        raise ConfigError(f"{setting} does not look like one: Slack's start with {shape}... (Basic Information)")
+    return value
+
+
+def _started(
+    face: SlackFace, run: Callable[[asyncio.Event], Awaitable[None]]
+) -> Callable[[asyncio.Event], Awaitable[None]]:
+    """``run``, once the face knows who the bot is (``auth.test``)."""
+
+    async def started(stop: asyncio.Event) -> None:
+        await face.start()
+        await run(stop)
+
+    return started
+
+
+def _serve_slack_http(face: SlackFace, composition: Composition, *, host: str, port: int) -> int:
+    import uvicorn
+
+    from petstore_server.serve import QuietServer
+
     server = QuietServer(
         uvicorn.Config(face.app(), host=host, port=port, log_level="warning", access_log=False, lifespan="on")
     )
     try:
-        asyncio.run(_serve_http(server, composition))
+        asyncio.run(_serve_http(server, face, composition))
     except (OSError, SystemExit):  # uvicorn exits when it cannot listen (it logged why)
         return EXIT_FAILED
     return EXIT_OK if server.started else EXIT_FAILED
 
 
-async def _serve_http(server: uvicorn.Server, composition: Composition) -> None:
+async def _serve_http(server: uvicorn.Server, face: SlackFace, composition: Composition) -> None:
     try:
+        await face.start()
         await server.serve()
     finally:
         await composition.aclose()

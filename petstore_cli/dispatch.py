@@ -146,6 +146,7 @@ def _bot(loaded: LoadedSettings, args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             mattermost=args.mattermost,
+            socket_mode=args.socket_mode,
             sandbox_reset=reset,
             audit_flag=audit_flag,
             verbose=verbose,

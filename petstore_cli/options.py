@@ -134,14 +134,19 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     slack = platforms.add_parser(
         "slack",
         parents=common,
-        help="Slack (or Mattermost) slash commands over HTTP",
-        description="Serve POST /slack/commands, POST /slack/interactions and GET /healthz "
-        "for a Slack app's slash command ([bot.slack]) or, with --mattermost, "
-        "a Mattermost slash command ([bot.mattermost]).",
+        help="Slack (or Mattermost) slash commands, mentions and DMs, over HTTP or Socket Mode",
+        description="Serve POST /slack/commands, POST /slack/interactions, POST /slack/events and GET /healthz "
+        "for a Slack app ([bot.slack]); with --socket-mode, take the same over Slack's Socket Mode instead "
+        "(no public URL); with --mattermost, a Mattermost slash command ([bot.mattermost]).",
     )
     slack.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     slack.add_argument("--port", type=int, default=3000, help="port (default: 3000)")
     slack.add_argument("--mattermost", action="store_true", help="speak Mattermost's flavour (token, Markdown)")
+    slack.add_argument(
+        "--socket-mode",
+        action="store_true",
+        help="connect out to Slack over Socket Mode (no public URL; the app-level token: [bot.slack] app_token)",
+    )
     serve = sub.add_parser(
         "serve",
         help="run the Pet Store service (SQLite) with uvicorn",

@@ -137,6 +137,16 @@ def test_world_readable_config_with_key_is_tightened_with_a_warning(tmp_path: Pa
     assert load_settings(config_path=cfg).warnings == []
 
 
+@pytest.mark.parametrize(
+    ("table", "name"), [("bot.slack", "app_token"), ("bot.slack", "bot_token"), ("bot.matrix", "password")]
+)
+def test_world_readable_config_with_a_bot_secret_is_tightened_too(tmp_path: Path, table: str, name: str) -> None:
+    cfg = write(tmp_path / "c.toml", f'[{table}]\n{name} = "{CANARY}"\n', mode=0o644)
+    loaded = load_settings(config_path=cfg)
+    assert loaded.warnings == [f"tightened {cfg} to 0600 (it was 0644): it holds a secret ({name})"]
+    assert stat.S_IMODE(cfg.stat().st_mode) == 0o600
+
+
 def test_readable_config_without_key_draws_no_warning(tmp_path: Path) -> None:
     cfg = write(tmp_path / "c.toml", "read_only = true\n", mode=0o644)
     assert load_settings(config_path=cfg).warnings == []

@@ -95,19 +95,28 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
 
 
+#: Settings that hold a secret (the API key, the bots' passwords and tokens): a file holding one is kept 0600.
+_SECRETS = ("api_key", "signing_secret", "app_token", "bot_token", "password", "access_token", "token")
+
+
 def _permission_warnings(path: Path, data: Mapping[str, Any]) -> list[str]:
-    """A config file that holds a key is tightened to 0600 if others may read it; the line that says so."""
-    if os.name != "posix" or not _holds_key(data):
+    """A config file that holds a secret is tightened to 0600 if others may read it; the line that says so."""
+    held = _held_secret(data) if os.name == "posix" else None
+    if held is None:
         return []
+    what = "an API key" if held == "api_key" else f"a secret ({held})"
     said: list[str] = []
-    tighten(path, warn=lambda line: said.append(f"{line}: it holds an API key"))
+    tighten(path, warn=lambda line: said.append(f"{line}: it holds {what}"))
     return said
 
 
-def _holds_key(data: Mapping[str, Any]) -> bool:
-    if data.get("api_key"):
-        return True
-    return any(isinstance(v, Mapping) and _holds_key(v) for v in data.values())
+def _held_secret(data: Mapping[str, Any]) -> str | None:
+    """The name of the first secret setting ``data`` gives a value, at any depth."""
+    found = next((name for name in _SECRETS if data.get(name)), None)
+    for value in data.values():
+        if found is None and isinstance(value, Mapping):
+            found = _held_secret(value)
+    return found
 
 
 def _describe(

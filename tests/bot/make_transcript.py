@@ -6,7 +6,7 @@ Run: ``.venv/bin/python tests/bot/make_transcript.py`` from the repository root 
 Slack cannot be reached from here, so this is the tests' set-up (``tests/bot/test_slack.py``'s rig): the Slack face
 (``SlackFace``, as ``petstore bot slack`` builds it) on a real loopback socket over the sandbox, requests signed with
 Slack's v0 scheme as Slack sends them, and a stand-in for Slack's ``response_url`` recording what the face posts
-there (a Confirm's result). Bob is a viewer, Alice an operator. What the face answered is written out twice:
+there (a Confirm's result: the prompt replaced, and the write posted to the channel). Bob is a viewer, Alice an operator. What the face answered is written out twice:
 
 - ``docs/images/slack-channel.png``: a transcript page, each reply's Block Kit text (its monospaced sections) with
   who sees it (``ephemeral``: only the asker; ``in_channel``: everyone) and its buttons, screenshotted in headless
@@ -71,8 +71,10 @@ async def converse(tmp: Path) -> list[Exchange]:
                 await command(BOB, "list sold --limit 3")
                 await command(BOB, "add Rex --category 3")
                 preview = await command(ALICE, 'add "<!channel> Rex" --category 3')
-                await slack.press(CONFIRM_ACTION, buttons(preview)[CONFIRM_ACTION], user=ALICE)
-                said.append((NAMES[ALICE], "presses Confirm", await capture.next_post()))
+                await slack.press(CONFIRM_ACTION, buttons(preview)[CONFIRM_ACTION], user=ALICE, prompt=preview)
+                announced, replaced = (await capture.until(2))[:2]
+                said.append((NAMES[ALICE], "presses Confirm", announced))
+                said.append((NAMES[ALICE], "(her prompt, replaced: no buttons left)", replaced))
     finally:
         await composition.aclose()
     return said

@@ -77,6 +77,15 @@ class Capture:
         self.arrived.clear()
         return self.posts[-1]
 
+    async def until(self, count: int, timeout: float = 20.0) -> list[dict[str, Any]]:
+        """Every post so far, once there are at least ``count``."""
+        async with asyncio.timeout(timeout):
+            while len(self.posts) < count:
+                self.arrived.clear()
+                await self.arrived.wait()
+        self.arrived.clear()
+        return self.posts
+
 
 def sign(body: bytes, *, secret: str = SECRET, timestamp: int | str | None = None) -> dict[str, str]:
     """Slack's headers for ``body``: its v0 signature with ``secret`` at ``timestamp`` (now by default)."""
@@ -119,22 +128,40 @@ class SlackClient:
         body = self.command_body(text, user=user, **extra)
         return await self.http.post(f"{self.base}/slack/commands", content=body, headers=sign(body))
 
-    def press_body(self, action: str, code: str, *, user: str, team: str | None = None) -> bytes:
+    def press_body(
+        self, action: str, code: str, *, user: str, team: str | None = None, prompt: dict[str, Any] | None = None
+    ) -> bytes:
         self._n += 1
-        payload = {
-            "type": "block_actions",
-            "user": {"id": user, "team_id": team or self.team},
-            "team": {"id": team or self.team},
-            "channel": {"id": self.channel},
-            "trigger_id": f"press-{self._n}-{time.monotonic_ns()}",
-            "response_url": f"{self.hook}/hook/press{self._n}",
-            "actions": [{"action_id": action, "value": code, "action_ts": str(time.time())}],
-        }
+        payload = press_payload(action, code, user=user, team=team or self.team, channel=self.channel, prompt=prompt)
+        payload["response_url"] = f"{self.hook}/hook/press{self._n}"
         return urlencode({"payload": json.dumps(payload)}).encode()
 
-    async def press(self, action: str, code: str, *, user: str) -> httpx.Response:
-        body = self.press_body(action, code, user=user)
+    async def press(self, action: str, code: str, *, user: str, prompt: dict[str, Any] | None = None) -> httpx.Response:
+        """``prompt``: the message with the buttons (its block id and whether it was ephemeral go with the press)."""
+        body = self.press_body(action, code, user=user, prompt=prompt)
         return await self.http.post(f"{self.base}/slack/interactions", content=body, headers=sign(body))
+
+
+def press_payload(
+    action: str, code: str, *, user: str, team: str, channel: str, prompt: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A block_actions payload as Slack sends it for a press on ``prompt`` (an ephemeral one unless its
+    ``response_type`` is in_channel or it has none, as a chat.postMessage body has not)."""
+    block_id = next((b["block_id"] for b in (prompt or {}).get("blocks", []) if b["type"] == "actions"), None)
+    ephemeral = prompt is None or prompt.get("response_type") == "ephemeral"
+    element: dict[str, Any] = {"action_id": action, "value": code, "action_ts": str(time.time())}
+    if block_id is not None:
+        element["block_id"] = block_id
+    return {
+        "type": "block_actions",
+        "user": {"id": user, "team_id": team},
+        "team": {"id": team},
+        "channel": {"id": channel},
+        "container": {"type": "message", "channel_id": channel, "is_ephemeral": ephemeral},
+        "trigger_id": f"press-{time.monotonic_ns()}",
+        "response_url": "",
+        "actions": [element],
+    }
 
 
 def block_text(payload: dict[str, Any]) -> str:

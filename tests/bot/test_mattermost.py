@@ -132,9 +132,21 @@ async def test_buttons_confirm_for_the_asker_only_and_a_forged_context_is_refuse
     assert "Nothing to confirm" in other["ephemeral_text"] and await m.bot.pet_count() == before
     done = (await m.press(confirm, user=ALICE)).json()
     assert "@channel" in done["update"]["message"] and done["update"]["message"].startswith("```")
+    assert done["update"]["props"] == {}  # the prompt is replaced: its buttons gone
     assert await m.bot.pet_count() == before + 1
     again = (await m.press(confirm, user=ALICE)).json()
     assert "Nothing to confirm" in again["ephemeral_text"] and await m.bot.pet_count() == before + 1
+
+
+async def test_the_askers_cancel_replaces_the_prompt_without_its_buttons(mm: Callable[..., Any]) -> None:
+    """Mattermost's action response (no Mattermost here: its protocol over loopback): ``update`` replaces the post
+    with the buttons, ``props`` emptied so none is left to press; another person's press replaces nothing."""
+    m: MM = await mm()
+    _, cancel = (await m.command("add Nope --category 2", user=ALICE)).json()["attachments"][0]["actions"]
+    assert "ephemeral_text" in (await m.press(cancel, user=OSCAR)).json()
+    cancelled = (await m.press(cancel, user=ALICE)).json()
+    assert list(cancelled) == ["update"] and cancelled["update"]["props"] == {}
+    assert cancelled["update"]["message"].startswith("```\nCancelled: add pet 'Nope' (category 2)")
 
 
 async def test_a_slow_answer_is_posted_once_to_the_mattermost_server(mm: Callable[..., Any]) -> None:

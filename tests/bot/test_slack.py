@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from bot_commands.policy import Actor
 from bot_commands.session import CommandSession
-from petstore_bot.slack import SlackFace, post_json
+from petstore_bot.slack import SETTLED, SlackFace, post_json
 from petstore_bot.slack_render import CANCEL_ACTION, CONFIRM_ACTION
 from petstore_bot.slack_verify import SlackSignature
 from petstore_cli.bot import bot_policy
@@ -155,7 +155,13 @@ async def test_a_viewer_write_is_refused_and_nothing_is_sent(rig: Callable[..., 
     assert buttons(payload) == {} and await r.bot.pet_count() == before
 
 
-async def test_confirm_button_by_the_asker_writes_once_in_channel(rig: Callable[..., Any]) -> None:
+async def test_confirm_button_by_the_asker_writes_once_in_channel_and_replaces_the_prompt(
+    rig: Callable[..., Any],
+) -> None:
+    """Signed slash command and block_actions presses over loopback (Slack's protocol; Slack cannot be reached): the
+    asker's Confirm shows the write to the channel and replaces the ephemeral prompt (replace_original, no buttons
+    left) with a line saying so; another person's press, or a used code, is told to the presser alone and replaces
+    nothing."""
     r: Rig = await rig()
     before = await r.bot.pet_count()
     preview = (await r.slack.command('add "Rex the Dog" --category 3', user=ALICE)).json()
@@ -164,33 +170,39 @@ async def test_confirm_button_by_the_asker_writes_once_in_channel(rig: Callable[
     code = buttons(preview)[CONFIRM_ACTION]
     assert buttons(preview) == {CONFIRM_ACTION: code, CANCEL_ACTION: code} and await r.bot.pet_count() == before
 
-    assert (await r.slack.press(CONFIRM_ACTION, code, user=OSCAR)).status_code == 200  # another operator
+    assert (await r.slack.press(CONFIRM_ACTION, code, user=OSCAR, prompt=preview)).status_code == 200
     other = await r.capture.next_post()
     assert other["response_type"] == "ephemeral" and "Nothing to confirm" in block_text(other)
-    assert await r.bot.pet_count() == before
+    assert "replace_original" not in other and await r.bot.pet_count() == before
 
-    assert (await r.slack.press(CONFIRM_ACTION, code, user=ALICE)).status_code == 200
-    done = await r.capture.next_post()
-    assert done["response_type"] == "in_channel" and done["replace_original"] is False
-    assert "Rex the Dog" in block_text(done) and await r.bot.pet_count() == before + 1
+    assert (await r.slack.press(CONFIRM_ACTION, code, user=ALICE, prompt=preview)).status_code == 200
+    shown, replaced = (await r.capture.until(3))[1:]
+    assert shown["response_type"] == "in_channel" and shown["replace_original"] is False
+    assert "Rex the Dog" in block_text(shown) and await r.bot.pet_count() == before + 1
+    assert replaced["replace_original"] is True and replaced["response_type"] == "ephemeral"
+    assert buttons(replaced) == {} and block_text(replaced) == f"```\n{SETTLED}\n```"
 
-    assert (await r.slack.press(CONFIRM_ACTION, code, user=ALICE)).status_code == 200  # replayed press
-    again = await r.capture.next_post()
-    assert "Nothing to confirm" in block_text(again) and await r.bot.pet_count() == before + 1
+    assert (await r.slack.press(CONFIRM_ACTION, code, user=ALICE, prompt=preview)).status_code == 200  # replayed
+    again = (await r.capture.until(4))[3]
+    assert "Nothing to confirm" in block_text(again) and "replace_original" not in again
+    assert await r.bot.pet_count() == before + 1
     outcomes = [json.loads(line)["outcome"] for line in r.bot.audit_lines()]
     assert outcomes == ["pending", "refused", "ok", "refused"]
 
 
-async def test_cancel_button_drops_the_write(rig: Callable[..., Any]) -> None:
+async def test_cancel_button_drops_the_write_and_replaces_the_prompt(rig: Callable[..., Any]) -> None:
     r: Rig = await rig()
     before = await r.bot.pet_count()
-    code = buttons((await r.slack.command("add Nope --category 1", user=ALICE)).json())[CANCEL_ACTION]
-    await r.slack.press(CANCEL_ACTION, code, user=ALICE)
+    preview = (await r.slack.command("add Nope --category 1", user=ALICE)).json()
+    code = buttons(preview)[CANCEL_ACTION]
+    await r.slack.press(CANCEL_ACTION, code, user=ALICE, prompt=preview)
     cancelled = await r.capture.next_post()
     assert cancelled["replace_original"] is True and "Cancelled: add pet 'Nope'" in block_text(cancelled)
-    await r.slack.press(CONFIRM_ACTION, code, user=ALICE)
+    assert buttons(cancelled) == {}
+    await r.slack.press(CONFIRM_ACTION, code, user=ALICE, prompt=preview)
     assert "Nothing to confirm" in block_text(await r.capture.next_post())
     assert await r.bot.pet_count() == before
+    assert len(r.capture.posts) == 2
 
 
 async def test_a_press_after_the_confirmation_expired_sends_nothing(rig: Callable[..., Any]) -> None:
