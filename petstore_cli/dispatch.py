@@ -156,13 +156,23 @@ def _bot(loaded: LoadedSettings, args: argparse.Namespace) -> int:
 
 
 def _run(loaded: LoadedSettings, args: argparse.Namespace) -> int:
+    from bot_commands.formats import OutputError
+    from bot_commands.output import output_spec
+
     from .runner import RunOptions, run_main
 
+    try:
+        output = output_spec(
+            fmt=args.format, json_lines=args.json, fields=args.fields, jq=args.jq, template=args.template
+        )
+    except OutputError as exc:
+        print(f"petstore: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     options = RunOptions(
         script=getattr(args, "script", None),
         commands=tuple(getattr(args, "commands", ())),
         lines=tuple(getattr(args, "lines", ())),
-        fmt="jsonl" if args.json else args.format,
+        output=output,
         keep_going=bool(getattr(args, "keep_going", False)),
         echo=bool(getattr(args, "echo", False)),
         delay=getattr(args, "delay", 0.0) or 0.0,

@@ -184,10 +184,14 @@ def output_options() -> argparse.ArgumentParser:
     g.add_argument(
         "--format",
         choices=FORMATS,
-        default="table",
-        help="table (default; plain text off a terminal), plain, tsv, csv, json (one array), jsonl (one object a line)",
+        default=None,
+        help="table (default; plain text off a terminal), plain, tsv, csv, json (an array of the records), "
+        "jsonl (one object a command)",
     )
     g.add_argument("--json", action="store_true", help="one JSON object per command on stdout (--format jsonl)")
+    g.add_argument("--fields", metavar="F1,F2", help="only these fields of each record, in this order (id,name)")
+    g.add_argument("--jq", metavar="EXPR", help="filter the records (--format json) through a jq expression")
+    g.add_argument("--template", metavar="TEXT", help="print each record through a template: '{{.id}} {{.name}}'")
     g.add_argument("--yes", action="store_true", help="confirm writes on the production environment")
     return p
 
