@@ -32,6 +32,8 @@ from bot_commands.session import CommandSession
 from bot_commands.views import BlankView, present
 from petstore_cli.settings.model import Settings
 
+from .consoles import PipeConsole
+
 __all__ = ["HISTORY_FILE", "ChatLoop", "ask", "chat_main", "make_confirm", "run_chat"]
 
 
@@ -194,7 +196,7 @@ def chat_main(settings: Settings, *, sandbox_reset: bool = False) -> int:
     from .compose import compose
 
     interactive = sys.stdin.isatty()
-    console = Console(highlight=False)
+    console = PipeConsole(highlight=False)
     composition = compose(settings, sandbox_reset=sandbox_reset)
     session = composition.session(confirm=make_confirm(console) if interactive else None)
     history_path = default_data_dir() / HISTORY_FILE if interactive else None

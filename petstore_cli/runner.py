@@ -102,9 +102,9 @@ class RunFace:
 
     @cached_property
     def out(self) -> Console:
-        from rich.console import Console
+        from .consoles import PipeConsole
 
-        return Console(file=self.out_file, highlight=False, soft_wrap=False)
+        return PipeConsole(file=self.out_file, highlight=False, soft_wrap=False)
 
     @cached_property
     def err(self) -> Console:
