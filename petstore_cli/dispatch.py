@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .exits import EXIT_INTERRUPTED, EXIT_USAGE
-from .options import FACES, build_parser, command_index, parse
+from .options import FACES, build_parser, command_index, hoist_output_options, parse
 
 if TYPE_CHECKING:  # pragma: no cover
     from petstore_cli.settings.load import LoadedSettings
@@ -60,6 +60,8 @@ def dispatch(words: Sequence[str], *, program: bool = False) -> int:
 def _arguments(words: list[str]) -> argparse.Namespace | int:
     """The parsed command line; a registry command (``petstore list sold``) as ``run``; an int: exit at once."""
     index = command_index(words)
+    if index is not None:
+        words, index = hoist_output_options(words, index)
     if index is not None and words[index] not in FACES:
         from .subcommands import subcommand_args
 
@@ -179,5 +181,6 @@ def _run(loaded: LoadedSettings, args: argparse.Namespace) -> int:
         yes=bool(args.yes),
         sandbox_reset=bool(getattr(args, "sandbox_reset", False)),
         prefix="petstore " if getattr(args, "lines", ()) else "/",  # a subcommand: petstore get ID
+        typed=str(args.lines[0][0]) if getattr(args, "lines", ()) else "petstore run",
     )
     return run_main(loaded.settings, options)

@@ -18,6 +18,7 @@ __all__ = [
     "build_parser",
     "command_index",
     "global_options",
+    "hoist_output_options",
     "output_options",
     "parse",
 ]
@@ -291,7 +292,8 @@ def command_index(argv: Sequence[str]) -> int | None:
     """Where the command word is in ``argv`` (skipping global options and their values), if any."""
     takes_value = {
         option
-        for action in global_options(suppress=True)._actions
+        for parent in (global_options(suppress=True), output_options())
+        for action in parent._actions
         if action.nargs != 0
         for option in action.option_strings
     } | {"--theme"}  # the root's own option (the TUI is its default face)
@@ -304,6 +306,30 @@ def command_index(argv: Sequence[str]) -> int | None:
             return index
         index += 2 if word in takes_value else 1
     return None
+
+
+def hoist_output_options(words: list[str], index: int) -> tuple[list[str], int]:
+    """``petstore --format csv list sold`` as ``petstore list sold --format csv``: the output options (``--format``,
+    ``--json``, ``--yes`` ...) of ``run`` and the registry commands, typed before the command word, moved after
+    it; the words and the command word's new index."""
+    if words[index] in FACES and words[index] != "run":
+        return words, index
+    takes_value = {
+        option: action.nargs != 0 for action in output_options()._actions for option in action.option_strings
+    }
+    before: list[str] = []
+    moved: list[str] = []
+    position = 0
+    while position < index:
+        word = words[position]
+        name = word.split("=", 1)[0]
+        target = moved if name in takes_value else before
+        target.append(word)
+        if takes_value.get(name) and "=" not in word and position + 1 < index:
+            target.append(words[position + 1])
+            position += 1
+        position += 1
+    return [*before, words[index], *moved, *words[index + 1 :]], len(before)
 
 
 def parse(words: Sequence[str]) -> argparse.Namespace:

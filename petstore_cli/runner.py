@@ -289,6 +289,7 @@ class RunOptions:
     yes: bool = False
     sandbox_reset: bool = False
     prefix: str = "/"
+    typed: str = "petstore run"  # the command as typed (petstore add): what a refusal tells to add --yes to
 
 
 def run_main(settings: Settings, options: RunOptions) -> int:
@@ -309,6 +310,7 @@ def run_main(settings: Settings, options: RunOptions) -> int:
         return EXIT_USAGE
     composition = compose(settings, sandbox_reset=options.sandbox_reset)
     session = composition.session(confirm=_always_yes if options.yes else None)
+    session.consent_hint = f"{options.typed} needs --yes"
     if composition.target.sandbox and sys.stderr.isatty():
         print("petstore: on the in-process sandbox (set --base-url or --env to use a server)", file=sys.stderr)
     spinner = None
