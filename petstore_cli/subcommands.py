@@ -108,6 +108,13 @@ def subcommand_args(argv: Sequence[str], index: int, parser: argparse.ArgumentPa
     cmd = registry.get(word)
     if cmd is None or word.lower() in FACES:
         return _unknown(word, registry)
+    if not cmd.one_shot:
+        print(
+            f"petstore: /{cmd.name} works within a session, not as a subcommand: in petstore chat, the TUI, "
+            f"or a script (petstore run -c '/list' -c '/{cmd.name}')",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     ours, theirs = split_words(argv[index + 1 :])
     if "-h" in ours or "--help" in ours:
         command_parser(cmd).print_help()
