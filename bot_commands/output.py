@@ -28,7 +28,7 @@ from .outcome import Outcome
 from .results import Result
 from .views import BlankView, NoticeView, notes_of, present
 
-__all__ = ["MachineWriter", "OutputSpec", "output_spec", "records_of"]
+__all__ = ["LINE_OPTIONS", "MachineWriter", "OutputSpec", "output_spec", "records_of", "split_output_options"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,3 +132,51 @@ class MachineWriter:
             self.out(jq_lines(self.spec.jq, list(self.records)))
         else:
             self.out(to_json(self.records))
+
+
+#: The output options a chat line may carry (``/list sold --format csv``): option -> whether it takes a value.
+LINE_OPTIONS = {"--format": True, "--fields": True, "--jq": True, "--template": True, "--json": False}
+
+
+def split_output_options(line: str) -> tuple[str, OutputSpec | None]:
+    """``/list sold --format csv`` -> ``("/list sold", OutputSpec(fmt="csv"))``: the line without its output
+    options, and the spec they ask for (None when there are none). A bad combination is an :class:`OutputError`;
+    a line that does not tokenize is left for the registry to explain."""
+    from .errors import UsageError
+    from .parser import join_command, tokenize
+
+    try:
+        words = tokenize(line)
+    except UsageError:
+        return line, None
+    if not words or not any(word.split("=", 1)[0] in LINE_OPTIONS for word in words[1:]):
+        return line, None
+    given: dict[str, str | None] = {}
+    rest: list[str] = []
+    index = 1
+    while index < len(words):
+        word = words[index]
+        name, eq, value = word.partition("=")
+        if word == "--":
+            rest += words[index:]
+            break
+        if name not in LINE_OPTIONS:
+            rest.append(word)
+        elif not LINE_OPTIONS[name]:
+            given[name] = ""
+        elif eq:
+            given[name] = value
+        elif index + 1 < len(words):
+            given[name] = words[index + 1]
+            index += 1
+        else:
+            raise OutputError(f"{name} needs a value")
+        index += 1
+    spec = output_spec(
+        fmt=given.get("--format"),
+        json_lines="--json" in given,
+        fields=given.get("--fields"),
+        jq=given.get("--jq"),
+        template=given.get("--template"),
+    )
+    return join_command(words[0], *rest), spec
