@@ -98,7 +98,7 @@ def _tui(args: argparse.Namespace, *, program: bool) -> int:
 
 
 def _with_settings(command: str, args: argparse.Namespace) -> int:
-    """``config``, and the faces that load the settings before anything else: chat (piped), run, bot, web."""
+    """``config``, ``auth``, and the faces that load the settings before anything else: chat (piped), run, bot, web."""
     from bot_commands.errors import CommandError
     from petstore_api.errors import PetStoreError
 
@@ -107,6 +107,10 @@ def _with_settings(command: str, args: argparse.Namespace) -> int:
             from .config import config_main
 
             return config_main(args)
+        if command == "auth":
+            from .auth import auth_main
+
+            return auth_main(args)
         return _face(command, args)
     except (PetStoreError, CommandError) as exc:
         print(f"petstore: {exc}", file=sys.stderr)

@@ -18,6 +18,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "slack": ("slack_sdk", "aiohttp", "uvicorn"),
     "web": ("textual_serve", "aiohttp"),
     "jq": ("jq",),
+    "keyring": ("keyring",),
 }
 
 

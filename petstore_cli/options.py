@@ -25,7 +25,7 @@ __all__ = [
 
 #: The faces and tools: subcommands of their own. Every other command word is a registry command
 #: (``petstore list sold``), run as ``petstore run -c '/list sold'`` (see petstore_cli.subcommands).
-FACES = ("tui", "chat", "run", "serve", "web", "bot", "completion", "config")
+FACES = ("tui", "chat", "run", "serve", "web", "bot", "completion", "config", "auth")
 #: Output formats of ``run`` and the registry subcommands (renderers: bot_commands.formats, render_text).
 FORMATS = ("table", "plain", "tsv", "csv", "json", "jsonl")
 
@@ -175,6 +175,15 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         "source; init: write a commented config file (mode 0600, never overwrites).",
     )
     config.add_argument("action", choices=["path", "show", "init"])
+    auth = sub.add_parser(
+        "auth",
+        parents=common,
+        help="store the API key of a server (system keyring, else a 0600 file)",
+        description="login: store the key of the server in effect (read from a masked prompt, or stdin when piped); "
+        "status: where it is kept (never the key); logout: remove it. A key from a flag, PETSTORE_API_KEY or the "
+        "config file wins over a stored one.",
+    )
+    auth.add_argument("action", choices=["login", "status", "logout"])
     return parser
 
 
