@@ -5,15 +5,14 @@ file is 0600; the system keyring through keyring's plugin API (a test backend) w
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_support import ROOT, clean_env, serving
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-auth-test-0123456789abcdef"
 PLUGIN = Path(__file__).resolve().parent / "keyring_plugin"
 
@@ -21,9 +20,8 @@ pytestmark = pytest.mark.slow
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PETSTORE_", "PYTHON_KEYRING"))}
-    env |= {"XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data")}
-    return env | {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"} | extra  # no system keyring: the file
+    no_ring = {k: v for k, v in clean_env(home).items() if not k.startswith("PYTHON_KEYRING")}
+    return no_ring | {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"} | extra  # no system keyring: the file
 
 
 def petstore(home: Path, *args: str, stdin: str = "", **extra: str) -> subprocess.CompletedProcess[str]:
@@ -41,33 +39,8 @@ def petstore(home: Path, *args: str, stdin: str = "", **extra: str) -> subproces
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     home = tmp_path_factory.mktemp("serve")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "petstore_cli",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--db",
-            str(home / "p.db"),
-            "--seed",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(home, PETSTORE_SERVER_API_KEYS=KEY),
-    )
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert "Serving the Pet Store API at " in line, proc.stderr.read() if proc.stderr else line
-        yield line.split(" at ", 1)[1].split()[0]
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=30)
+    with serving(home / "pets.db", _env(home, PETSTORE_SERVER_API_KEYS=KEY)) as url:
+        yield url
 
 
 def test_login_stores_the_key_in_a_0600_file_that_the_faces_use(tmp_path: Path, server: str) -> None:

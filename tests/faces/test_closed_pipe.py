@@ -12,15 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from cli_support import ROOT, clean_env
 
 pytestmark = pytest.mark.slow
 
 
 def into_closed_pipe(home: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PETSTORE_", "FORCE_COLOR"))}
-    env |= {"XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data")}
+    env = clean_env(home)
     read, write = os.pipe()
     os.close(read)
     try:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-0123456789abcdef"
@@ -24,33 +25,8 @@ pytestmark = [
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
     """``petstore serve`` on an ephemeral loopback port, seeded; yields its base URL."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "petstore_cli",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--db",
-            str(tmp_path / "pets.db"),
-            "--seed",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(tmp_path, PETSTORE_SERVER_API_KEYS=KEY),
-    )
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert "Serving the Pet Store API at " in line, proc.stderr.read() if proc.stderr else line
-        yield line.split(" at ", 1)[1].split()[0]
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=30)
+    with serving(tmp_path / "pets.db", _env(tmp_path, PETSTORE_SERVER_API_KEYS=KEY)) as url:
+        yield url
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import serving
 
 from bot_commands.commands import MAX_PAGES, default_registry
 from bot_commands.views import with_prefix
@@ -36,33 +37,8 @@ pytestmark = pytest.mark.slow
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """``petstore serve`` on loopback, seeded with the dozen sample pets: (base URL, database)."""
     db = tmp_path_factory.mktemp("serve") / "pets.db"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "petstore_cli",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--db",
-            str(db),
-            "--seed",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(tmp_path_factory.mktemp("home"), PETSTORE_SERVER_API_KEYS=KEY),
-    )
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert "Serving the Pet Store API at " in line, proc.stderr.read() if proc.stderr else line
-        yield line.split(" at ", 1)[1].split()[0], db
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=30)
+    with serving(db, _env(tmp_path_factory.mktemp("home"), PETSTORE_SERVER_API_KEYS=KEY)) as url:
+        yield url, db
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
