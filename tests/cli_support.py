@@ -50,3 +50,16 @@ def serving(db: Path, env: dict[str, str]) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
+
+
+def run_petstore(*args: str, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """``petstore ARGS`` run to its end (60 s at most), its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "petstore_cli", *args],
+        cwd=ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_support import ROOT, clean_env, serving
+from cli_support import clean_env, run_petstore, serving
 
 KEY = "sk-auth-test-0123456789abcdef"
 PLUGIN = Path(__file__).resolve().parent / "keyring_plugin"
@@ -25,15 +24,7 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
 
 
 def petstore(home: Path, *args: str, stdin: str = "", **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "petstore_cli", *args],
-        cwd=ROOT,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=_env(home, **extra),
-    )
+    return run_petstore(*args, env=_env(home, **extra), stdin=stdin)
 
 
 @pytest.fixture(scope="module")

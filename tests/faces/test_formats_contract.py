@@ -8,26 +8,17 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from cli_support import clean_env, run_petstore
 
 pytestmark = pytest.mark.slow
 
 
 def petstore(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PETSTORE_", "NO_COLOR", "FORCE_COLOR"))}
-    clean.update(
-        {"XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"), "COLUMNS": "100", **env}
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "petstore_cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=60, env=clean
-    )
+    return run_petstore(*args, env=clean_env(home, **{"COLUMNS": "100", **env}))
 
 
 @pytest.fixture(scope="module")

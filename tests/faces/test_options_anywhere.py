@@ -4,12 +4,11 @@ real entry point (subprocesses on the sandbox, nothing sent where a refusal is c
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import clean_env, run_petstore
 
 from petstore_cli.options import hoist_output_options
 
@@ -19,11 +18,7 @@ pytestmark = pytest.mark.slow
 
 
 def petstore(home: Path, *args: str, **environ: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PETSTORE_", "NO_COLOR", "FORCE_COLOR"))}
-    env |= {"XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"), **environ}
-    return subprocess.run(
-        [sys.executable, "-m", "petstore_cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=60, env=env
-    )
+    return run_petstore(*args, env=clean_env(home, **environ))
 
 
 def test_output_options_before_the_subcommand_are_its_own(tmp_path: Path) -> None:
