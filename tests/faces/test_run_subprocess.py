@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import serving
+from cli_support import run_petstore, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-0123456789abcdef"
@@ -37,15 +37,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def petstore(tmp_path: Path, *args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "petstore_cli", *args],
-        cwd=ROOT,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=_env(tmp_path, PETSTORE_API_KEY=KEY, **env),
-    )
+    return run_petstore(*args, env=_env(tmp_path, PETSTORE_API_KEY=KEY, **env), stdin=stdin)
 
 
 def run_json(tmp_path: Path, url: str, *args: str, **kw: Any) -> tuple[int, list[dict[str, Any]], str]:
