@@ -136,6 +136,7 @@ async def list_pets(context: CommandContext, params: ListParams) -> PetList:
 
 @command(
     "more",
+    one_shot=False,
     params=NoParams,
     aliases=("next",),
     summary="Show the next page of the last /list",
@@ -264,6 +265,7 @@ async def show_help(context: CommandContext, params: HelpParams) -> Help:
 
 @command(
     "quit",
+    one_shot=False,
     params=NoParams,
     aliases=("exit",),
     summary="End the session",
@@ -302,6 +304,7 @@ async def sleep(context: CommandContext, params: SleepParams) -> Paused:
 
 @command(
     "expect",
+    one_shot=False,
     params=ExpectParams,
     summary="Check the previous command's outcome (fails the script if not)",
     usage=expect.USAGE,
@@ -335,6 +338,7 @@ def _check_history(params: HistoryParams) -> HistoryParams:
 
 @command(
     "history",
+    one_shot=False,
     params=HistoryParams,
     summary="Show this session's commands, or save them as a script",
     access=Access.TERMINAL,
@@ -361,6 +365,7 @@ class CodeParams:
 
 @command(
     "confirm",
+    one_shot=False,
     params=CodeParams,
     summary="Run the write you were asked to confirm",
     access=Access.CONFIRM,
@@ -372,6 +377,7 @@ async def confirm(context: CommandContext, params: CodeParams) -> Result:
 
 @command(
     "cancel",
+    one_shot=False,
     params=CodeParams,
     summary="Drop the write you were asked to confirm",
     access=Access.CONFIRM,

@@ -47,7 +47,9 @@ class Command(ABC):
 
     ``outcome=False`` commands do not replace the last outcome (``/expect`` checks the one before);
     ``history=False`` ones are not saved by ``/history save``. ``group``: a newer answer of a command
-    of the same group makes an older one stale (faces drop it).
+    of the same group makes an older one stale (faces drop it). ``one_shot=False`` ones make sense only
+    within a session (``/more`` continues a list, ``/expect`` judges the command before): they are no
+    subcommand (``petstore more``) and no completion of one.
     """
 
     name: str
@@ -60,6 +62,7 @@ class Command(ABC):
     outcome: bool
     history: bool
     group: str | None
+    one_shot: bool
 
     @abstractmethod
     def bind(self, values: _Values) -> object:
@@ -213,6 +216,7 @@ class TypedCommand(Command, Generic[P]):
     group: str | None = None
     describe: Callable[[P], str] | None = None
     sends: Callable[[P], Mapping[str, object]] | None = None
+    one_shot: bool = True
     args: tuple[Arg, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -324,6 +328,7 @@ def command(
     group: str | None = None,
     describe: Callable[[P], str] | None = None,
     sends: Callable[[P], Mapping[str, object]] | None = None,
+    one_shot: bool = True,
 ) -> Callable[[Handler[P]], TypedCommand[P]]:
     """Decorator declaring ``handler`` as the command ``/name`` taking ``params`` (returns the command).
 
@@ -346,6 +351,7 @@ def command(
             group=group,
             describe=describe,
             sends=sends,
+            one_shot=one_shot,
         )
 
     return declare

@@ -70,15 +70,23 @@ def _pad(text: str, width: int, *, right: bool) -> str:
     return space + text if right else text + space
 
 
-def _plain_table(view: TableView) -> str:
+def _plain_table(view: TableView, *, whole: bool) -> str:
     if not view.rows:
         return _one(view.empty)
-    cells = [
-        [clip_cells(_one(cell.text, col.width), col.width) for cell, col in zip(row, view.columns, strict=True)]
-        for row in view.rows
-    ]
+    if whole:
+        cells = [[_one(cell.text) for cell in row] for row in view.rows]
+    else:
+        cells = [
+            [clip_cells(_one(cell.text, col.width), col.width) for cell, col in zip(row, view.columns, strict=True)]
+            for row in view.rows
+        ]
     heads = [_one(col.title) for col in view.columns]
-    widths = [max([cell_len(h) if view.header else 0, *(cell_len(r[i]) for r in cells)]) for i, h in enumerate(heads)]
+    # A column is as wide as its widest cell up to the column's width: a longer (whole) cell runs past it in its
+    # own row only, rather than padding every row out to it.
+    widths = [
+        max([cell_len(h) if view.header else 0, *(min(cell_len(r[i]), col.width) for r in cells)])
+        for i, (h, col) in enumerate(zip(heads, view.columns, strict=True))
+    ]
 
     def line(values: list[str]) -> str:
         parts = [_pad(v, w, right=c.align == "right") for v, w, c in zip(values, widths, view.columns, strict=True)]
@@ -88,10 +96,13 @@ def _plain_table(view: TableView) -> str:
     return "\n".join(out + ([_one(view.caption)] if view.caption else []))
 
 
-def to_plain(view: View) -> str:
-    """Plain text: one line per row, no colour, no wrapping (for pipes and ``body`` fallbacks)."""
+def to_plain(view: View, *, whole: bool = False) -> str:
+    """Plain text: one line per row, no colour, no wrapping (for pipes and ``body`` fallbacks).
+
+    ``whole``: no cell is clipped (piped output never loses a character); else long cells end in an ellipsis.
+    """
     if isinstance(view, TableView):
-        return _plain_table(view)
+        return _plain_table(view, whole=whole)
     if isinstance(view, CardView):
         width = max((len(label) for label, _ in view.fields), default=0)
         lines = [f"{visible(label).ljust(width)}  {visible(cell.text)}" for label, cell in view.fields]
@@ -105,7 +116,7 @@ def to_plain(view: View) -> str:
     if isinstance(view, LinesView):
         return "\n".join(_one(c.text) for c in view.lines) if view.lines else _one(view.empty)
     if isinstance(view, GroupView):
-        return "\n".join(to_plain(part) for part in view.parts)
+        return "\n".join(to_plain(part, whole=whole) for part in view.parts)
     assert isinstance(view, BlankView)
     return ""
 

@@ -127,6 +127,9 @@ class CommandSession:
         self._allowed: tuple[tuple[Policy, Actor], list[Command], frozenset[str]] | None = None
         #: Told how long work is going (``--all``: pages and pets so far); faces show it as progress.
         self.progress: Callable[[str], None] | None = None
+        #: How consent is given where there is no one to ask (``confirm`` is None): the command as the person typed
+        #: it, named in the refusal of a write on production (``petstore add needs --yes``).
+        self.consent_hint = "petstore run needs --yes"
 
     # -- state --------------------------------------------------------------
 
@@ -295,7 +298,7 @@ class CommandSession:
         if self.confirm is None:
             if self.policy.production:
                 raise ConfirmationRequired(
-                    f"refused to {what} on production without confirmation (petstore run needs --yes)"
+                    f"refused to {what} on production without confirmation ({self.consent_hint})"
                 )
             raise ConfirmationRequired(f"refused to {what} without confirmation")
         question = f"{what} on PRODUCTION ({show(self.env.base_url, 80)})?" if self.policy.production else f"{what}?"

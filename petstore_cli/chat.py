@@ -19,11 +19,14 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import IO
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.text import Text
 
+from bot_commands.errors import CommandError
+from bot_commands.formats import OutputError, data_view, record
 from bot_commands.history import HISTORY_FILE
 from bot_commands.outcome import Outcome
+from bot_commands.output import MachineWriter, OutputSpec, records_of, split_output_options
 from bot_commands.ports import Confirm
 from bot_commands.render import render_failure, to_rich
 from bot_commands.results import Quit
@@ -31,6 +34,8 @@ from bot_commands.sanitize import visible
 from bot_commands.session import CommandSession
 from bot_commands.views import BlankView, present
 from petstore_cli.settings.model import Settings
+
+from .consoles import PipeConsole
 
 __all__ = ["HISTORY_FILE", "ChatLoop", "ask", "chat_main", "make_confirm", "run_chat"]
 
@@ -40,8 +45,18 @@ def ask(prompt: str) -> str:
     return input(prompt)
 
 
+#: Asked after a 401 (the answer is masked, never echoed, kept out of the history).
+KEY_QUESTION = "API key for this session (not shown; Enter keeps the current one): "
+
+
 class ChatLoop:
-    """Read a line, run it, show the result; repeat until /quit or end of input."""
+    """Read a line, run it, show the result; repeat until /quit or end of input.
+
+    Text is wrapped at word boundaries to the terminal's width. ``ask_secret`` (at a terminal): after a 401 the
+    loop asks for a key with it and runs the line again with that key. ``pager`` (a terminal): output taller than
+    the terminal goes through it (:mod:`petstore_cli.pager`). A line may carry the output options of the one-shot
+    faces (``/list sold --format csv``, ``--fields``, ``--jq``, ``--template``, ``--json``).
+    """
 
     def __init__(
         self,
@@ -52,6 +67,8 @@ class ChatLoop:
         read: Callable[[str], str],
         interactive: bool,
         greet: bool = True,
+        ask_secret: Callable[[str], str] | None = None,
+        pager: str | None = None,
     ) -> None:
         self.session = session
         self.greet = greet
@@ -59,6 +76,8 @@ class ChatLoop:
         self.runner = runner
         self.read = read
         self.interactive = interactive
+        self.ask_secret = ask_secret
+        self.pager = pager
 
     @property
     def prompt(self) -> str:
@@ -88,23 +107,107 @@ class ChatLoop:
         if not text or text.startswith("#"):
             return False
         try:
-            outcome = self.runner.run(self.session.run(text))
-        except KeyboardInterrupt:
-            self.console.print(Text("cancelled", style="yellow"))
+            text, output = split_output_options(text)
+        except OutputError as exc:
+            self.say(Text(f"Error: {visible(str(exc))}", style="bold red"))
             return False
-        self.show(outcome)
+        outcome = self._run(text)
+        if outcome is not None and self._unauthorised(outcome):
+            outcome = self._with_new_key(text, outcome)
+        if outcome is None:
+            return False
+        try:
+            self.show(outcome, output)
+        except OutputError as exc:
+            self.say(Text(f"Error: {visible(str(exc))}", style="bold red"))
         return isinstance(outcome.result, Quit)
 
-    def show(self, outcome: Outcome) -> None:
+    def _run(self, text: str) -> Outcome | None:
+        try:
+            return self.runner.run(self.session.run(text))
+        except KeyboardInterrupt:
+            self.console.print(Text("cancelled", style="yellow"))
+            return None
+
+    def _unauthorised(self, outcome: Outcome) -> bool:
+        return self.ask_secret is not None and outcome.failure is not None and outcome.failure.kind == "auth"
+
+    def _with_new_key(self, text: str, outcome: Outcome) -> Outcome | None:
+        """After a 401: say so, ask for a key (masked) and run ``text`` again with it; None when none was given."""
+        assert self.ask_secret is not None and outcome.failure is not None
+        self.say(render_failure(outcome.failure))
+        try:
+            key = self.ask_secret(KEY_QUESTION).strip()
+        except (KeyboardInterrupt, EOFError):
+            key = ""
+        if not key:
+            return None
+        try:
+            self.session.set_api_key(key)
+        except CommandError as exc:
+            self.say(Text(f"Key not changed: {visible(str(exc))}", style="bold red"))
+            return None
+        self.console.print(Text("Using the new key for this session.", style="dim"))
+        return self._run(text)
+
+    def show(self, outcome: Outcome, output: OutputSpec | None = None) -> None:
         if outcome.failure is not None:
-            self.console.print(render_failure(outcome.failure), soft_wrap=True)
+            self.say(render_failure(outcome.failure))
             return
         assert outcome.result is not None
+        if output is not None and output.machine:
+            self._machine(outcome, output)
+            return
         shown = present(outcome.result)
         for note in shown.notes:
-            self.console.print(Text(visible(note), style="yellow"), soft_wrap=True)
-        if not isinstance(shown.view, BlankView):
-            self.console.print(to_rich(shown.view))
+            self._note(note)
+        view = shown.view
+        if output is not None and output.fields:
+            data = records_of(outcome.result, output.fields)
+            view = data_view(data) if data is not None else view
+        if not isinstance(view, BlankView):
+            self.emit(to_rich(view))
+
+    def _note(self, text: str) -> None:
+        self.say(Text(visible(text), style="yellow"))
+
+    def say(self, text: Text) -> None:
+        """A message: wrapped at word boundaries to a terminal's width; piped, one line as it is (never wrapped)."""
+        self.console.print(text, soft_wrap=not self.console.is_terminal)
+
+    def _machine(self, outcome: Outcome, output: OutputSpec) -> None:
+        """csv, tsv, json or jsonl on the screen: the data whole (never wrapped by Rich), notes apart."""
+        written: list[str] = []
+        if output.fmt == "jsonl":
+            import json
+
+            written.append(json.dumps(record(outcome, fields=output.fields), ensure_ascii=True) + "\n")
+        else:
+            writer = MachineWriter(output, out=written.append, note=self._note)
+            writer.result(outcome)
+            writer.finish()
+        if written:
+            self.emit("".join(written))
+
+    def emit(self, shown: RenderableType | str) -> None:
+        """Print ``shown`` (a renderable, or data as it is: tabs kept, never wrapped); through the pager when it is
+        taller than the terminal."""
+        if self.pager is None and not isinstance(shown, str):
+            self.console.print(shown)
+            return
+        if isinstance(shown, str):
+            text = shown
+        else:
+            with self.console.capture() as captured:
+                self.console.print(shown)
+            text = captured.get()
+        if self.pager is not None and text.count("\n") >= self.console.height - 1:
+            from .pager import page
+
+            if page(text, self.pager):
+                return
+        self.console.file.write(text)
+        self.console.file.flush()
 
     def _greet(self) -> None:
         env = self.session.env
@@ -151,17 +254,41 @@ def run_chat(
     """Run the chat loop on ``session`` (owns an asyncio.Runner); returns the exit code."""
     with asyncio.Runner() as runner:
         read = _line_reader(stdin or sys.stdin)
+        ask_secret: Callable[[str], str] | None = None
         if interactive and _dumb_terminal():
+            import getpass
+
             read = input  # no menu, colours or toolbar to draw: the plain line editor
+            ask_secret = getpass.getpass
         elif interactive:
             from .prompt import PromptEditor
 
-            read = PromptEditor(session, history_path=history_path, runner=runner).read
+            editor = PromptEditor(session, history_path=history_path, runner=runner)
+            read, ask_secret = editor.read, editor.read_secret
+        loop = ChatLoop(
+            session,
+            console=console,
+            runner=runner,
+            read=read,
+            interactive=interactive,
+            ask_secret=ask_secret,
+            pager=terminal_pager(console) if interactive else None,
+        )
         try:
-            return ChatLoop(session, console=console, runner=runner, read=read, interactive=interactive).run()
+            return loop.run()
         finally:
             if aclose is not None:
                 runner.run(aclose())
+
+
+def terminal_pager(console: Console) -> str | None:
+    """The pager for long output: none when stdout is not a terminal (piped, a file), else ``$PAGER`` (pgcli's
+    rule, :func:`petstore_cli.pager.pager_command`)."""
+    if not console.is_terminal:
+        return None
+    from .pager import pager_command
+
+    return pager_command()
 
 
 def make_confirm(console: Console) -> Confirm:
@@ -194,7 +321,7 @@ def chat_main(settings: Settings, *, sandbox_reset: bool = False) -> int:
     from .compose import compose
 
     interactive = sys.stdin.isatty()
-    console = Console(highlight=False)
+    console = PipeConsole(highlight=False)
     composition = compose(settings, sandbox_reset=sandbox_reset)
     session = composition.session(confirm=make_confirm(console) if interactive else None)
     history_path = default_data_dir() / HISTORY_FILE if interactive else None

@@ -160,7 +160,7 @@ def _first_line(editor: PromptEditor) -> Callable[[], str]:
 
 
 def _chat(built: _Built, editor: PromptEditor, runner: asyncio.Runner, first: Callable[[], str]) -> int:
-    from .chat import ChatLoop
+    from .chat import ChatLoop, terminal_pager
 
     pending = [first]
 
@@ -168,7 +168,16 @@ def _chat(built: _Built, editor: PromptEditor, runner: asyncio.Runner, first: Ca
         return pending.pop()() if pending else editor.read(prompt)
 
     try:
-        loop = ChatLoop(built.session, console=built.console, runner=runner, read=read, interactive=True, greet=False)
+        loop = ChatLoop(
+            built.session,
+            console=built.console,
+            runner=runner,
+            read=read,
+            interactive=True,
+            greet=False,
+            ask_secret=editor.read_secret,
+            pager=terminal_pager(built.console),
+        )
         return loop.run()
     finally:
         runner.run(built.composition.aclose())

@@ -92,6 +92,11 @@ def compose(
     path = settings.audit.path
     audit = AuditLog(path.expanduser(), warn=warn).open() if path else None
     target = resolve_target(settings)
+    if target.api_key is None and target.base_url and not target.sandbox:  # last resort: petstore auth login's
+        from .auth import stored_key
+
+        key = stored_key(target.base_url, config_dir=settings.config_path.parent if settings.config_path else None)
+        target = replace(target, api_key=SecretStr(key)) if key else target
     closers: list[Callable[[], object]] = []
     transport = None
     base_url = target.base_url or ""

@@ -112,6 +112,34 @@ def effective_settings(
     return out
 
 
+#: Older places of a setting, still read: shown only when set (else the setting would show twice).
+OLDER_PLACES = {"ui.theme": "tui.theme"}
+
+
+def in_effect(rows: list[Setting], settings: Settings) -> list[Setting]:
+    """``rows`` as in effect: the environment chosen when none is set (the sandbox, or custom for a base URL), and
+    each setting once (an older place of one, such as ``ui.theme``, only when it is what is set)."""
+    from petstore_api.errors import ConfigError
+
+    from .settings.target import resolve_target
+
+    out: list[Setting] = []
+    for row in rows:
+        if row.name in OLDER_PLACES and row.source == "default":
+            continue
+        if row.name in OLDER_PLACES:
+            row = Setting(row.name, row.value, f"{row.source} (older place of {OLDER_PLACES[row.name]})")
+        if row.name == "env" and row.source == "default":
+            try:
+                env = resolve_target(settings).env
+            except ConfigError:
+                env = "custom"
+            why = "a base URL is set" if env == "custom" else "no base URL is set"
+            row = Setting(row.name, env, f"default ({why})")
+        out.append(row)
+    return out
+
+
 def _show(args: argparse.Namespace) -> int:
     import tomllib
 
@@ -123,6 +151,7 @@ def _show(args: argparse.Namespace) -> int:
     rows = effective_settings(
         loaded.settings, flags=flags, environ=os.environ, path=path if text else None, toml=toml, toml_text=text
     )
+    rows = in_effect(rows, loaded.settings)
     state = "read" if text else "not found; petstore config init writes one"
     print(f"# config file: {path} ({state})")
     for warning in loaded.warnings:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .exits import EXIT_INTERRUPTED, EXIT_USAGE
-from .options import FACES, build_parser, command_index, parse
+from .options import FACES, build_parser, command_index, hoist_output_options, parse
 
 if TYPE_CHECKING:  # pragma: no cover
     from petstore_cli.settings.load import LoadedSettings
@@ -60,6 +60,8 @@ def dispatch(words: Sequence[str], *, program: bool = False) -> int:
 def _arguments(words: list[str]) -> argparse.Namespace | int:
     """The parsed command line; a registry command (``petstore list sold``) as ``run``; an int: exit at once."""
     index = command_index(words)
+    if index is not None:
+        words, index = hoist_output_options(words, index)
     if index is not None and words[index] not in FACES:
         from .subcommands import subcommand_args
 
@@ -96,7 +98,7 @@ def _tui(args: argparse.Namespace, *, program: bool) -> int:
 
 
 def _with_settings(command: str, args: argparse.Namespace) -> int:
-    """``config``, and the faces that load the settings before anything else: chat (piped), run, bot, web."""
+    """``config``, ``auth``, and the faces that load the settings before anything else: chat (piped), run, bot, web."""
     from bot_commands.errors import CommandError
     from petstore_api.errors import PetStoreError
 
@@ -105,6 +107,10 @@ def _with_settings(command: str, args: argparse.Namespace) -> int:
             from .config import config_main
 
             return config_main(args)
+        if command == "auth":
+            from .auth import auth_main
+
+            return auth_main(args)
         return _face(command, args)
     except (PetStoreError, CommandError) as exc:
         print(f"petstore: {exc}", file=sys.stderr)
@@ -157,18 +163,29 @@ def _bot(loaded: LoadedSettings, args: argparse.Namespace) -> int:
 
 
 def _run(loaded: LoadedSettings, args: argparse.Namespace) -> int:
+    from bot_commands.formats import OutputError
+    from bot_commands.output import output_spec
+
     from .runner import RunOptions, run_main
 
+    try:
+        output = output_spec(
+            fmt=args.format, json_lines=args.json, fields=args.fields, jq=args.jq, template=args.template
+        )
+    except OutputError as exc:
+        print(f"petstore: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     options = RunOptions(
         script=getattr(args, "script", None),
         commands=tuple(getattr(args, "commands", ())),
         lines=tuple(getattr(args, "lines", ())),
-        fmt="jsonl" if args.json else args.format,
+        output=output,
         keep_going=bool(getattr(args, "keep_going", False)),
         echo=bool(getattr(args, "echo", False)),
         delay=getattr(args, "delay", 0.0) or 0.0,
         yes=bool(args.yes),
         sandbox_reset=bool(getattr(args, "sandbox_reset", False)),
         prefix="petstore " if getattr(args, "lines", ()) else "/",  # a subcommand: petstore get ID
+        typed=str(args.lines[0][0]) if getattr(args, "lines", ()) else "petstore run",
     )
     return run_main(loaded.settings, options)

@@ -17,6 +17,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "matrix": ("nio", "aiohttp"),
     "slack": ("slack_sdk", "aiohttp", "uvicorn"),
     "web": ("textual_serve", "aiohttp"),
+    "jq": ("jq",),
+    "keyring": ("keyring",),
 }
 
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from petstore_os import no_core_dumps
 
-__all__ = ["main"]
+from .exits import EXIT_OK
+
+__all__ = ["main", "quiet_on_closed_pipe"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -24,7 +26,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from .dispatch import dispatch
 
-    return dispatch(sys.argv[1:] if argv is None else argv, program=argv is None)
+    if argv is None:
+        return quiet_on_closed_pipe(lambda: dispatch(sys.argv[1:], program=True))
+    return dispatch(argv)
+
+
+def quiet_on_closed_pipe(run: Callable[[], int]) -> int:
+    """``run()``, ending quietly with exit 0 when stdout is a pipe its reader closed (``petstore ... | head -1``):
+    the reader has what it wanted. What is still buffered is flushed here, where a closed pipe can be caught, and
+    then stdout points at /dev/null so that nothing at exit tries again."""
+    try:
+        code = run()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_OK
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

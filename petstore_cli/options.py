@@ -18,13 +18,14 @@ __all__ = [
     "build_parser",
     "command_index",
     "global_options",
+    "hoist_output_options",
     "output_options",
     "parse",
 ]
 
 #: The faces and tools: subcommands of their own. Every other command word is a registry command
 #: (``petstore list sold``), run as ``petstore run -c '/list sold'`` (see petstore_cli.subcommands).
-FACES = ("tui", "chat", "run", "serve", "web", "bot", "completion", "config")
+FACES = ("tui", "chat", "run", "serve", "web", "bot", "completion", "config", "auth")
 #: Output formats of ``run`` and the registry subcommands (renderers: bot_commands.formats, render_text).
 FORMATS = ("table", "plain", "tsv", "csv", "json", "jsonl")
 
@@ -179,6 +180,15 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         "source; init: write a commented config file (mode 0600, never overwrites).",
     )
     config.add_argument("action", choices=["path", "show", "init"])
+    auth = sub.add_parser(
+        "auth",
+        parents=common,
+        help="store the API key of a server (system keyring, else a 0600 file)",
+        description="login: store the key of the server in effect (read from a masked prompt, or stdin when piped); "
+        "status: where it is kept (never the key); logout: remove it. A key from a flag, PETSTORE_API_KEY or the "
+        "config file wins over a stored one.",
+    )
+    auth.add_argument("action", choices=["login", "status", "logout"])
     return parser
 
 
@@ -189,10 +199,14 @@ def output_options() -> argparse.ArgumentParser:
     g.add_argument(
         "--format",
         choices=FORMATS,
-        default="table",
-        help="table (default; plain text off a terminal), plain, tsv, csv, json (one array), jsonl (one object a line)",
+        default=None,
+        help="table (default; plain text off a terminal), plain, tsv, csv, json (an array of the records), "
+        "jsonl (one object a command)",
     )
     g.add_argument("--json", action="store_true", help="one JSON object per command on stdout (--format jsonl)")
+    g.add_argument("--fields", metavar="F1,F2", help="only these fields of each record, in this order (id,name)")
+    g.add_argument("--jq", metavar="EXPR", help="filter the records (--format json) through a jq expression")
+    g.add_argument("--template", metavar="TEXT", help="print each record through a template: '{{.id}} {{.name}}'")
     g.add_argument("--yes", action="store_true", help="confirm writes on the production environment")
     return p
 
@@ -292,7 +306,8 @@ def command_index(argv: Sequence[str]) -> int | None:
     """Where the command word is in ``argv`` (skipping global options and their values), if any."""
     takes_value = {
         option
-        for action in global_options(suppress=True)._actions
+        for parent in (global_options(suppress=True), output_options())
+        for action in parent._actions
         if action.nargs != 0
         for option in action.option_strings
     } | {"--theme"}  # the root's own option (the TUI is its default face)
@@ -305,6 +320,30 @@ def command_index(argv: Sequence[str]) -> int | None:
             return index
         index += 2 if word in takes_value else 1
     return None
+
+
+def hoist_output_options(words: list[str], index: int) -> tuple[list[str], int]:
+    """``petstore --format csv list sold`` as ``petstore list sold --format csv``: the output options (``--format``,
+    ``--json``, ``--yes`` ...) of ``run`` and the registry commands, typed before the command word, moved after
+    it; the words and the command word's new index."""
+    if words[index] in FACES and words[index] != "run":
+        return words, index
+    takes_value = {
+        option: action.nargs != 0 for action in output_options()._actions for option in action.option_strings
+    }
+    before: list[str] = []
+    moved: list[str] = []
+    position = 0
+    while position < index:
+        word = words[position]
+        name = word.split("=", 1)[0]
+        target = moved if name in takes_value else before
+        target.append(word)
+        if takes_value.get(name) and "=" not in word and position + 1 < index:
+            target.append(words[position + 1])
+            position += 1
+        position += 1
+    return [*before, words[index], *moved, *words[index + 1 :]], len(before)
 
 
 def parse(words: Sequence[str]) -> argparse.Namespace:

@@ -170,6 +170,7 @@ class PromptEditor:
     ) -> None:
         self.session: CommandSession | None = None
         self.runner = runner
+        self.input, self.output = input, output
         history: History = InMemoryHistory()
         if history_path is not None:
             history_path.parent.mkdir(parents=True, exist_ok=True)
@@ -201,6 +202,16 @@ class PromptEditor:
         if self.runner is None:
             return self.prompt_session.prompt(prompt)
         return self.runner.run(self.prompt_session.prompt_async(prompt))
+
+    def read_secret(self, prompt: str) -> str:
+        """A secret (an API key): each character shown as ``*``, in a prompt of its own whose history is
+        dropped, so it is never echoed nor written to the history file."""
+        secret: PromptSession[str] = PromptSession(
+            is_password=True, history=InMemoryHistory(), input=self.input, output=self.output
+        )
+        if self.runner is None:
+            return secret.prompt(prompt)
+        return self.runner.run(secret.prompt_async(prompt))
 
     def toolbar(self) -> StyleAndTextTuples:
         if self.session is None:

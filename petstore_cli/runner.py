@@ -4,12 +4,12 @@ The script engine (:func:`bot_commands.script.play_script`) judges the lines
 and gives the exit code: 0 every command succeeded; 1 a command failed at the
 service, the service could not be reached, or an ``/expect`` did not hold; 2 a
 command could not be parsed or validated (or was refused before sending). This
-module only shows what came of each line, in the ``--format`` asked for: ``table``
-(Rich on a terminal; plain text, never wrapped, in a pipe), ``plain``, ``tsv``,
-``csv``, ``json`` (one array at the end) or ``jsonl`` (``--json``: one object a
-line). On a terminal a command still running after a moment shows a spinner on
-stderr. Rich (its console, tables) is imported only when something goes through it: a
-table on a terminal, an echo, a note or an error; piped plain output writes text.
+module only shows what came of each line, in the ``--format`` asked for: ``table`` (Rich on a
+terminal; plain text, never wrapped or clipped, in a pipe), ``plain``, or the machine formats of
+:mod:`bot_commands.formats` (``tsv``, ``csv``, ``json``: records on stdout, prose on stderr) and
+``jsonl`` (``--json``: one object a command). On a terminal a command still running after a
+moment shows a spinner on stderr. Rich (its console, tables) is imported only when something goes
+through it: a table on a terminal, an echo, a note or an error; piped plain output writes text.
 """
 
 from __future__ import annotations
@@ -19,13 +19,14 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import IO, TYPE_CHECKING
 
 from bot_commands.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from bot_commands.formats import record, to_csv, to_tsv, truncation
+from bot_commands.formats import OutputError, data_view, record
 from bot_commands.outcome import Outcome
+from bot_commands.output import MachineWriter, OutputSpec, records_of
 from bot_commands.render_text import to_plain
 from bot_commands.sanitize import visible
 from bot_commands.script import ScriptLine, parse_script, play_script, read_script, script_lines
@@ -78,7 +79,7 @@ class RunFace:
         *,
         out: IO[str],
         err: IO[str],
-        fmt: str,
+        output: OutputSpec,
         echo: bool,
         delay: float,
         sleep: Sleep,
@@ -88,19 +89,22 @@ class RunFace:
         commands: Collection[str] = (),
     ) -> None:
         self.out_file, self.err_file = out, err
+        fmt = output.fmt
         if fmt == "table" and not (may_be_terminal(out) and self.out.is_terminal):
-            fmt = "plain"  # off a terminal: no colour, no wrapping, long cells clipped
+            fmt = "plain"  # off a terminal: no colour, no wrapping, every cell whole
         self.fmt, self.echo, self.delay, self.sleep = fmt, echo, delay, sleep
+        self.fields = output.fields
+        self.writer = MachineWriter(output, out=self._write, note=self._note) if fmt in ("tsv", "csv", "json") else None
         self.one_shot = one_shot
         self.spinner = spinner
         self.prefix, self.commands = prefix, commands  # how a failure names commands (petstore list ...)
-        self.records: list[dict[str, object]] = []
+        self.bad_output = False  # a --fields the command has not, a --jq that failed: exit 2
 
     @cached_property
     def out(self) -> Console:
-        from rich.console import Console
+        from .consoles import PipeConsole
 
-        return Console(file=self.out_file, highlight=False, soft_wrap=False)
+        return PipeConsole(file=self.out_file, highlight=False, soft_wrap=False)
 
     @cached_property
     def err(self) -> Console:
@@ -110,7 +114,8 @@ class RunFace:
 
     @property
     def machine(self) -> bool:
-        return self.fmt in ("json", "jsonl")
+        """Records on stdout, every word of prose on stderr."""
+        return self.fmt in ("tsv", "csv", "json", "jsonl")
 
     async def before(self, item: ScriptLine, *, shown: str, name: str) -> bool:
         if self.echo:
@@ -122,15 +127,24 @@ class RunFace:
     async def after(self, item: ScriptLine, outcome: Outcome) -> None:
         if self.spinner is not None:
             self.spinner.stop()
-        if self.machine:
-            self._record(record(outcome, label=item.label), outcome, item)
-        elif outcome.failure is not None:
-            self.err.print(self._failure_line(item, outcome))
-        else:
-            self._show(outcome)
+        try:
+            if self.fmt == "jsonl":
+                self._record(record(outcome, label=item.label, fields=self.fields), outcome, item)
+            elif outcome.failure is not None:
+                self.err.print(self._failure_line(item, outcome))
+            elif self.writer is not None:
+                self.writer.result(outcome)
+            else:
+                self._show(outcome)
+        except OutputError as exc:
+            self._output_error(exc)
+
+    def _output_error(self, exc: OutputError) -> None:
+        self.bad_output = True
+        self.err.print(styled(f"petstore: {visible(str(exc))}", "bold red"))
 
     async def _echo(self, line: str) -> None:
-        target = self.err if self.machine or self.fmt in ("tsv", "csv") else self.out
+        target = self.err if self.machine else self.out
         if not (self.delay > 0 and target.is_terminal):
             from bot_commands.render import echo as echo_text
 
@@ -144,24 +158,27 @@ class RunFace:
 
     def _notes(self, notes: tuple[str, ...]) -> None:
         for note in notes:
-            self.err.print(styled(visible(note), "yellow"))
+            self._note(note)
+
+    def _note(self, text: str) -> None:
+        self.err.print(styled(visible(text), "yellow"))
 
     def _show(self, outcome: Outcome) -> None:
         assert outcome.result is not None
         shown = present(outcome.result, one_shot=self.one_shot)
         self._notes(shown.notes)
-        if isinstance(shown.view, BlankView):
+        view = shown.view
+        if self.fields:
+            data = records_of(outcome.result, self.fields)
+            view = data_view(data) if data is not None else view
+        if isinstance(view, BlankView):
             return
         if self.fmt == "table":
             from bot_commands.render import to_rich
 
-            self.out.print(to_rich(shown.view))
-        elif self.fmt == "plain":
-            self._write(to_plain(shown.view) + "\n")
+            self.out.print(to_rich(view))
         else:
-            self._write(to_tsv(shown.view) if self.fmt == "tsv" else to_csv(shown.view))
-            if truncation(outcome.result):  # the caption is not data: say it where a person sees it
-                self.err.print(styled(f"note: {visible(shown.summary)}", "yellow"))
+            self._write(to_plain(view, whole=True) + "\n")
 
     def _failure_line(self, item: ScriptLine, outcome: Outcome) -> Text:
         assert outcome.failure is not None
@@ -179,14 +196,14 @@ class RunFace:
             self.err.print(self._failure_line(item, outcome))
         if outcome.result is not None:
             self._notes(notes_of(outcome.result))  # the record is the data: no view to build
-        if self.fmt == "jsonl":
-            self._write(_JSONL.encode(obj) + "\n")
-        else:
-            self.records.append(obj)
+        self._write(_JSONL.encode(obj) + "\n")
 
     def finish(self, remaining: int) -> None:
-        if self.fmt == "json":
-            self._write(json.dumps(self.records, ensure_ascii=True, default=str, indent=2) + "\n")
+        if self.writer is not None:
+            try:
+                self.writer.finish()
+            except OutputError as exc:
+                self._output_error(exc)
         if remaining > 0:
             s = "" if remaining == 1 else "s"
             self.err.print(styled(f"stopped: {remaining} command{s} not run (--keep-going runs them)", "dim"))
@@ -211,18 +228,20 @@ async def run_script(
     one_shot: bool = False,
     spinner: Spinner | None = None,
     prefix: str = "/",
+    output: OutputSpec | None = None,
 ) -> int:
     """Run ``(line number, command)`` pairs; returns the exit code (0, 1 or 2).
 
-    ``json_mode`` is ``fmt="jsonl"`` (``--json``). ``delay`` (seconds per character) types
-    echoed commands out, on a terminal only; ``sleep`` defaults to the session's (which
-    /sleep uses too). ``one_shot``: nothing suggests a follow-up command (``/more``). ``prefix``:
+    ``output`` (``--fields``, ``--jq``, ``--template`` too) wins over ``fmt``; ``json_mode`` is ``fmt="jsonl"``
+    (``--json``). A ``--fields`` a command has not, or a ``--jq`` that fails on the data, is exit 2. ``delay``
+    (seconds per character) types echoed commands out, on a terminal only; ``sleep`` defaults to the session's
+    (which /sleep uses too). ``one_shot``: nothing suggests a follow-up command (``/more``). ``prefix``:
     how failures name commands (``petstore `` for the subcommands: ``Usage: petstore get ID``).
     """
     face = RunFace(
         out=out,
         err=err,
-        fmt="jsonl" if json_mode else fmt,
+        output=output or OutputSpec(fmt="jsonl" if json_mode else fmt),
         echo=echo,
         delay=max(delay, 0.0),
         sleep=sleep or session.sleep,
@@ -235,7 +254,7 @@ async def run_script(
         session.progress = spinner.update
     report = await play_script(session, script_lines(lines), face=face, keep_going=keep_going)
     face.finish(report.remaining)
-    return report.exit_code
+    return EXIT_USAGE if face.bad_output else report.exit_code
 
 
 def collect_lines(
@@ -263,13 +282,14 @@ class RunOptions:
     script: str | None = None
     commands: tuple[str, ...] = ()
     lines: tuple[tuple[Where, str], ...] = ()
-    fmt: str = "table"
+    output: OutputSpec = field(default_factory=OutputSpec)
     keep_going: bool = False
     echo: bool = False
     delay: float = 0.0
     yes: bool = False
     sandbox_reset: bool = False
     prefix: str = "/"
+    typed: str = "petstore run"  # the command as typed (petstore add): what a refusal tells to add --yes to
 
 
 def run_main(settings: Settings, options: RunOptions) -> int:
@@ -290,6 +310,7 @@ def run_main(settings: Settings, options: RunOptions) -> int:
         return EXIT_USAGE
     composition = compose(settings, sandbox_reset=options.sandbox_reset)
     session = composition.session(confirm=_always_yes if options.yes else None)
+    session.consent_hint = f"{options.typed} needs --yes"
     if composition.target.sandbox and sys.stderr.isatty():
         print("petstore: on the in-process sandbox (set --base-url or --env to use a server)", file=sys.stderr)
     spinner = None
@@ -305,7 +326,7 @@ def run_main(settings: Settings, options: RunOptions) -> int:
                 items,
                 out=sys.stdout,
                 err=sys.stderr,
-                fmt=options.fmt,
+                output=options.output,
                 keep_going=options.keep_going,
                 echo=options.echo,
                 delay=options.delay,

@@ -108,10 +108,18 @@ def subcommand_args(argv: Sequence[str], index: int, parser: argparse.ArgumentPa
     cmd = registry.get(word)
     if cmd is None or word.lower() in FACES:
         return _unknown(word, registry)
+    if not cmd.one_shot:
+        print(
+            f"petstore: /{cmd.name} works within a session, not as a subcommand: in petstore chat, the TUI, "
+            f"or a script (petstore run -c '/list' -c '/{cmd.name}')",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     ours, theirs = split_words(argv[index + 1 :])
     if "-h" in ours or "--help" in ours:
         command_parser(cmd).print_help()
         return 0
+    command_parser(cmd).parse_args(ours)  # a bad option: the usage of the command typed (petstore list), exit 2
     args = parser.parse_args([*argv[:index], "run", *ours])
     args.lines = [(f"petstore {cmd.name}", join_command(word, *theirs))]  # as typed, like run -c
     return args

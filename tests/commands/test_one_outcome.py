@@ -15,7 +15,7 @@ from bot_commands import results as r
 from bot_commands.audit import AuditLog
 from bot_commands.commands import default_registry
 from bot_commands.errors import classify
-from bot_commands.formats import to_csv, to_tsv
+from bot_commands.formats import data_of, to_csv, to_json, to_tsv
 from bot_commands.policy import Actor, Policy, Role
 from bot_commands.render import to_rich
 from bot_commands.render_text import to_html, to_markdown, to_plain
@@ -62,8 +62,6 @@ RENDERERS: dict[str, Callable[[object], str]] = {
     "plain": to_plain,
     "markdown": to_markdown,
     "html": to_html,  # type: ignore[dict-item]
-    "tsv": to_tsv,
-    "csv": to_csv,  # type: ignore[dict-item]
 }
 
 
@@ -75,6 +73,16 @@ def test_every_result_type_renders_in_every_renderer(kind: type[r.Result], rende
     text = RENDERERS[renderer](shown.view)
     assert isinstance(text, str) and "\x1b" not in text
     assert shown.summary
+
+
+@pytest.mark.parametrize("kind", _all_result_types(), ids=lambda t: t.__name__)
+def test_every_result_type_is_records_or_prose_in_the_machine_formats(kind: type[r.Result]) -> None:
+    data = data_of(SAMPLES[kind])
+    if data is None:
+        assert kind in (r.Notice, r.ExpectationMet, r.Paused, r.Quit)  # said on stderr, never data
+        return
+    text = to_csv(data) + to_tsv(data) + to_json(data.records)
+    assert "\x1b" not in text and (data.records or kind is r.HistoryListing)
 
 
 def test_a_result_type_without_a_view_fails_loudly() -> None:

@@ -47,10 +47,10 @@ def petstore(python: Path, tmp_path: Path, *words: str, **environ: str) -> subpr
 def modules_of(extras: list[str]) -> set[str]:
     """The top-level modules of the distributions ``petstore[extras]`` brings."""
     return {
-        str(file.parts[0]).removesuffix(".py")
+        str(file.parts[0]).split(".")[0]  # a package, a module, or an extension module (jq.cpython-311-....so)
         for dist in distributions(extras).values()
         for file in dist.files or []
-        if len(file.parts) > 1 or str(file).endswith(".py")
+        if len(file.parts) > 1 or str(file).endswith((".py", ".so", ".pyd"))
     }
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import run_petstore, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-0123456789abcdef"
@@ -24,34 +25,8 @@ pytestmark = [
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
     """``petstore serve`` on an ephemeral loopback port, seeded; yields its base URL."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "petstore_cli",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--db",
-            str(tmp_path / "pets.db"),
-            "--seed",
-            "--no-access-log",  # stderr is a pipe read only at the end: access lines would fill it
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(tmp_path, PETSTORE_SERVER_API_KEYS=KEY),
-    )
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert "Serving the Pet Store API at " in line, proc.stderr.read() if proc.stderr else line
-        yield line.split(" at ", 1)[1].split()[0]
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=30)
+    with serving(tmp_path / "pets.db", _env(tmp_path, PETSTORE_SERVER_API_KEYS=KEY)) as url:
+        yield url
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -62,15 +37,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def petstore(tmp_path: Path, *args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "petstore_cli", *args],
-        cwd=ROOT,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=_env(tmp_path, PETSTORE_API_KEY=KEY, **env),
-    )
+    return run_petstore(*args, env=_env(tmp_path, PETSTORE_API_KEY=KEY, **env), stdin=stdin)
 
 
 def run_json(tmp_path: Path, url: str, *args: str, **kw: Any) -> tuple[int, list[dict[str, Any]], str]:

@@ -97,16 +97,18 @@ def _gets(ids: dict[str, int]) -> list[str]:
     return [a for pet_id in ids.values() for a in ("-c", f"/get {pet_id}")]
 
 
-def test_run_human_shows_hostile_names_literally_and_bounded(hostile_service, tmp_path: Path) -> None:
+def test_run_piped_shows_hostile_names_literally_and_whole(hostile_service, tmp_path: Path) -> None:
     url, ids = hostile_service
     ran = petstore(tmp_path, "run", "--base-url", url, "-c", "/list --all", *_gets(ids))
     assert ran.code == 0, ran.err
-    _check(ran, cards_unwrapped=True)
+    _check(ran, width=100_000, cards_unwrapped=True)  # piped: a row is one line, never wrapped nor clipped
+    assert cell_len(ran.out.splitlines()[0]) <= 100  # the header is not padded out to the longest name
     _literal_markup(ran.out)
     assert "\u241b[31mred\u241b[0m" in ran.out and "<U+202E>" in ran.out and "\\x9b31m" in ran.out
     assert "\U0001f436\u200d\U0001f9ba" in ran.out and "e\u0301\u0302\u0303" in ran.out and "漢字" in ran.out
     table = ran.out.split("Pet ", 1)[0]
-    assert "x" * 59 + "…" in table and "x" * 61 not in table  # clipped in the table
+    assert "x" * 10_000 in table and "…" not in table  # whole in the table: piped data never loses a character
+    assert len([line for line in table.splitlines() if line.strip()]) == len(ids) + 2  # header, a line a pet, caption
     assert "(10000 characters)" in ran.out  # the card says how long it really is
     assert f"{len(ids)} pets" in ran.out
 
@@ -202,6 +204,6 @@ def test_tsv_and_csv_keep_one_row_per_pet_and_no_raw_control_character(hostile_s
                 quoting=csv.QUOTE_MINIMAL if fmt == "csv" else csv.QUOTE_NONE,
             )
         )
-        assert rows[0] == ["id", "name", "category", "status"] and len(rows) == len(ids) + 1
+        assert rows[0] == ["id", "name", "categoryId", "status"] and len(rows) == len(ids) + 1
         assert all(len(row) == 4 for row in rows)
         assert "x" * 10_000 in ran.out  # whole cells: machine formats never clip
