@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import run_petstore
 from python_support import python_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -15,15 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def petstore(*args: str, env: dict[str, str] | None = None, stdin: str = "") -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
-    return subprocess.run(
-        [sys.executable, "-m", "petstore_cli", *args],
-        cwd=ROOT,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**base, **(env or {})},
-    )
+    return run_petstore(*args, env={**base, **(env or {})}, stdin=stdin)
 
 
 def test_version() -> None:

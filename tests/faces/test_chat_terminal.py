@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cli_support import run_petstore
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output.vt100 import Vt100_Output
@@ -115,15 +116,7 @@ def test_format_inside_the_chat(sandbox: Any, transport: Any) -> None:
 def test_format_inside_the_piped_chat(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PETSTORE_", "PAGER"))}
     env |= {"XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data"), "PAGER": "false"}
-    done = subprocess.run(
-        [sys.executable, "-m", "petstore_cli", "chat"],
-        input="/list sold --format tsv\n/list --all\n",
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
+    done = run_petstore("chat", env=env, stdin="/list sold --format tsv\n/list --all\n")
     assert done.returncode == 0, done.stderr
     assert "id\tname\tcategoryId\tstatus\n4\tGoldie\t4\tsold\n" in done.stdout
     assert "Whiskers" in done.stdout  # piped: never through the pager

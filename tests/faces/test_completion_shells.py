@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import run_petstore
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION_ONLY = {"more", "next", "quit", "exit", "history", "expect", "confirm", "cancel"}
@@ -48,14 +49,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (here / "examples" / "tour.pets").write_text("/list\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
     for shell in ("bash", "zsh", "fish"):
-        done = subprocess.run(
-            [sys.executable, "-m", "petstore_cli", "completion", shell],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=env,
-        )
+        done = run_petstore("completion", shell, env=env)
         assert done.returncode == 0, done.stderr
         (here / f"petstore.{shell}").write_text(done.stdout)
     (here / "bash-driver.sh").write_text(BASH_DRIVER)
