@@ -20,6 +20,7 @@ __all__ = [
     "MatrixSettings",
     "MattermostSettings",
     "RateLimit",
+    "RoomGrants",
     "SlackSettings",
     "parse_rate_limit",
 ]
@@ -64,6 +65,27 @@ class BotRoles(BaseModel):
     """Users who may read and write (writes are confirmed, see confirm_writes)."""
     viewers: list[str] = []
     """Users who may read only."""
+    admins: list[str] = []
+    """Users who are operators and may also read the audit from chat (!audit)."""
+
+
+class RoomGrants(BaseModel):
+    """``[bot.rooms."<room id>"]``: who may do what in that room, instead of the global [bot.roles] there."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    operators: list[str] = []
+    """Users who may read and write in this room."""
+    viewers: list[str] = []
+    """Users who may read only in this room."""
+    admins: list[str] = []
+    """Users who are operators in this room and may read its audit (!audit)."""
+    default_role: RoleName | None = None
+    """Role in this room of anyone not listed here; unset: [bot] default_role."""
+    power_levels: bool = False
+    """Matrix: take roles from the room's power levels too (100: admin, 50: operator, 0: viewer)."""
+    approvers: list[str] | None = None
+    """Who may approve writes asked for in this room; unset: any operator (or admin) other than the asker."""
 
 
 class MatrixSettings(BaseModel):
@@ -188,7 +210,23 @@ class BotSettings(BaseModel):
     max_backlog_age: float = Field(900.0, ge=0)
     """Seconds: a missed command older than this when the bot comes back (after an outage) is not run; the room
     is told once how many were skipped. 0 runs none of them."""
+    state: str | None = None
+    """Where the bots keep what must outlive a process (pending confirmations and approvals, watches, schedules,
+    rate windows, $last): unset is SQLite in the state dir, sqlite:///PATH a file, postgresql://... a database
+    several bot processes share."""
+    approvals: list[str] = []
+    """Environments whose writes need a second person's !approve (e.g. ["production"]), from chat or a terminal."""
+    approvals_room: str | None = None
+    """The room where requests for approval made at a terminal are posted (a Matrix room id or Slack channel id)."""
+    approval_ttl: float = Field(3600.0, ge=60, le=7 * 86_400)
+    """Seconds a request for approval waits for a second person before it expires (and is closed in the audit)."""
+    watch_interval: float = Field(30.0, ge=1)
+    """Seconds between two looks for new pets on behalf of the rooms that !watch (one look per filter)."""
+    timezone: str = "UTC"
+    """The time zone of !every schedules ("Europe/Berlin"): "weekday at 09:00" is 09:00 there."""
     roles: BotRoles = BotRoles()
+    rooms: dict[str, RoomGrants] = {}
+    """Per-room grants by room id (Matrix !id:server, Slack channel id), overriding [bot.roles] in that room."""
     matrix: MatrixSettings = MatrixSettings()
     slack: SlackSettings = SlackSettings()
     mattermost: MattermostSettings = MattermostSettings()
@@ -197,6 +235,24 @@ class BotSettings(BaseModel):
     @classmethod
     def _rate(cls, value: str) -> str:
         parse_rate_limit(value)
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError("is not a time zone: use an IANA name such as UTC or Europe/Berlin") from None
+        return value
+
+    @field_validator("state")
+    @classmethod
+    def _state(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("sqlite:///", "postgresql://", "postgres://")):
+            raise ValueError("must be sqlite:///PATH or postgresql://USER@HOST/DB (unset: SQLite in the state dir)")
         return value
 
     @field_validator("prefix")

@@ -23,6 +23,7 @@ import pytest
 
 __all__ = [
     "Cluster",
+    "database_url",
     "PgServer",
     "password_pg_server",
     "pg_unavailable",
@@ -161,6 +162,19 @@ def schema_url(server: PgServer) -> Iterator[str]:
     finally:
         with psycopg.connect(server.url(), autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@contextmanager
+def database_url(server: PgServer) -> Iterator[str]:
+    """A URL of a database of its own, created now and dropped (its connections ended first) afterwards."""
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(server.url(), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield f"postgresql://{server.user}@{server.host}:{server.port}/{name}"
+    finally:
+        with psycopg.connect(server.url(), autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
 
 
 class SyncPgPets:

@@ -24,6 +24,7 @@ PRODUCT = [
     "tui",
     "petstore_cli",
     "petstore_bot",
+    "petstore_state",
     "petstore_web",
 ]
 #: chat SDKs: imported only in petstore_bot/ (the bot faces), never by the command layer.
@@ -42,7 +43,16 @@ FORBIDDEN = {
     | CHAT_SDKS
     | WEB
     | {"petstore_bot", "petstore_web"},
-    "bot_commands": {"textual", "tui", "petstore_server", "petstore_cli", "starlette", "uvicorn", "petstore_bot"}
+    "bot_commands": {
+        "textual",
+        "tui",
+        "petstore_server",
+        "petstore_cli",
+        "starlette",
+        "uvicorn",
+        "petstore_bot",
+        "petstore_state",
+    }
     | APP_SETTINGS
     | CHAT_SDKS
     | WEB
@@ -57,6 +67,23 @@ FORBIDDEN = {
     | CHAT_SDKS
     | WEB,
     "petstore_bot": {"textual", "tui", "petstore_server", "petstore_cli", "petstore_web"} | WEB,
+    # The bots' shared state (SQLite, or PostgreSQL through psycopg): a store under the faces, like the client; the
+    # command layer reaches it only through its ports.
+    "petstore_state": {
+        "textual",
+        "tui",
+        "petstore_server",
+        "petstore_cli",
+        "petstore_api",
+        "bot_commands",
+        "petstore_bot",
+        "petstore_web",
+        "httpx",
+        "pydantic",
+    }
+    | APP_SETTINGS
+    | CHAT_SDKS
+    | WEB,
     # The web face serves pages and relays bytes to `petstore tui` processes: it imports no product layer and
     # no textual (the TUI runs in its own processes), no chat SDK but the aiohttp textual-serve runs on.
     "petstore_web": {
@@ -132,7 +159,9 @@ def test_a_library_is_imported_only_in_its_package(library: str, home: str) -> N
     assert offenders == []
 
 
-@pytest.mark.parametrize("package", ["petstore_api", "bot_commands", "petstore_server", "petstore_bot", "petstore_web"])
+@pytest.mark.parametrize(
+    "package", ["petstore_api", "bot_commands", "petstore_server", "petstore_bot", "petstore_state", "petstore_web"]
+)
 def test_runtime_imports_respect_layers(package: str) -> None:
     code = (
         "import importlib, json, sys\n"
