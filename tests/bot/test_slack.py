@@ -144,7 +144,7 @@ async def test_help_lists_only_what_the_asker_may_run(rig: Callable[..., Any]) -
     assert "/pets add" not in viewer and "/pets add NAME" in operator and "/pets confirm CODE" in operator
     assert "/pets list" not in nobody and "/pets whoami" in nobody
     refused = block_text((await r.slack.command("list", user=CAROL)).json())
-    assert "Not allowed: /pets list needs the viewer role; you have none" in refused
+    assert "Not allowed: /pets list needs the viewer role in this room; you have none" in refused
 
 
 async def test_a_viewer_write_is_refused_and_nothing_is_sent(rig: Callable[..., Any]) -> None:
@@ -253,6 +253,7 @@ SAMPLE_LINES = {
     "help": "help",
     "confirm": "confirm ABCD",
     "cancel": "cancel ABCD",
+    "audit": "audit 3",
     "history": "history",
     "sleep": "sleep 0",
     "expect": "expect ok",
@@ -261,11 +262,15 @@ SAMPLE_LINES = {
 #: What each role gets: the commands refused (and why); every other command runs.
 REFUSED = {
     "none": {
-        **dict.fromkeys(["list", "more", "get", "orders", "env"], "needs the viewer role; you have none"),
-        **dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role; you have none"),
+        **dict.fromkeys(["list", "more", "get", "orders", "env"], "needs the viewer role in this room; you have none"),
+        **dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role in this room; you have none"),
+        "audit": "needs the admin role in this room; you have none (ask an admin)",
     },
-    "viewer": dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role; you have viewer"),
-    "operator": {},
+    "viewer": {
+        **dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role in this room; you have viewer"),
+        "audit": "needs the admin role in this room; you have viewer (ask an admin)",
+    },
+    "operator": {"audit": "needs the admin role in this room; you have operator (ask an admin)"},
 }
 
 

@@ -147,7 +147,7 @@ async def test_a_viewer_is_refused_a_write_in_one_reply_and_nothing_is_sent(shar
     room = await room_with(alice, shared.bot_id, bob)
     before = shared.bot.pet_count()
     reply = await say(shared, bob, room, '!add "Rex the Dog" --category 3')
-    assert reply["body"] == "Not allowed: !add needs the operator role; you have viewer (ask an operator)"
+    assert reply["body"] == "Not allowed: !add needs the operator role in this room; you have viewer (ask an operator)"
     assert shared.bot.pet_count() == before
     [line] = [e for e in shared.bot.audit() if e["actor"] == bob.user_id and e["where"] == f"matrix:{room}"]
     assert (line["outcome"], line["applied"], line["line"]) == ("refused", "no", '/add "Rex the Dog" --category 3')
@@ -170,7 +170,7 @@ async def test_help_and_whoami_show_only_what_the_asker_may_run(shared: Shared, 
     assert re.search(r"^role\s+none$", whoami["body"], re.M)
     assert re.search(rf"^where\s+matrix:{re.escape(room)}$", whoami["body"], re.M)
     refused = await say(shared, carol, room, "!list")
-    assert refused["body"] == "Not allowed: !list needs the viewer role; you have none (ask an operator)"
+    assert refused["body"] == "Not allowed: !list needs the viewer role in this room; you have none (ask an operator)"
     assert re.search(r"^role\s+viewer$", (await say(shared, bob, room, "!whoami"))["body"], re.M)
 
 
