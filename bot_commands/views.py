@@ -434,7 +434,7 @@ def _cancelled(result: Cancelled, prefix: str) -> Presentation:
 
 
 AUDIT_COLUMNS = (
-    Column("time", width=23),
+    Column("time (UTC)", width=19),
     Column("who"),
     Column("role"),
     Column("command", width=NAME_WIDTH),
@@ -448,11 +448,11 @@ def _audit(result: AuditListing, prefix: str) -> Presentation:
     count = len(result.records)
     rows = tuple(
         (
-            Cell(record.time.replace("+00:00", "Z")),
+            Cell(record.time[:19].replace("T", " ")),  # the file's times are UTC
             Cell(record.actor),
             Cell(record.role),
             Cell(record.line),
-            Cell(record.outcome + (f" (applied {record.applied})" if record.applied else "")),
+            Cell(record.outcome + (" (applied unknown)" if record.applied == "unknown" else "")),
             Cell(" · ".join(f"{label} {value}" for label, value in record.details)),
         )
         for record in result.records
