@@ -9,9 +9,9 @@ Replies are ``m.notice`` (bots do not answer notices, so two bots never loop), r
 ``reply_style`` says (``petstore_bot.matrix_events``), with an empty ``m.mentions``; a command still running after
 ``slow_after`` seconds gets ⏳ and a typing notice, a write ✅ or ❌ (``petstore_bot.matrix_signals``). A command
 missed while the bot was away and older than ``max_backlog_age`` is not run; the room is told how many were skipped.
-The power levels of the rooms whose grants follow them (``power_levels``) are read from the room state (the
-first sync's, or asked for once before the room's first message after a restart) and kept current from each
-``m.room.power_levels`` event a sync brings, before the messages after it are handed on.
+The power levels (and creators) of the rooms whose grants follow them (``power_levels``) are read from the room
+state (the first sync's, or asked for once before the room's first message after a restart) and kept current from
+each ``m.room.power_levels`` event a sync brings, before the messages after it are handed on.
 A 429 from the homeserver is waited out as it asks, with a log line naming Synapse's ``override_ratelimit``.
 The last safe sync token (every message before it answered) and the ids answered since it are
 written after every message (``state_dir``, mode 0600), so a stop or crash mid-batch answers nothing twice on
@@ -50,7 +50,7 @@ from nio import (
     MegolmEvent,
     OlmUnverifiedDeviceError,
     ProfileGetDisplayNameResponse,
-    RoomGetStateEventResponse,
+    RoomGetStateResponse,
     RoomLeaveResponse,
     RoomMessagesResponse,
     RoomSendResponse,
@@ -543,13 +543,19 @@ class MatrixTransport:
         return any(e.get("type") in ("m.room.encryption", "m.room.encrypted") for e in events)
 
     def _see_levels(self, room_id: str, events: Iterable[Mapping[str, object]]) -> None:
-        """Keep the power levels of a room whose grants follow them, from its ``m.room.power_levels`` events."""
+        """Keep the power levels of a room whose grants follow them, from its ``m.room.power_levels`` events (and
+        its creators, from ``m.room.create``)."""
         if not self._levels.wanted(room_id):
             return
         for event in events:
-            if event.get("type") == "m.room.power_levels" and event.get("state_key") == "":
+            kind, sender = event.get("type"), event.get("sender")
+            if event.get("state_key") != "":
+                continue
+            if kind == "m.room.power_levels":
                 self._levels.update(room_id, content_of(event))
                 log.info("power levels of %s updated", room_id)
+            elif kind == "m.room.create" and isinstance(sender, str):
+                self._levels.created(room_id, sender=sender, content=content_of(event))
 
     async def _notify_encrypted(self, client: AsyncClient, room_id: str, *, stop: asyncio.Event) -> None:
         if room_id in self._state.encrypted_notified:
@@ -618,10 +624,14 @@ class MatrixTransport:
         return response
 
     async def _read_levels(self, client: AsyncClient, room_id: str) -> bool:
-        """The room's power levels from its current state (after a restart, before its first message)."""
-        response = await client.room_get_state_event(room_id, "m.room.power_levels")
-        if isinstance(response, RoomGetStateEventResponse):
-            self._levels.update(room_id, response.content)
+        """The room's power levels and creators from its current state (after a restart, before its first
+        message)."""
+        response = await client.room_get_state(room_id)
+        if isinstance(response, RoomGetStateResponse):
+            events = [event for event in response.events if isinstance(event, dict)]
+            self._see_levels(room_id, events)
+            if not self._levels.known(room_id):  # a room without power levels: everyone at 0
+                self._levels.update(room_id, {})
             return True
         code = getattr(response, "status_code", None)
         if isinstance(code, str) and code.startswith("M_") and code != "M_LIMIT_EXCEEDED":

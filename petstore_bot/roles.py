@@ -4,7 +4,8 @@ Everywhere: the ``[bot.roles]`` lists (admins, operators, viewers), and ``[bot] 
 In a room with ``[bot.rooms."<room id>"]``, that room's lists instead (its ``default_role``, else the global one,
 for anyone not in them), and, when it says ``power_levels = true``, the room's Matrix power levels for people not
 in its lists: :data:`ADMIN_LEVEL` and above is admin, :data:`OPERATOR_LEVEL` and above operator, below that the
-room's default role. :class:`PowerLevels` holds the levels as the Matrix transport last saw them (it keeps them
+room's default role. In room versions 12 and later a room's creators are above every level (they are in no
+``users`` list): admins. :class:`PowerLevels` holds the levels as the Matrix transport last saw them (it keeps them
 current from the room state and each ``m.room.power_levels`` event), so a change counts from the next command.
 """
 
@@ -15,11 +16,12 @@ from dataclasses import dataclass, field
 
 from bot_commands.policy import Role
 
-__all__ = ["ADMIN_LEVEL", "OPERATOR_LEVEL", "Grants", "PowerLevels", "RoleBook", "RoomRules"]
+__all__ = ["ADMIN_LEVEL", "CREATOR_LEVEL", "OPERATOR_LEVEL", "Grants", "PowerLevels", "RoleBook", "RoomRules"]
 
-#: The Matrix power level from which a person is an admin (a room's creator has 100), and an operator
-#: (Element's "Moderator").
+#: The Matrix power level from which a person is an admin (Element's "Admin"), and an operator ("Moderator").
 ADMIN_LEVEL, OPERATOR_LEVEL = 100, 50
+#: The level of a creator of a room of version 12 or later: above any level a power_levels event can give.
+CREATOR_LEVEL = 2**63
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,7 @@ class PowerLevels:
     def __init__(self, rooms: Iterable[str] = ()) -> None:
         self.rooms = frozenset(rooms)
         self._levels: dict[str, tuple[dict[str, int], int]] = {}
+        self._creators: dict[str, frozenset[str]] = {}
 
     def wanted(self, room: str) -> bool:
         return room in self.rooms
@@ -77,8 +80,22 @@ class PowerLevels:
         }
         self._levels[room] = (levels, _level(content.get("users_default")) or 0)
 
+    def created(self, room: str, *, sender: str, content: Mapping[str, object]) -> None:
+        """Take the room's ``m.room.create`` event: from room version 12 on, its sender and ``additional_creators``
+        are above every level (MSC4289); in earlier versions the power levels say everything."""
+        version = content.get("room_version", "1")
+        if not isinstance(version, str) or not (
+            (version.isdecimal() and int(version) >= 12) or version.startswith("org.matrix.hydra")
+        ):
+            return
+        more = content.get("additional_creators")
+        extra = [user for user in more if isinstance(user, str)] if isinstance(more, list) else []
+        self._creators[room] = frozenset([sender, *extra])
+
     def level(self, room: str, user: str) -> int | None:
         """``user``'s power level in ``room``; None while the room's levels are not known."""
+        if user in self._creators.get(room, ()):
+            return CREATOR_LEVEL
         found = self._levels.get(room)
         if found is None:
             return None

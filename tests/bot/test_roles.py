@@ -112,3 +112,14 @@ def test_the_settings_make_the_role_book(tmp_path: Path) -> None:
     assert roles.role_for(CID, "!x:t") is Role.ADMIN and roles.role_for(BEN, "!x:t") is Role.NONE
     assert roles.role_for(BEN, A) is Role.OPERATOR and roles.role_for(ANN, A) is Role.VIEWER
     assert roles.levels.rooms == {P} and roles.role_for(ANN, P) is Role.NONE
+
+
+@pytest.mark.parametrize(
+    ("version", "creator_role"), [("12", Role.ADMIN), ("org.matrix.hydra.11", Role.ADMIN), ("10", Role.VIEWER)]
+)
+def test_creators_of_a_room_of_version_12_are_admins_whatever_the_levels(version: str, creator_role: Role) -> None:
+    roles = book()
+    roles.levels.created(P, sender=ANN, content={"room_version": version, "additional_creators": [BEN, 7]})
+    roles.levels.update(P, {"users": {CID: 100}, "users_default": 0})  # creators are in no users list from v12
+    assert roles.role_for(ANN, P) is creator_role and roles.role_for(BEN, P) is creator_role
+    assert roles.role_for(CID, P) is Role.ADMIN
