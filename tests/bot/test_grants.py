@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bot_commands.policy import Role, local_actor
 from petstore_bot.testing import ChatRoom
+from petstore_cli.bot import accept_invite
 
 from .conftest import ALICE, BOB, CAROL, OSCAR, Bot
 
@@ -96,3 +97,28 @@ async def test_audit_at_a_terminal_points_at_the_file(make_bot: Callable[..., Bo
     assert outcome.failure.message == "/audit is for chat rooms (their admins); here, read the audit log file itself"
     assert all(c.name != "audit" for c in session.allowed_commands())
     assert local_actor().role is Role.OPERATOR
+
+
+def test_invites_follow_the_rooms_grants_where_known(make_bot: Callable[..., Bot]) -> None:
+    bot = make_bot(GRANTS)
+    joins = {
+        (who, room): accept_invite(bot.core, who, False, room)
+        for who in (ALICE, BOB, CAROL)
+        for room in (A, B, LEVELS, "!other:test")
+    }
+    assert joins == {
+        (ALICE, A): False,  # an operator everywhere, nobody in room A: its lists replace the global ones there
+        (ALICE, B): False,
+        (ALICE, LEVELS): True,  # levels not readable before joining: the global lists
+        (ALICE, "!other:test"): True,
+        (BOB, A): True,  # room A's operator
+        (BOB, B): False,  # room B's viewer
+        (BOB, LEVELS): False,
+        (BOB, "!other:test"): False,
+        (CAROL, A): True,  # room A's admin
+        (CAROL, B): True,
+        (CAROL, LEVELS): False,
+        (CAROL, "!other:test"): False,
+    }
+    assert accept_invite(bot.core, BOB, True, B)  # a direct chat: any role
+    assert not accept_invite(bot.core, ALICE, True, B)  # none in room B
