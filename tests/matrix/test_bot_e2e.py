@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from matrix.bot_process import BotConfig, BotProcess, answered_once, room_with
+from matrix.bot_process import BotConfig, BotProcess, answered_once, logins, room_with, running_bot
 from matrix.conftest import Account, register
 from matrix.cs_client import MatrixUser, replies_to
 from matrix.synapse_server import SynapseServer
@@ -94,13 +94,8 @@ def shared(synapse: SynapseServer, tmp_path_factory: pytest.TempPathFactory) -> 
         confirm_writes=True,
     )
     hostile = _seed(config.data_dir)
-    bot = BotProcess(config, password=accounts["petbot"].password).start()
-    try:
-        bot.ready()
+    with running_bot(config, password=accounts["petbot"].password) as bot:
         yield Shared(bot=bot, accounts=accounts, hostile=hostile, ops_room=ops_room)
-    finally:
-        code = bot.stop()
-    assert code == 0, bot.log()[-3000:]
 
 
 People = Callable[[str], Awaitable[MatrixUser]]
@@ -109,19 +104,8 @@ People = Callable[[str], Awaitable[MatrixUser]]
 @pytest.fixture
 async def people(shared: Shared) -> AsyncIterator[People]:
     """``await people("alice")``: a fresh login of that account (closed at teardown)."""
-    made: list[MatrixUser] = []
-
-    async def login(name: str) -> MatrixUser:
-        account = shared.accounts[name]
-        user = await MatrixUser.login(
-            base_url=shared.bot.config.homeserver, user_id=account.user_id, password=account.password
-        )
-        made.append(user)
-        return user
-
-    yield login
-    for user in made:
-        await user.aclose()
+    async with logins(shared.bot.config.homeserver, shared.accounts) as login:
+        yield login
 
 
 async def say(shared: Shared, user: MatrixUser, room: str, text: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from matrix.bot_process import READY, BotConfig, BotProcess
+from matrix.bot_process import READY, BotConfig, BotProcess, logins, running_bot
 from matrix.conftest import Account, register
 from matrix.cs_client import MatrixUser, replies_to
 from matrix.synapse_server import SynapseServer
@@ -78,13 +78,8 @@ def shared(synapse: SynapseServer, tmp_path_factory: pytest.TempPathFactory) -> 
             f'bot.rooms."{rooms["L"]}"': {"power_levels": True},
         },
     )
-    bot = BotProcess(config, password=accounts["petbot"].password).start()
-    try:
-        bot.ready()
+    with running_bot(config, password=accounts["petbot"].password) as bot:
         yield Shared(bot=bot, accounts=accounts, rooms=rooms)
-    finally:
-        code = bot.stop()
-    assert code == 0, bot.log()[-3000:]
 
 
 People = Callable[[str], Awaitable[MatrixUser]]
@@ -93,23 +88,17 @@ People = Callable[[str], Awaitable[MatrixUser]]
 @pytest.fixture
 async def people(shared: Shared) -> AsyncIterator[People]:
     """``await people("dave")``: a fresh login of that account, joined to the three rooms (closed at teardown)."""
-    made: list[MatrixUser] = []
+    async with logins(shared.bot.config.homeserver, shared.accounts) as login:
 
-    async def login(name: str) -> MatrixUser:
-        account = shared.accounts[name]
-        user = await MatrixUser.login(
-            base_url=shared.bot.config.homeserver, user_id=account.user_id, password=account.password
-        )
-        made.append(user)
-        for room in shared.rooms.values():
-            if await user.membership(room, user.user_id) != "join":
-                await user.join(room)
-            await user.wait_membership(room, shared.bot_id, "join")
-        return user
+        async def joined(name: str) -> MatrixUser:
+            user = await login(name)
+            for room in shared.rooms.values():
+                if await user.membership(room, user.user_id) != "join":
+                    await user.join(room)
+                await user.wait_membership(room, shared.bot_id, "join")
+            return user
 
-    yield login
-    for user in made:
-        await user.aclose()
+        yield joined
 
 
 async def say(shared: Shared, user: MatrixUser, room: str, text: str) -> dict[str, Any]:
