@@ -32,20 +32,6 @@ from .sanitize import visible
 
 __all__ = ["AuditEntry", "AuditLog", "read_recent"]
 
-#: The fields ``/audit`` shows beside who, what and how it went, by their name in the file -> their label.
-SHOWN_DETAILS = (
-    ("pet_id", "pet"),
-    ("replayed", "replayed"),
-    ("code", "code"),
-    ("confirmation", "confirmation"),
-    ("event_id", "event"),
-    ("event", "event"),
-    ("asker", "asker"),
-    ("approver", "approver"),
-    ("message", "message"),
-)
-_BLOCK = 64 * 1024
-
 
 @dataclass(frozen=True, slots=True)
 class AuditEntry:
@@ -114,6 +100,21 @@ class AuditLog:
             if self._file is not None:
                 self._file.close()
                 self._file = None
+
+
+#: The fields ``/audit`` shows beside who, what and how it went, by their name in the file -> their label: the
+#: code of a held write (its ``pending`` line and the line closing it share it), who approved another's write,
+#: the chat message a line is about, and why a write failed.
+SHOWN_DETAILS = (
+    ("pet_id", "pet"),
+    ("replayed", "replayed"),
+    ("pending_code", "code"),
+    ("approver", "approver"),
+    ("event_id", "event"),
+    ("code", "error"),
+    ("message", "message"),
+)
+_BLOCK = 64 * 1024
 
 
 def read_recent(path: Path, *, where: str, count: int) -> list[AuditRecord]:

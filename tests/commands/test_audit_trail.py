@@ -46,7 +46,9 @@ def test_lines_that_are_not_records_are_skipped_and_unknown_fields_not_shown(tmp
     path.write_text(
         "\n".join(
             [
-                json.dumps({**good, "secret": "sk-live-123", "approver": "@ben:t", "event_id": "$e"}),
+                json.dumps(
+                    {**good, "secret": "sk-live-123", "approver": "@ben:t", "event_id": "$e", "pending_code": "7F3K"}
+                ),
                 "not json",
                 json.dumps(["a", "list"]),
                 json.dumps({**good, "line": "torn"})[:-5],  # a line cut short (a crash mid-write)
@@ -55,5 +57,5 @@ def test_lines_that_are_not_records_are_skipped_and_unknown_fields_not_shown(tmp
         encoding="utf-8",
     )
     (shown,) = read_recent(path, where=ROOM, count=10)
-    assert shown.details == (("event", "$e"), ("approver", "@ben:t")) and "sk-live" not in repr(shown)
+    assert shown.details == (("code", "7F3K"), ("approver", "@ben:t"), ("event", "$e")) and "sk-live" not in repr(shown)
     assert read_recent(tmp_path / "missing.ndjson", where=ROOM, count=10) == []
