@@ -121,10 +121,12 @@ def read_recent(path: Path, *, where: str, count: int) -> list[AuditRecord]:
     """The last ``count`` audit lines of ``where`` in the file at ``path``, oldest first (lines that are not
     audit records, such as a torn last line, are skipped). Reads from the end, a block at a time."""
     found: list[AuditRecord] = []
+    where = visible(where)  # as the writer wrote it
+    needle = json.dumps(where, ensure_ascii=False).encode("utf-8")
     try:
         with path.open("rb") as handle:
             for raw in _lines_backwards(handle):
-                record = _record(raw, where=where)
+                record = _record(raw, where=where) if needle in raw else None  # most lines: no JSON to parse
                 if record is not None:
                     found.append(record)
                     if len(found) >= count:

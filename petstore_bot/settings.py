@@ -257,6 +257,17 @@ class BotSettings(BaseModel):
             raise ValueError("must be sqlite:///PATH or postgresql://USER@HOST/DB (unset: SQLite in the state dir)")
         return value
 
+    @field_validator("rooms")
+    @classmethod
+    def _room_ids(cls, value: dict[str, RoomGrants]) -> dict[str, RoomGrants]:
+        for room in value:
+            if not room.strip() or room.startswith("#"):
+                raise ValueError(
+                    f"{room!r} is not a room id: name a room by its id (Matrix !abc:example.org, in Element under "
+                    "Room settings > Advanced; a Slack or Mattermost channel id such as C0123), not its alias or name"
+                )
+        return value
+
     @field_validator("prefix")
     @classmethod
     def _prefix(cls, value: str) -> str:

@@ -59,3 +59,12 @@ def test_lines_that_are_not_records_are_skipped_and_unknown_fields_not_shown(tmp
     (shown,) = read_recent(path, where=ROOM, count=10)
     assert shown.details == (("code", "7F3K"), ("approver", "@ben:t"), ("event", "$e")) and "sk-live" not in repr(shown)
     assert read_recent(tmp_path / "missing.ndjson", where=ROOM, count=10) == []
+
+
+def test_a_room_whose_id_json_escapes_is_found(tmp_path: Path) -> None:
+    odd = 'matrix:!ü"\\\x07:t'
+    log = AuditLog(tmp_path / "audit.ndjson")
+    log.write(entry(odd, "/add a --category 1"))
+    log.write(entry(ROOM, "/add b --category 1"))
+    log.close()
+    assert [r.line for r in log.recent(where=odd, count=5)] == ["/add a --category 1"]
