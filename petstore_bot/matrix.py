@@ -11,7 +11,8 @@ Replies are ``m.notice`` (bots do not answer notices, so two bots never loop), r
 missed while the bot was away and older than ``max_backlog_age`` is not run; the room is told how many were skipped.
 The power levels (and creators) of the rooms whose grants follow them (``power_levels``) are read from the room
 state (the first sync's, or asked for once before the room's first message after a restart) and kept current from
-each ``m.room.power_levels`` event a sync brings, before the messages after it are handed on.
+each ``m.room.power_levels`` event a sync brings, once the messages before it are answered and before the messages
+after it are handed on.
 A 429 from the homeserver is waited out as it asks, with a log line naming Synapse's ``override_ratelimit``.
 The last safe sync token (every message before it answered) and the ids answered since it are
 written after every message (``state_dir``, mode 0600), so a stop or crash mid-batch answers nothing twice on
@@ -346,6 +347,10 @@ class MatrixTransport:
             for event in events:
                 if stop.is_set():
                     return False
+                if self._levels.wanted(room_id) and event.get("type") == "m.room.power_levels":
+                    # The messages before the change run with the levels they were sent at.
+                    log.info("power levels of %s change: answering the messages before it first", room_id)
+                    await dispatcher.drain()
                 self._see_levels(room_id, [event])
                 event_id = event.get("event_id")
                 if not isinstance(event_id, str) or event_id in self._recent or event_id in self._state.done:

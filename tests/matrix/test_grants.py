@@ -113,14 +113,6 @@ async def say(shared: Shared, user: MatrixUser, room: str, text: str) -> dict[st
     return content
 
 
-async def set_level(owner: MatrixUser, room: str, user_id: str, level: int) -> None:
-    """What a client does to change someone's power level: the state event again, with that user's level."""
-    path = f"/rooms/{room}/state/m.room.power_levels/"
-    current = (await owner.http.get(path)).raise_for_status().json()
-    current.setdefault("users", {})[user_id] = level
-    (await owner.http.put(path, json=current)).raise_for_status()
-
-
 async def test_one_person_is_operator_in_room_a_and_viewer_in_room_b(shared: Shared, people: People) -> None:
     dave = await people("dave")
     before = shared.bot.pet_count()
@@ -144,15 +136,15 @@ async def test_power_levels_changed_in_a_room_take_effect_at_the_next_command(sh
     assert (await say(shared, vic, "L", "!list"))["body"].startswith(
         "Not allowed: !list needs the viewer role in this room; you have none"
     )
-    await set_level(olga, room, vic.user_id, 50)
+    await olga.set_power_level(room, vic.user_id, 50)
     assert "To add a pet, reply !confirm" in (await say(shared, vic, "L", "!add Levels --category 2"))["body"]
     assert "!audit" not in (await say(shared, vic, "L", "!help"))["body"]
-    await set_level(olga, room, vic.user_id, 100)
+    await olga.set_power_level(room, vic.user_id, 100)
     whoami = (await say(shared, vic, "L", "!whoami"))["body"]
     assert "role     admin" in whoami and "!audit" in whoami
     assert "role     admin" in (await say(shared, olga, "L", "!whoami"))["body"]  # the room's creator: 100
     assert "Levels" in (await say(shared, vic, "L", "!audit 5"))["body"]
-    await set_level(olga, room, vic.user_id, 0)
+    await olga.set_power_level(room, vic.user_id, 0)
     assert "role     none" in (await say(shared, vic, "L", "!whoami"))["body"]
     assert "role     none" in (await say(shared, vic, "A", "!whoami"))["body"]  # another room's levels count there
 
@@ -178,7 +170,7 @@ async def test_audit_shows_this_rooms_lines_only_as_data_and_only_to_its_admins(
 
 async def test_after_a_restart_the_levels_are_read_from_the_room_state(shared: Shared, people: People) -> None:
     olga, vic = await people("olga"), await people("vic")
-    await set_level(olga, shared.rooms["L"], vic.user_id, 50)
+    await olga.set_power_level(shared.rooms["L"], vic.user_id, 50)
     assert "role     operator" in (await say(shared, vic, "L", "!whoami"))["body"]
     assert shared.bot.stop() == 0
     offset = len(shared.bot.log())
