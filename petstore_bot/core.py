@@ -4,10 +4,9 @@ One :class:`BotCore` serves a whole bot: it keeps one command session per (room,
 ``$last``, ``!more`` and history are each person's own), runs a person's commands one at a time, gives each the
 role the room's grants give them now (:mod:`~petstore_bot.roles`: looked up for every command, so a change of
 grants or power levels counts from the next one), rate-limits per user (:mod:`~petstore_bot.ratelimit` says what
-they are told), and
-turns the outcome into a :class:`~petstore_bot.chat.Reply`. The policy (roles, read-only, deferred confirmation)
-and the audit log are the command layer's own; a transport (Matrix, Slack) only moves messages.
-No chat SDK is imported here.
+they are told), and turns the outcome into a :class:`~petstore_bot.chat.Reply`. The policy (roles, read-only,
+deferred confirmation) and the audit log are the command layer's own; a transport (Matrix, Slack) only moves
+messages. No chat SDK is imported here.
 """
 
 from __future__ import annotations
@@ -119,14 +118,15 @@ class BotCore:
     async def run(self, message: Incoming) -> Outcome:
         """Run the command in ``message`` in its sender's session (after the sender's earlier commands)."""
         conversation = self._conversation(message)
-        session, role = conversation.session, self._roles.role_for(message.user, message.room)
-        if session.actor.role is not role:  # the room's grants or power levels changed since the last command
-            session.actor = replace(session.actor, role=role)
+        session = conversation.session
         line = "/" + message.text.removeprefix(self.prefix).lstrip("/")  # as every face records it: /add ...
         request_id = f"{self.platform}:{message.room}:{message.event_id}"
         lock = conversation.lock
         await lock.acquire()  # not ``async with``: two coroutines less a command, same lock
         try:
+            role = self._roles.role_for(message.user, message.room)  # now: grants or power levels may have changed
+            if session.actor.role is not role:
+                session.actor = replace(session.actor, role=role)
             return await session.run(line, request_id=request_id, confirm_write=message.confirm_writes)
         finally:
             lock.release()
