@@ -425,7 +425,7 @@ async def show_audit(context: CommandContext, params: AuditParams) -> AuditListi
         return Notice(text="no audit log is kept here", level="warning")
     where, count = context.actor.where, params.count or AUDIT_DEFAULT
     records = await asyncio.to_thread(trail.recent, where=where, count=count)
-    return AuditListing(where=where, records=tuple(records), asked=count)
+    return AuditListing(where=where, records=tuple(records))
 
 
 def default_registry() -> Registry:

@@ -285,11 +285,10 @@ class AuditRecord:
 
 @dataclass(frozen=True, slots=True)
 class AuditListing(Result):
-    """``/audit [N]``: the last ``asked`` audit lines of ``where`` (a chat room), oldest first."""
+    """``/audit [N]``: the last N audit lines of ``where`` (a chat room), oldest first."""
 
     where: str
     records: tuple[AuditRecord, ...]
-    asked: int
 
     def to_json(self) -> JSON:
         return {"where": self.where, "records": [record.to_json() for record in self.records]}

@@ -55,7 +55,6 @@ SAMPLES: dict[type[r.Result], r.Result] = {
                 details=(("pet", "7"), ("message", HOSTILE)),
             ),
         ),
-        asked=10,
     ),
 }
 
