@@ -7,6 +7,10 @@ write may have happened), ``code``, ``message`` and ``pet_id`` when known, and
 ``replayed: true`` when the service answered with the pet an earlier request
 under the same Idempotency-Key created (nothing new: count one pet per pet_id).
 The file is private (mode 0600: created so, an older one tightened) and each line is flushed and fsynced.
+
+:meth:`AuditLog.recent` reads it back for ``/audit``: the last lines of one ``where`` (a chat room), newest
+found first by reading the file from its end, as :class:`~bot_commands.results.AuditRecord` s that carry only the
+fields named here (a field added later is not shown until it is named).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,9 +27,10 @@ from typing import IO
 from petstore_os import Warn, open_private
 
 from .errors import CommandError
+from .results import AuditRecord
 from .sanitize import visible
 
-__all__ = ["AuditEntry", "AuditLog"]
+__all__ = ["AuditEntry", "AuditLog", "read_recent"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +91,94 @@ class AuditLog:
             except OSError as exc:
                 raise CommandError(f"cannot write the audit log {self.path}: {exc.strerror or exc}") from None
 
+    def recent(self, *, where: str, count: int) -> list[AuditRecord]:
+        """The last ``count`` lines of ``where`` (oldest first); none when the file does not exist yet."""
+        return read_recent(self.path, where=where, count=count)
+
     def close(self) -> None:
         with self._lock:
             if self._file is not None:
                 self._file.close()
                 self._file = None
+
+
+#: The fields ``/audit`` shows beside who, what and how it went, by their name in the file -> their label: the
+#: code of a held write (its ``pending`` line and the line closing it share it), who approved another's write,
+#: the chat message a line is about, and why a write failed.
+SHOWN_DETAILS = (
+    ("pet_id", "pet"),
+    ("replayed", "replayed"),
+    ("pending_code", "code"),
+    ("approver", "approver"),
+    ("event_id", "event"),
+    ("code", "error"),
+    ("message", "message"),
+)
+_BLOCK = 64 * 1024
+
+
+def read_recent(path: Path, *, where: str, count: int) -> list[AuditRecord]:
+    """The last ``count`` audit lines of ``where`` in the file at ``path``, oldest first (lines that are not
+    audit records, such as a torn last line, are skipped). Reads from the end, a block at a time."""
+    found: list[AuditRecord] = []
+    where = visible(where)  # as the writer wrote it
+    needle = json.dumps(where, ensure_ascii=False).encode("utf-8")
+    try:
+        with path.open("rb") as handle:
+            for raw in _lines_backwards(handle):
+                record = _record(raw, where=where) if needle in raw else None  # most lines: no JSON to parse
+                if record is not None:
+                    found.append(record)
+                    if len(found) >= count:
+                        break
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise CommandError(f"cannot read the audit log {path}: {exc.strerror or exc}") from None
+    found.reverse()
+    return found
+
+
+def _lines_backwards(handle: IO[bytes]) -> Iterator[bytes]:
+    """The lines of a file opened in binary mode, last first."""
+    end = handle.seek(0, os.SEEK_END)
+    rest = b""
+    while end > 0:
+        start = max(0, end - _BLOCK)
+        handle.seek(start)
+        chunk = handle.read(end - start) + rest
+        end = start
+        lines = chunk.split(b"\n")
+        rest = lines.pop(0)  # may be the tail of a line that starts in the block before
+        yield from reversed(lines)
+    yield rest
+
+
+def _record(raw: bytes, *, where: str) -> AuditRecord | None:
+    if not raw.strip():
+        return None
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("where") != where:
+        return None
+
+    def text(key: str) -> str:
+        value = data.get(key)
+        return visible(value) if isinstance(value, str) else ""
+
+    details = tuple(
+        (label, visible(str(value)))
+        for key, label in SHOWN_DETAILS
+        if (value := data.get(key)) not in (None, "", False) and isinstance(value, str | int | bool)
+    )
+    return AuditRecord(
+        time=text("time"),
+        actor=text("actor"),
+        role=text("role"),
+        line=text("line"),
+        outcome=text("outcome"),
+        applied=text("applied"),
+        details=details,
+    )

@@ -8,6 +8,7 @@ read-only, confirmation) before any handler runs, so handlers only do the work.
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 
@@ -24,6 +25,7 @@ from .policy import Access
 from .registry import Registry, command
 from .results import (
     JSON,
+    AuditListing,
     Cancelled,
     EnvInfo,
     ExpectationMet,
@@ -42,8 +44,11 @@ from .results import (
 )
 
 __all__ = [
+    "AUDIT_DEFAULT",
+    "AUDIT_MAX",
     "MAX_PAGES",
     "AddParams",
+    "AuditParams",
     "CodeParams",
     "GetParams",
     "HelpParams",
@@ -387,6 +392,42 @@ async def cancel(context: CommandContext, params: CodeParams) -> Cancelled:
     return Cancelled(code=params.code.strip().upper(), what=context.cancel_pending(params.code))
 
 
+#: ``/audit`` shows this many lines unless told, and at most ``AUDIT_MAX`` (a chat message stays readable).
+AUDIT_DEFAULT, AUDIT_MAX = 10, 50
+
+
+def _audit_count(word: str) -> int:
+    if not word.isdecimal() or not 1 <= int(word) <= AUDIT_MAX:
+        raise ValueError(f"'{show(word)}' is not a number of lines: give 1 to {AUDIT_MAX}")
+    return int(word)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuditParams:
+    """``/audit [N]``: how many of the last lines."""
+
+    count: int | None = positional("N", _audit_count, help=f"how many of the last lines, 1 to {AUDIT_MAX}")
+
+
+@command(
+    "audit",
+    one_shot=False,  # a chat room's: no ``petstore audit`` subcommand
+    params=AuditParams,
+    summary=f"Show the last audit lines of this room (default {AUDIT_DEFAULT}, at most {AUDIT_MAX})",
+    access=Access.ADMIN,
+    usage="/audit [N]",
+    history=False,
+    details="Who did what here, when, and how it went; admins of the room only.",
+)
+async def show_audit(context: CommandContext, params: AuditParams) -> AuditListing | Notice:
+    trail = context.audit_trail
+    if trail is None:
+        return Notice(text="no audit log is kept here", level="warning")
+    where, count = context.actor.where, params.count or AUDIT_DEFAULT
+    records = await asyncio.to_thread(trail.recent, where=where, count=count)
+    return AuditListing(where=where, records=tuple(records))
+
+
 def default_registry() -> Registry:
     """The registry of every petstore command, in the order ``/help`` lists them."""
     return Registry(
@@ -401,6 +442,7 @@ def default_registry() -> Registry:
             show_help,
             confirm,
             cancel,
+            show_audit,
             history,
             sleep,
             expect_outcome,

@@ -3,7 +3,8 @@
 Handlers take a :class:`CommandContext`, not the concrete
 :class:`~bot_commands.session.CommandSession` (which is one): the client port, where the session points and who
 runs it, a few pieces of the conversation (the last page listed, the previous outcome), and the session's services
-(progress, first-time notices, the Idempotency-Key of the request, help, history, pending confirmations).
+(progress, first-time notices, the Idempotency-Key of the request, help, history, pending confirmations, the
+audit trail).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Protocol
 
 from .errors import Failure
 from .policy import Actor, Policy
-from .ports import PetStoreAPI
+from .ports import AuditTrail, PetStoreAPI
 from .results import EnvInfo, Help, HistoryScript, PetList, Result
 
 __all__ = ["CommandContext", "PreviousOutcome"]
@@ -47,6 +48,11 @@ class CommandContext(Protocol):
 
     @property
     def policy(self) -> Policy: ...
+
+    @property
+    def audit_trail(self) -> AuditTrail | None:
+        """Where ``/audit`` reads the audit lines back; None when this face keeps no audit."""
+        ...
 
     @property
     def last_list(self) -> PetList | None:

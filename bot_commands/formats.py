@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from .outcome import Outcome
 from .results import (
     JSON,
+    AuditListing,
     Cancelled,
     ConfirmationNeeded,
     EnvInfo,
@@ -110,6 +111,9 @@ def data_of(result: Result) -> Data | None:
     if isinstance(result, HistoryListing):
         records: tuple[Record, ...] = tuple({"command": line} for line in result.lines)
         return Data(records, ("command",))
+    if isinstance(result, AuditListing):
+        records = tuple(record.to_json() for record in result.records)
+        return Data(records, _fields_of(records))
     if isinstance(result, OrdersListing | Help | EnvInfo | WhoAmI | HistoryScript | ConfirmationNeeded | Cancelled):
         records = _objects(result.to_json())
         return Data(records, _fields_of(records))

@@ -2,11 +2,13 @@
 
 Roles map to what a command does (its :class:`Access`): everyone may run local
 commands (``/help``, ``/whoami``); a viewer may also read from the service; an
-operator may write too. On top of roles: read-only mode, confirmation of writes
-(on production always; every write when ``confirm_writes``), and commands that
-touch local files or end the process, which only terminal faces offer. A face
-whose person is elsewhere (a browser session) touches none of the host's files:
-``/history save`` then hands the script to the face to deliver.
+operator may write too; an admin may also read the audit of the room it is in
+(``/audit``, chat bots only: the person at a terminal reads the audit log file).
+On top of roles: read-only mode, confirmation of writes (on production always;
+every write when ``confirm_writes``), and commands that touch local files or
+end the process, which only terminal faces offer. A face whose person is
+elsewhere (a browser session) touches none of the host's files: ``/history save``
+then hands the script to the face to deliver.
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ class Access(enum.Enum):
     READ = "read"  # reads from the service
     WRITE = "write"  # changes the service
     CONFIRM = "confirm"  # confirms a deferred write (chat faces)
+    ADMIN = "admin"  # reads what only admins may (the audit of a room)
 
 
 class Role(enum.Enum):
     NONE = "none"
     VIEWER = "viewer"
     OPERATOR = "operator"
+    ADMIN = "admin"
 
     def __str__(self) -> str:
         return self.value
@@ -46,13 +50,14 @@ _NEEDS = {
     Access.READ: Role.VIEWER,
     Access.WRITE: Role.OPERATOR,
     Access.CONFIRM: Role.OPERATOR,
+    Access.ADMIN: Role.ADMIN,
 }
-_RANK = {Role.NONE: 0, Role.VIEWER: 1, Role.OPERATOR: 2}
+_RANK = {Role.NONE: 0, Role.VIEWER: 1, Role.OPERATOR: 2, Role.ADMIN: 3}
 
 
 @dataclass(frozen=True, slots=True)
 class Actor:
-    """Who runs the commands of a session, and where (``terminal``, or a chat room)."""
+    """Who runs the commands of a session, and where (``terminal``, ``web``, or a chat room: ``platform:room``)."""
 
     id: str
     role: Role = Role.OPERATOR
@@ -60,6 +65,11 @@ class Actor:
 
     def may(self, access: Access) -> bool:
         return _RANK[self.role] >= _RANK[_NEEDS[access]]
+
+    @property
+    def in_room(self) -> bool:
+        """The actor speaks in a chat room (``where`` is ``platform:room``), where roles are the room's."""
+        return ":" in self.where
 
 
 def local_actor(*, role: Role = Role.OPERATOR) -> Actor:
@@ -108,7 +118,7 @@ class Policy:
                 "(read-only from --read-only, PETSTORE_READ_ONLY or read_only in the config)"
             )
         if rule == "role":
-            return Forbidden(f"/{name} needs the {_NEEDS[access]} role; you have {actor.role} (ask an operator)")
+            return _role_refusal(name=name, access=access, actor=actor)
         return None
 
     def allows(self, access: Access, actor: Actor) -> bool:
@@ -125,3 +135,14 @@ class Policy:
 
     def needs_confirmation(self, access: Access) -> bool:
         return access is Access.WRITE and (self.production or self.confirm_writes)
+
+
+def _role_refusal(*, name: str, access: Access, actor: Actor) -> Forbidden:
+    """``/add needs the operator role in this room; you have viewer (ask an operator)``: in a chat room roles
+    are the room's; an admin's command at a terminal says where the audit is instead."""
+    needed = _NEEDS[access]
+    if needed is Role.ADMIN and not actor.in_room:
+        return Forbidden(f"/{name} is for chat rooms (their admins); here, read the audit log file itself")
+    here = " in this room" if actor.in_room else ""
+    ask = "an admin" if needed is Role.ADMIN else "an operator"
+    return Forbidden(f"/{name} needs the {needed} role{here}; you have {actor.role} (ask {ask})")

@@ -1,10 +1,11 @@
-"""The command layer's ports to the outside: the client, and a person asked to confirm.
+"""The command layer's ports to the outside: the client, a person asked to confirm, and the audit trail read back.
 
 :class:`PetStoreAPI` is what the commands need from a client (``petstore_api``'s
 ``PetStoreClient`` is one; a test double could be another), and what faces may listen to: the
 client's events (attempts, retries, each exchange; re-exported here, so a face that may not import the
 client still names them). :class:`Confirm`
-asks a person to confirm a write. Handlers see the session through
+asks a person to confirm a write. :class:`AuditTrail` gives ``/audit`` the last audit lines of a room
+(:class:`~bot_commands.audit.AuditLog` is one: the format is the command layer's own). Handlers see the session through
 :class:`~bot_commands.context.CommandContext`; faces drive
 :class:`~bot_commands.session.CommandSession` itself, built by their composition root.
 """
@@ -17,9 +18,18 @@ from typing import Protocol
 from petstore_api.events import AttemptStarted, ClientEvent, EventHook, Exchange, Retrying
 from petstore_api.models import CreatedPet, NewPet, PetPage, PetStatus, PetWithNotice
 
-from .results import JSON
+from .results import JSON, AuditRecord
 
-__all__ = ["AttemptStarted", "ClientEvent", "Confirm", "EventHook", "Exchange", "PetStoreAPI", "Retrying"]
+__all__ = [
+    "AttemptStarted",
+    "AuditTrail",
+    "ClientEvent",
+    "Confirm",
+    "EventHook",
+    "Exchange",
+    "PetStoreAPI",
+    "Retrying",
+]
 
 
 class PetStoreAPI(Protocol):
@@ -58,3 +68,11 @@ class Confirm(Protocol):
     """Ask ``question`` (one line); True means yes. Ctrl-C, end of input or a closed dialog mean no."""
 
     async def __call__(self, question: str, /) -> bool: ...
+
+
+class AuditTrail(Protocol):
+    """The audit lines written so far, read back (a blocking read: callers run it on a thread)."""
+
+    def recent(self, *, where: str, count: int) -> list[AuditRecord]:
+        """The last ``count`` lines whose ``where`` is ``where`` (a chat room), oldest first."""
+        ...

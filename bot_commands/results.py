@@ -17,6 +17,8 @@ JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | 
 
 __all__ = [
     "JSON",
+    "AuditListing",
+    "AuditRecord",
     "ConfirmationNeeded",
     "EnvInfo",
     "ExpectationMet",
@@ -255,3 +257,38 @@ class Cancelled(Result):
 
     def to_json(self) -> JSON:
         return {"cancelled": self.code, "what": self.what}
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    """One line of the audit trail as ``/audit`` shows it: who did what, when, and how it went.
+
+    ``details``: the line's other known fields that are set (``pet``, ``code``, ``event``, ``approver``...),
+    in the order they are shown."""
+
+    time: str
+    actor: str
+    role: str
+    line: str
+    outcome: str
+    applied: str = ""
+    details: tuple[tuple[str, str], ...] = ()
+
+    def to_json(self) -> dict[str, JSON]:
+        shown: dict[str, JSON] = {"time": self.time, "actor": self.actor, "role": self.role, "line": self.line}
+        shown["outcome"] = self.outcome
+        if self.applied:
+            shown["applied"] = self.applied
+        shown.update(self.details)
+        return shown
+
+
+@dataclass(frozen=True, slots=True)
+class AuditListing(Result):
+    """``/audit [N]``: the last N audit lines of ``where`` (a chat room), oldest first."""
+
+    where: str
+    records: tuple[AuditRecord, ...]
+
+    def to_json(self) -> JSON:
+        return {"where": self.where, "records": [record.to_json() for record in self.records]}

@@ -138,6 +138,11 @@ class CommandSession:
         return self.policy.read_only
 
     @property
+    def audit_trail(self) -> AuditLog | None:
+        """The audit log this session writes, read back by ``/audit``."""
+        return self.audit
+
+    @property
     def history(self) -> list[str]:
         """Lines executed (parsed successfully), in order, as typed."""
         return [e.line for e in self.entries]

@@ -23,6 +23,7 @@ from petstore_api.models import Pet
 from .errors import Failure
 from .results import (
     JSON,
+    AuditListing,
     Cancelled,
     ConfirmationNeeded,
     EnvInfo,
@@ -430,3 +431,32 @@ def _confirm(result: ConfirmationNeeded, prefix: str) -> Presentation:
 def _cancelled(result: Cancelled, prefix: str) -> Presentation:
     text = f"Cancelled: {result.what} (code {result.code}); nothing was sent."
     return Presentation(view=NoticeView(text, "info"), summary=text)
+
+
+AUDIT_COLUMNS = (
+    Column("time (UTC)", width=19),
+    Column("who"),
+    Column("role"),
+    Column("command", width=NAME_WIDTH),
+    Column("outcome"),
+    Column("details", width=NAME_WIDTH),
+)
+
+
+@_presents(AuditListing)
+def _audit(result: AuditListing, prefix: str) -> Presentation:
+    count = len(result.records)
+    rows = tuple(
+        (
+            Cell(record.time[:19].replace("T", " ")),  # the file's times are UTC
+            Cell(record.actor),
+            Cell(record.role),
+            Cell(record.line),
+            Cell(record.outcome + (" (applied unknown)" if record.applied == "unknown" else "")),
+            Cell(" · ".join(f"{label} {value}" for label, value in record.details)),
+        )
+        for record in result.records
+    )
+    caption = f"the last {_plural(count, 'audit line')} of this room, oldest first"
+    view = TableView(AUDIT_COLUMNS, rows, caption=caption if count else "", empty="no audit lines for this room yet")
+    return Presentation(view=view, summary=f"{_plural(count, 'audit line')} of this room")

@@ -2,10 +2,11 @@
 
 One :class:`BotCore` serves a whole bot: it keeps one command session per (room, user) on the shared client (so
 ``$last``, ``!more`` and history are each person's own), runs a person's commands one at a time, gives each the
-role ``[bot.roles]`` names, rate-limits per user (:mod:`~petstore_bot.ratelimit` says what they are told), and
-turns the outcome into a :class:`~petstore_bot.chat.Reply`. The policy (roles, read-only, deferred confirmation)
-and the audit log are the command layer's own; a transport (Matrix, Slack) only moves messages.
-No chat SDK is imported here.
+role the room's grants give them now (:mod:`~petstore_bot.roles`: looked up for every command, so a change of
+grants or power levels counts from the next one), rate-limits per user (:mod:`~petstore_bot.ratelimit` says what
+they are told), and turns the outcome into a :class:`~petstore_bot.chat.Reply`. The policy (roles, read-only,
+deferred confirmation) and the audit log are the command layer's own; a transport (Matrix, Slack) only moves
+messages. No chat SDK is imported here.
 """
 
 from __future__ import annotations
@@ -83,8 +84,13 @@ class BotCore:
         """Whether ``text`` is a command for the bot: the prefix, then a command name (``!list``, ``!/list``)."""
         return self.addressing.prefixed(text)
 
-    def role_of(self, user: str) -> Role:
-        return self._roles.role_for(user)
+    @property
+    def roles(self) -> RoleBook:
+        return self._roles
+
+    def role_of(self, user: str, *, room: str | None = None) -> Role:
+        """``user``'s role in ``room`` now (None: where no room's grants apply)."""
+        return self._roles.role_for(user, room)
 
     async def handle(self, message: Incoming) -> Reply | None:
         """The reply to one message, or None when the message is not for the bot or the sender is silenced."""
@@ -112,12 +118,16 @@ class BotCore:
     async def run(self, message: Incoming) -> Outcome:
         """Run the command in ``message`` in its sender's session (after the sender's earlier commands)."""
         conversation = self._conversation(message)
+        session = conversation.session
         line = "/" + message.text.removeprefix(self.prefix).lstrip("/")  # as every face records it: /add ...
         request_id = f"{self.platform}:{message.room}:{message.event_id}"
         lock = conversation.lock
         await lock.acquire()  # not ``async with``: two coroutines less a command, same lock
         try:
-            return await conversation.session.run(line, request_id=request_id, confirm_write=message.confirm_writes)
+            role = self._roles.role_for(message.user, message.room)  # now: grants or power levels may have changed
+            if session.actor.role is not role:
+                session.actor = replace(session.actor, role=role)
+            return await session.run(line, request_id=request_id, confirm_write=message.confirm_writes)
         finally:
             lock.release()
 
@@ -132,7 +142,8 @@ class BotCore:
         if found is not None:
             self._conversations.move_to_end(key)
             return found
-        actor = Actor(id=message.user, role=self._roles.role_for(message.user), where=f"{self.platform}:{message.room}")
+        role = self._roles.role_for(message.user, message.room)
+        actor = Actor(id=message.user, role=role, where=f"{self.platform}:{message.room}")
         made = self._conversations[key] = _Conversation(session=self._make_session(actor), lock=asyncio.Lock())
         if not self.commands:
             self.commands = frozenset(made.session.registry.names())

@@ -9,6 +9,10 @@ Replies are ``m.notice`` (bots do not answer notices, so two bots never loop), r
 ``reply_style`` says (``petstore_bot.matrix_events``), with an empty ``m.mentions``; a command still running after
 ``slow_after`` seconds gets ⏳ and a typing notice, a write ✅ or ❌ (``petstore_bot.matrix_signals``). A command
 missed while the bot was away and older than ``max_backlog_age`` is not run; the room is told how many were skipped.
+The power levels (and creators) of the rooms whose grants follow them (``power_levels``) are read from the room
+state (the first sync's, or asked for once before the room's first message after a restart) and kept current from
+each ``m.room.power_levels`` event a sync brings, once the messages before it are answered and before the messages
+after it are handed on.
 A 429 from the homeserver is waited out as it asks, with a log line naming Synapse's ``override_ratelimit``.
 The last safe sync token (every message before it answered) and the ids answered since it are
 written after every message (``state_dir``, mode 0600), so a stop or crash mid-batch answers nothing twice on
@@ -47,6 +51,7 @@ from nio import (
     MegolmEvent,
     OlmUnverifiedDeviceError,
     ProfileGetDisplayNameResponse,
+    RoomGetStateResponse,
     RoomLeaveResponse,
     RoomMessagesResponse,
     RoomSendResponse,
@@ -69,6 +74,7 @@ from petstore_bot.matrix_events import (
     transaction_id,
 )
 from petstore_bot.matrix_signals import Busy, react
+from petstore_bot.roles import PowerLevels
 from petstore_os import open_private
 
 log = logging.getLogger("petstore_bot.matrix")
@@ -169,7 +175,7 @@ class MatrixTransport:
         access_token: str | None = None,
         rooms: Sequence[str],
         state_dir: Path,
-        accept_invite: Callable[[str, bool], bool],
+        accept_invite: Callable[[str, bool, str], bool],
         max_bytes: int = 4096,
         address: Address | None = None,
         reply_style: ReplyStyle = "reply",
@@ -178,6 +184,7 @@ class MatrixTransport:
         crypto: Crypto | None = None,
         sync_timeout_ms: int = 30_000,
         backoff_max: float = 30.0,
+        power_levels: PowerLevels | None = None,
     ) -> None:
         if (password is None) == (access_token is None):
             raise ValueError("give exactly one of password or access_token")
@@ -193,6 +200,7 @@ class MatrixTransport:
         self._slow_after = slow_after
         self._max_backlog_age = max_backlog_age
         self._crypto = crypto or Crypto()
+        self._levels = power_levels or PowerLevels()
         self._sync_started = 0.0
         self._sync_attempts = 0
         #: The skipped-commands notice of each room: (the backlog's listening_since, its event id, the count told).
@@ -299,6 +307,7 @@ class MatrixTransport:
             return False
         await self._handle_invites(client, response, stop=stop)
         for room_id, info in response.rooms.join.items():
+            self._see_levels(room_id, [e.source for e in [*info.state, *info.timeline.events]])
             if self._unreadable(room_id, [e.source for e in [*info.state, *info.timeline.events]]):
                 await self._notify_encrypted(client, room_id, stop=stop)
         self._state.since, self._state.done = response.next_batch, []
@@ -331,10 +340,18 @@ class MatrixTransport:
             if self._unreadable(room_id, [*(e.source for e in info.state), *events]):
                 await self._notify_encrypted(client, room_id, stop=stop)
                 continue
+            self._see_levels(room_id, [e.source for e in info.state])
+            if self._levels.wanted(room_id) and not self._levels.known(room_id):
+                await self._retry(functools.partial(self._read_levels, client, room_id), stop=stop, what="levels")
             skipped: list[str] = []
             for event in events:
                 if stop.is_set():
                     return False
+                if self._levels.wanted(room_id) and event.get("type") == "m.room.power_levels":
+                    # The messages before the change run with the levels they were sent at.
+                    log.info("power levels of %s change: answering the messages before it first", room_id)
+                    await dispatcher.drain()
+                self._see_levels(room_id, [event])
                 event_id = event.get("event_id")
                 if not isinstance(event_id, str) or event_id in self._recent or event_id in self._state.done:
                     continue
@@ -494,7 +511,8 @@ class MatrixTransport:
             sources = [_invite_source(e) for e in info.invite_state]
             inviter = self._inviter(sources)
             try:
-                accept = inviter is not None and self._accept_invite(inviter, self._invited_direct(sources))
+                direct = self._invited_direct(sources)
+                accept = inviter is not None and self._accept_invite(inviter, direct, room_id)
             except Exception as exc:  # noqa: BLE001 -- a failing policy declines
                 log.error("accept_invite failed for %s: %s", inviter, type(exc).__name__)
                 accept = False
@@ -528,6 +546,21 @@ class MatrixTransport:
         if room_id in self._state.encrypted_notified:
             return True
         return any(e.get("type") in ("m.room.encryption", "m.room.encrypted") for e in events)
+
+    def _see_levels(self, room_id: str, events: Iterable[Mapping[str, object]]) -> None:
+        """Keep the power levels of a room whose grants follow them, from its ``m.room.power_levels`` events (and
+        its creators, from ``m.room.create``)."""
+        if not self._levels.wanted(room_id):
+            return
+        for event in events:
+            kind, sender = event.get("type"), event.get("sender")
+            if event.get("state_key") != "":
+                continue
+            if kind == "m.room.power_levels":
+                self._levels.update(room_id, content_of(event))
+                log.info("power levels of %s updated", room_id)
+            elif kind == "m.room.create" and isinstance(sender, str):
+                self._levels.created(room_id, sender=sender, content=content_of(event))
 
     async def _notify_encrypted(self, client: AsyncClient, room_id: str, *, stop: asyncio.Event) -> None:
         if room_id in self._state.encrypted_notified:
@@ -594,6 +627,24 @@ class MatrixTransport:
             raise self._error("sync", response)
         await self._crypto.after_sync(client)
         return response
+
+    async def _read_levels(self, client: AsyncClient, room_id: str) -> bool:
+        """The room's power levels and creators from its current state (after a restart, before its first
+        message)."""
+        response = await client.room_get_state(room_id)
+        if isinstance(response, RoomGetStateResponse):
+            events = [event for event in response.events if isinstance(event, dict)]
+            self._see_levels(room_id, events)
+            if not self._levels.known(room_id):  # a room without power levels: everyone at 0
+                self._levels.update(room_id, {})
+            return True
+        code = getattr(response, "status_code", None)
+        if isinstance(code, str) and code.startswith("M_") and code != "M_LIMIT_EXCEEDED":
+            # Refused for good (the bot left the room, no such state): levels count as none, roles are the defaults.
+            log.warning("cannot read the power levels of %s: %s", room_id, self._redact(str(response)))
+            self._levels.update(room_id, {})
+            return True
+        raise self._error("levels", response)
 
     async def _join(self, client: AsyncClient, room: str) -> bool:
         response = await client.join(room)

@@ -26,6 +26,7 @@ __all__ = [
 ]
 
 RoleName = Literal["none", "viewer", "operator"]
+"""A default role (admin is only ever granted by name or power level)."""
 
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*(?:\.\d+)?)\s*(s|m|h)?\s*$")
 _UNIT = {"s": 1.0, "m": 60.0, "h": 3600.0}
@@ -83,7 +84,8 @@ class RoomGrants(BaseModel):
     default_role: RoleName | None = None
     """Role in this room of anyone not listed here; unset: [bot] default_role."""
     power_levels: bool = False
-    """Matrix: take roles from the room's power levels too (100: admin, 50: operator, 0: viewer)."""
+    """Matrix: roles from the room's power levels for anyone not in these lists (100 and above: admin, 50 and above:
+    operator, below: default_role)."""
     approvers: list[str] | None = None
     """Who may approve writes asked for in this room; unset: any operator (or admin) other than the asker."""
 
@@ -253,6 +255,17 @@ class BotSettings(BaseModel):
     def _state(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("sqlite:///", "postgresql://", "postgres://")):
             raise ValueError("must be sqlite:///PATH or postgresql://USER@HOST/DB (unset: SQLite in the state dir)")
+        return value
+
+    @field_validator("rooms")
+    @classmethod
+    def _room_ids(cls, value: dict[str, RoomGrants]) -> dict[str, RoomGrants]:
+        for room in value:
+            if not room.strip() or room.startswith("#"):
+                raise ValueError(
+                    f"{room!r} is not a room id: name a room by its id (Matrix !abc:example.org, in Element under "
+                    "Room settings > Advanced; a Slack or Mattermost channel id such as C0123), not its alias or name"
+                )
         return value
 
     @field_validator("prefix")

@@ -25,7 +25,7 @@ from bot_commands.session import CommandSession
 from petstore_api.errors import ConfigError
 from petstore_bot.core import BotCore
 from petstore_bot.ratelimit import RateLimiter
-from petstore_bot.roles import RoleBook
+from petstore_bot.roles import Grants, RoleBook, RoomRules
 from petstore_bot.settings import BotSettings
 from petstore_cli.settings.model import Settings
 from petstore_cli.settings.paths import default_config_path, default_data_dir
@@ -63,7 +63,19 @@ def compose_bot(settings: Settings, *, sandbox_reset: bool = False, audit_flag: 
 
 
 def role_book(bot: BotSettings) -> RoleBook:
-    return RoleBook.of(operators=bot.roles.operators, viewers=bot.roles.viewers, default=bot.default_role)
+    """The roles of ``[bot.roles]`` and ``[bot.rooms."<room id>"]``."""
+    rooms = {
+        room: RoomRules(
+            grants=Grants.of(admins=grants.admins, operators=grants.operators, viewers=grants.viewers),
+            default=Role(grants.default_role) if grants.default_role else None,
+            power_levels=grants.power_levels,
+        )
+        for room, grants in bot.rooms.items()
+    }
+    roles = bot.roles
+    return RoleBook.of(
+        admins=roles.admins, operators=roles.operators, viewers=roles.viewers, default=bot.default_role, rooms=rooms
+    )
 
 
 def build_core(
@@ -102,11 +114,12 @@ async def _chat_sleep(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
-def accept_invite(core: BotCore, inviter: str, direct: bool) -> bool:
+def accept_invite(core: BotCore, inviter: str, direct: bool, room: str) -> bool:
     """Whom the bot joins: a direct chat with anyone who has a role (viewers too: they may read there), a room
-    from an operator only (a room is a team's, and the bot answers everyone in it)."""
-    role = core.role_of(inviter)
-    return role is Role.OPERATOR or (direct and role is not Role.NONE)
+    from an operator or admin only (a room is a team's, and the bot answers everyone in it); in a room with grants
+    of its own, by those (:meth:`~petstore_bot.roles.RoleBook.invite_role`)."""
+    role = core.roles.invite_role(inviter, room)
+    return role in (Role.OPERATOR, Role.ADMIN) or (direct and role is not Role.NONE)
 
 
 def matrix_names(user_id: str) -> tuple[str, ...]:
@@ -160,6 +173,7 @@ def matrix_main(
         reply_style=settings.bot.reply_style,
         crypto=Crypto(key_sharing=matrix.key_sharing, verified_devices=matrix.verified_devices),
         max_backlog_age=settings.bot.max_backlog_age,
+        power_levels=core.roles.levels,
     )
     log.info(
         "petstore bot on %s as %s; service %s %s; audit %s",

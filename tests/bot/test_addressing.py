@@ -91,7 +91,7 @@ async def test_direct_chats_are_joined_for_any_role_and_rooms_for_operators_only
     core = build_core(composition, settings.bot, platform="matrix")
     try:
         joins = {
-            (who, direct): accept_invite(core, who, direct)
+            (who, direct): accept_invite(core, who, direct, "!room:t")
             for who in ("@op:t", "@viewer:t", "@x:t")
             for direct in (True, False)
         }

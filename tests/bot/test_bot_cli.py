@@ -51,7 +51,9 @@ def test_neither_password_nor_token(tmp_path: Path, capsys: pytest.CaptureFixtur
         ('[bot.matrix]\nuser_id = "petbot"', "bot.matrix.user_id: must be a full Matrix user id"),
         ('[bot.matrix]\nhomeserver = "matrix.example.org"', "bot.matrix.homeserver: must start with https://"),
         ('[bot]\nprefix = "b "', "bot.prefix: must be punctuation"),
-        ('[bot.roles]\nadmins = ["@a:b"]', "bot.roles.admins: unknown setting"),
+        ('[bot.roles]\nowners = ["@a:b"]', "bot.roles.owners: unknown setting"),
+        ('[bot.rooms."#ops:example.org"]\noperators = []', "bot.rooms: '#ops:example.org' is not a room id"),
+        ('[bot.rooms."!r:x"]\npower_levels = "maybe"', "bot.rooms.!r:x.power_levels: Input should be a valid boolean"),
     ],
 )
 def test_a_bad_setting_is_one_line_naming_the_key(

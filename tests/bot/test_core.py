@@ -6,6 +6,7 @@ import json
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
@@ -35,7 +36,7 @@ async def test_a_viewer_reads_but_a_write_is_refused_in_one_line_and_nothing_is_
     before = await bot.pet_count()
     assert "Whiskers" in await bot.room.text(BOB, "!list --limit 5")
     refused = await bot.room.text(BOB, '!add "Rex the Dog" --category 3')
-    assert refused == "Not allowed: !add needs the operator role; you have viewer (ask an operator)"
+    assert refused == "Not allowed: !add needs the operator role in this room; you have viewer (ask an operator)"
     assert await bot.pet_count() == before
     entry = json.loads(bot.audit_lines()[-1])
     assert (entry["actor"], entry["outcome"], entry["applied"]) == (BOB, "refused", "no")
@@ -55,7 +56,7 @@ async def test_default_role_none_may_ask_who_they_are_and_nothing_from_the_servi
     bot = make_bot('default_role = "none"')
     assert (
         await bot.room.text(CAROL, "!list")
-        == "Not allowed: !list needs the viewer role; you have none (ask an operator)"
+        == "Not allowed: !list needs the viewer role in this room; you have none (ask an operator)"
     )
     whoami = await bot.room.text(CAROL, "!whoami")
     assert "role     none" in whoami and "matrix:!room:test" in whoami
@@ -253,8 +254,10 @@ async def test_the_rate_limit_reply_through_the_core(make_bot: Callable[..., Bot
 
 def test_every_registry_command_is_either_offered_in_chat_or_terminal_only() -> None:
     policy = bot_policy(Policy(), BotSettings())
+    admin = replace(_operator(), role=Role.ADMIN)
     for command in default_registry().commands():
-        assert (command.access is Access.TERMINAL) != policy.allows(command.access, _operator()), command.name
+        assert (command.access is Access.TERMINAL) != policy.allows(command.access, admin), command.name
+        assert policy.allows(command.access, _operator()) == (command.access not in (Access.TERMINAL, Access.ADMIN))
 
 
 def _operator() -> Actor:

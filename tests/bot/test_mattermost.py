@@ -216,3 +216,18 @@ async def test_a_press_whose_nonce_was_changed_is_refused(mm: Callable[..., Any]
     assert (
         await m.press({**confirm, "integration": {**confirm["integration"], "context": unsigned}}, user=ALICE)
     ).status_code == 401
+
+
+async def test_a_channels_admin_reads_its_audit_in_a_code_block(mm: Callable[..., Any]) -> None:
+    grants = f'[bot.rooms."ch1"]\noperators = ["mattermost:{ALICE}"]\nadmins = ["mattermost:carol1"]\n'
+    m: MM = await mm(extra=grants)
+    preview = (await m.command("add @channel **x** --category 2", user=ALICE)).json()
+    confirm, _ = preview["attachments"][0]["actions"]
+    assert "@channel" in (await m.press(confirm, user=ALICE)).json()["update"]["message"]
+    refused = (await m.command("audit", user=ALICE)).json()["text"]
+    assert "/pets audit needs the admin role in this room; you have operator (ask an admin)" in refused
+    shown = (await m.command("audit", user="carol1")).json()
+    assert shown["response_type"] == "ephemeral" and shown["text"].startswith("```\ntime (UTC)")
+    assert "@channel **x**" in shown["text"] and shown["text"].endswith(
+        "the last 2 audit lines of this room, oldest first\n```"
+    )

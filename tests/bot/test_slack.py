@@ -144,7 +144,7 @@ async def test_help_lists_only_what_the_asker_may_run(rig: Callable[..., Any]) -
     assert "/pets add" not in viewer and "/pets add NAME" in operator and "/pets confirm CODE" in operator
     assert "/pets list" not in nobody and "/pets whoami" in nobody
     refused = block_text((await r.slack.command("list", user=CAROL)).json())
-    assert "Not allowed: /pets list needs the viewer role; you have none" in refused
+    assert "Not allowed: /pets list needs the viewer role in this room; you have none" in refused
 
 
 async def test_a_viewer_write_is_refused_and_nothing_is_sent(rig: Callable[..., Any]) -> None:
@@ -253,6 +253,7 @@ SAMPLE_LINES = {
     "help": "help",
     "confirm": "confirm ABCD",
     "cancel": "cancel ABCD",
+    "audit": "audit 3",
     "history": "history",
     "sleep": "sleep 0",
     "expect": "expect ok",
@@ -261,11 +262,15 @@ SAMPLE_LINES = {
 #: What each role gets: the commands refused (and why); every other command runs.
 REFUSED = {
     "none": {
-        **dict.fromkeys(["list", "more", "get", "orders", "env"], "needs the viewer role; you have none"),
-        **dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role; you have none"),
+        **dict.fromkeys(["list", "more", "get", "orders", "env"], "needs the viewer role in this room; you have none"),
+        **dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role in this room; you have none"),
+        "audit": "needs the admin role in this room; you have none (ask an admin)",
     },
-    "viewer": dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role; you have viewer"),
-    "operator": {},
+    "viewer": {
+        **dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role in this room; you have viewer"),
+        "audit": "needs the admin role in this room; you have viewer (ask an admin)",
+    },
+    "operator": {"audit": "needs the admin role in this room; you have operator (ask an admin)"},
 }
 
 
@@ -465,3 +470,20 @@ def test_the_form_parser_keeps_the_first_value_of_a_repeated_field() -> None:
 
     assert parse_form(b"a=1&b=x+y%2Fz&a=2&c=") == {"a": "1", "b": "x y/z", "c": ""}
     assert parse_form(b"&".join([b"a=1"] * 64)) == {"a": "1"}
+
+
+async def test_a_channels_admin_reads_its_audit_as_data(rig: Callable[..., Any]) -> None:
+    hostile = "<!channel> <@UBOB> *bold* <http://x|link>"
+    grants = f'[bot.rooms."C1"]\noperators = ["slack:T1/{ALICE}"]\nadmins = ["slack:T1/{CAROL}"]\n'
+    r: Rig = await rig(extra=grants)
+    preview = (await r.slack.command(f"add {hostile} --category 2", user=ALICE)).json()
+    code = buttons(preview)[CONFIRM_ACTION]
+    assert (await r.slack.press(CONFIRM_ACTION, code, user=ALICE, prompt=preview)).status_code == 200
+    await r.capture.next_post()
+    refused = block_text((await r.slack.command("audit", user=ALICE)).json())
+    assert "Not allowed: /pets audit needs the admin role in this room; you have operator (ask an admin)" in refused
+    shown = (await r.slack.command("audit 5", user=CAROL)).json()
+    text = block_text(shown)
+    assert shown["response_type"] == "ephemeral" and text.startswith("```")
+    assert "&lt;!channel&gt; &lt;@UBOB&gt;" in text and "<!channel>" not in json.dumps(shown)
+    assert "the last 2 audit lines of this room" in text and "pending" in text

@@ -42,6 +42,20 @@ SAMPLES: dict[type[r.Result], r.Result] = {
     r.WhoAmI: r.WhoAmI(actor="@alice:x", role="viewer", where="!room", commands=("/list",)),
     r.ConfirmationNeeded: r.ConfirmationNeeded(code="7F3K", what="add pet 'Rex'", line="/add Rex", ttl=60),
     r.Cancelled: r.Cancelled(code="7F3K", what="add pet 'Rex'"),
+    r.AuditListing: r.AuditListing(
+        where="matrix:!room",
+        records=(
+            r.AuditRecord(
+                time="2026-11-27T11:00:00.000+00:00",
+                actor="@alice:x",
+                role="operator",
+                line=f"/add {HOSTILE} --category 3",
+                outcome="ok",
+                applied="yes",
+                details=(("pet", "7"), ("message", HOSTILE)),
+            ),
+        ),
+    ),
 }
 
 

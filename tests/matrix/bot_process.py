@@ -9,6 +9,7 @@ the bot user's password through ``PETSTORE_BOT__MATRIX__PASSWORD`` only (never i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -16,11 +17,12 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from matrix.conftest import Account
 from matrix.cs_client import POLL, Event, MatrixUser, from_sender, replies_to
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -194,3 +196,35 @@ def answered_once(events: list[Event], bot_id: str) -> list[Event]:
     asked = [a for a in asked if a]
     assert len(asked) == len(set(asked)), f"a message was answered twice: {asked}"
     return mine
+
+
+@contextlib.asynccontextmanager
+async def logins(
+    homeserver: str, accounts: Mapping[str, Account]
+) -> AsyncIterator[Callable[[str], Awaitable[MatrixUser]]]:
+    """``await login("alice")``: a fresh login of that account; every one is closed at the end."""
+    made: list[MatrixUser] = []
+
+    async def login(name: str) -> MatrixUser:
+        account = accounts[name]
+        user = await MatrixUser.login(base_url=homeserver, user_id=account.user_id, password=account.password)
+        made.append(user)
+        return user
+
+    try:
+        yield login
+    finally:
+        for user in made:
+            await user.aclose()
+
+
+@contextlib.contextmanager
+def running_bot(config: BotConfig, *, password: str) -> Iterator[BotProcess]:
+    """A started bot, ready; stopped at the end, which must end it with exit code 0."""
+    bot = BotProcess(config, password=password).start()
+    try:
+        bot.ready()
+        yield bot
+    finally:
+        code = bot.stop()
+    assert code == 0, bot.log()[-3000:]

@@ -108,7 +108,7 @@ class BotRunner:
             "password": self.account.password,
             "rooms": [],
             "state_dir": self.state_dir,
-            "accept_invite": lambda _inviter, _direct: True,
+            "accept_invite": lambda _inviter, _direct, _room: True,
             "address": addressed,
             "backoff_max": 1.0,
         }

@@ -66,6 +66,13 @@ class MatrixUser:
     async def send_text(self, room_id: str, body: str) -> str:
         return await self.send(room_id, {"msgtype": "m.text", "body": body})
 
+    async def set_power_level(self, room_id: str, user_id: str, level: int) -> None:
+        """What a client does to change someone's power level: the state event again, with that user's level."""
+        path = f"/rooms/{room_id}/state/m.room.power_levels/"
+        current = await self._call("GET", path)
+        current.setdefault("users", {})[user_id] = level
+        await self._call("PUT", path, json=current)
+
     async def membership(self, room_id: str, user_id: str) -> str | None:
         response = await self.http.get(f"/rooms/{room_id}/state/m.room.member/{user_id}")
         return response.json().get("membership") if response.status_code == 200 else None

@@ -56,7 +56,7 @@ async def test_mentions_pills_fallbacks_and_spaces_address_the_bot_in_a_room(bot
 async def test_a_direct_chat_takes_the_bare_command_and_a_viewers_invite(bot: BotRunner, users) -> None:
     alice, mallory = await users("alice"), await users("mallory")
     me = bot.account.user_id
-    async with bot.running(accept_invite=lambda _inviter, direct: direct):
+    async with bot.running(accept_invite=lambda _inviter, direct, _room: direct):
         dm = await alice.create_room(invite=[me], direct=True)
         group = await mallory.create_room(invite=[me])
         await alice.wait_membership(dm, me, "join")

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from matrix.bot_process import BotConfig, BotProcess, answered_once, room_with
+from matrix.bot_process import BotConfig, BotProcess, answered_once, logins, room_with, running_bot
 from matrix.conftest import Account, register
 from matrix.cs_client import MatrixUser, replies_to
 from matrix.synapse_server import SynapseServer
@@ -94,13 +94,8 @@ def shared(synapse: SynapseServer, tmp_path_factory: pytest.TempPathFactory) -> 
         confirm_writes=True,
     )
     hostile = _seed(config.data_dir)
-    bot = BotProcess(config, password=accounts["petbot"].password).start()
-    try:
-        bot.ready()
+    with running_bot(config, password=accounts["petbot"].password) as bot:
         yield Shared(bot=bot, accounts=accounts, hostile=hostile, ops_room=ops_room)
-    finally:
-        code = bot.stop()
-    assert code == 0, bot.log()[-3000:]
 
 
 People = Callable[[str], Awaitable[MatrixUser]]
@@ -109,19 +104,8 @@ People = Callable[[str], Awaitable[MatrixUser]]
 @pytest.fixture
 async def people(shared: Shared) -> AsyncIterator[People]:
     """``await people("alice")``: a fresh login of that account (closed at teardown)."""
-    made: list[MatrixUser] = []
-
-    async def login(name: str) -> MatrixUser:
-        account = shared.accounts[name]
-        user = await MatrixUser.login(
-            base_url=shared.bot.config.homeserver, user_id=account.user_id, password=account.password
-        )
-        made.append(user)
-        return user
-
-    yield login
-    for user in made:
-        await user.aclose()
+    async with logins(shared.bot.config.homeserver, shared.accounts) as login:
+        yield login
 
 
 async def say(shared: Shared, user: MatrixUser, room: str, text: str) -> dict[str, Any]:
@@ -147,7 +131,7 @@ async def test_a_viewer_is_refused_a_write_in_one_reply_and_nothing_is_sent(shar
     room = await room_with(alice, shared.bot_id, bob)
     before = shared.bot.pet_count()
     reply = await say(shared, bob, room, '!add "Rex the Dog" --category 3')
-    assert reply["body"] == "Not allowed: !add needs the operator role; you have viewer (ask an operator)"
+    assert reply["body"] == "Not allowed: !add needs the operator role in this room; you have viewer (ask an operator)"
     assert shared.bot.pet_count() == before
     [line] = [e for e in shared.bot.audit() if e["actor"] == bob.user_id and e["where"] == f"matrix:{room}"]
     assert (line["outcome"], line["applied"], line["line"]) == ("refused", "no", '/add "Rex the Dog" --category 3')
@@ -170,7 +154,7 @@ async def test_help_and_whoami_show_only_what_the_asker_may_run(shared: Shared, 
     assert re.search(r"^role\s+none$", whoami["body"], re.M)
     assert re.search(rf"^where\s+matrix:{re.escape(room)}$", whoami["body"], re.M)
     refused = await say(shared, carol, room, "!list")
-    assert refused["body"] == "Not allowed: !list needs the viewer role; you have none (ask an operator)"
+    assert refused["body"] == "Not allowed: !list needs the viewer role in this room; you have none (ask an operator)"
     assert re.search(r"^role\s+viewer$", (await say(shared, bob, room, "!whoami"))["body"], re.M)
 
 

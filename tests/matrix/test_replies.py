@@ -56,7 +56,7 @@ async def test_messages_not_for_the_bot_and_notices_get_no_answer(bot: BotRunner
 
 async def test_invites_are_accepted_from_allowed_users_only(bot: BotRunner, users) -> None:
     alice, mallory = await users("alice"), await users("mallory")
-    async with bot.running(accept_invite=lambda inviter, _direct: inviter == alice.user_id):
+    async with bot.running(accept_invite=lambda inviter, _direct, _room: inviter == alice.user_id):
         good = await alice.create_room(invite=[bot.account.user_id])
         bad = await mallory.create_room(invite=[bot.account.user_id])
         await alice.wait_membership(good, bot.account.user_id, "join")
