@@ -25,6 +25,7 @@ from .registry import Registry, command
 from .results import (
     JSON,
     Cancelled,
+    Denied,
     EnvInfo,
     ExpectationMet,
     Help,
@@ -384,7 +385,47 @@ async def confirm(context: CommandContext, params: CodeParams) -> Result:
     history=False,
 )
 async def cancel(context: CommandContext, params: CodeParams) -> Cancelled:
-    return Cancelled(code=params.code.strip().upper(), what=context.cancel_pending(params.code))
+    return Cancelled(code=params.code.strip().upper(), what=await context.cancel_pending(params.code))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalParams:
+    """``/approve CODE``: the code a request for approval gave."""
+
+    code: str = positional("CODE", str, required=True, help="the code the request for approval gave")
+
+
+@command(
+    "approve",
+    one_shot=False,
+    params=ApprovalParams,
+    summary="Run another person's write that waits for a second person",
+    access=Access.APPROVE,
+    history=False,
+)
+async def approve(context: CommandContext, params: ApprovalParams) -> Result:
+    return await context.approve_pending(params.code)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DenyParams:
+    """``/deny CODE [REASON]``: drop a request for approval, saying why."""
+
+    code: str = positional("CODE", str, required=True, help="the code the request for approval gave")
+    reason: str | None = positional("REASON", str, greedy=True, help="why, in words, for the asker and the audit")
+
+
+@command(
+    "deny",
+    one_shot=False,
+    params=DenyParams,
+    summary="Drop another person's write that waits for a second person",
+    access=Access.APPROVE,
+    usage="/deny CODE [REASON]",
+    history=False,
+)
+async def deny(context: CommandContext, params: DenyParams) -> Denied:
+    return await context.deny_pending(params.code, params.reason or "")
 
 
 def default_registry() -> Registry:
@@ -401,6 +442,8 @@ def default_registry() -> Registry:
             show_help,
             confirm,
             cancel,
+            approve,
+            deny,
             history,
             sleep,
             expect_outcome,

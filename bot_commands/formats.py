@@ -27,8 +27,10 @@ from dataclasses import dataclass
 from .outcome import Outcome
 from .results import (
     JSON,
+    ApprovalNeeded,
     Cancelled,
     ConfirmationNeeded,
+    Denied,
     EnvInfo,
     Help,
     HistoryListing,
@@ -110,7 +112,18 @@ def data_of(result: Result) -> Data | None:
     if isinstance(result, HistoryListing):
         records: tuple[Record, ...] = tuple({"command": line} for line in result.lines)
         return Data(records, ("command",))
-    if isinstance(result, OrdersListing | Help | EnvInfo | WhoAmI | HistoryScript | ConfirmationNeeded | Cancelled):
+    if isinstance(
+        result,
+        OrdersListing
+        | Help
+        | EnvInfo
+        | WhoAmI
+        | HistoryScript
+        | ConfirmationNeeded
+        | Cancelled
+        | ApprovalNeeded
+        | Denied,
+    ):
         records = _objects(result.to_json())
         return Data(records, _fields_of(records))
     return None

@@ -28,6 +28,7 @@ class Access(enum.Enum):
     READ = "read"  # reads from the service
     WRITE = "write"  # changes the service
     CONFIRM = "confirm"  # confirms a deferred write (chat faces)
+    APPROVE = "approve"  # approves or denies another person's write (where writes need a second person)
 
 
 class Role(enum.Enum):
@@ -46,6 +47,7 @@ _NEEDS = {
     Access.READ: Role.VIEWER,
     Access.WRITE: Role.OPERATOR,
     Access.CONFIRM: Role.OPERATOR,
+    Access.APPROVE: Role.OPERATOR,
 }
 _RANK = {Role.NONE: 0, Role.VIEWER: 1, Role.OPERATOR: 2}
 
@@ -85,13 +87,16 @@ class Policy:
     #: Commands may read and write the host's files (a terminal). False in a browser session: ``/history save``
     #: gives the face the script to hand over (a download) and writes nothing here.
     host_files: bool = True
+    #: Writes here need a second person: held for ``/approve CODE`` by someone other than the asker (``[bot]
+    #: approvals`` names this environment).
+    approval: bool = False
 
     def _rule(self, access: Access, actor: Actor) -> str | None:
         """Which rule refuses ``access`` to ``actor`` here (``terminal``, ``read_only``, ``role``), or None:
         the one statement of the rules; cheap, since help and completion ask it for every command."""
         if access is Access.TERMINAL and not self.terminal:
             return "terminal"
-        if access in (Access.WRITE, Access.CONFIRM) and self.read_only:
+        if access in (Access.WRITE, Access.CONFIRM, Access.APPROVE) and self.read_only:
             return "read_only"
         if not actor.may(access):
             return "role"
@@ -115,6 +120,8 @@ class Policy:
         """Whether ``actor`` may run a command of this access here (help and completion list only these)."""
         if access is Access.CONFIRM and not self.deferred:
             return False  # nothing is ever waiting for a code here
+        if access is Access.APPROVE and not (self.approval and self.deferred):
+            return False  # nothing here needs a second person
         return self._rule(access, actor) is None
 
     def check(self, *, name: str, access: Access, actor: Actor, what: str) -> None:
@@ -125,3 +132,7 @@ class Policy:
 
     def needs_confirmation(self, access: Access) -> bool:
         return access is Access.WRITE and (self.production or self.confirm_writes)
+
+    def needs_approval(self, access: Access) -> bool:
+        """A write here waits for a second person (which also stands for the asker's own confirmation)."""
+        return access is Access.WRITE and self.approval

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from bot_commands.outcome import Outcome
 from bot_commands.policy import Access, Actor, Role
-from bot_commands.results import ConfirmationNeeded, PetCreated
+from bot_commands.results import ApprovalNeeded, ConfirmationNeeded, PetCreated
 from bot_commands.session import CommandSession
 
 from .addressing import Addressing
@@ -37,6 +37,7 @@ SessionFactory = Callable[[Actor], CommandSession]
 #: Conversations remembered at most; the least recently used are forgotten first (their state with them).
 MAX_SESSIONS = 10_000
 _QUIET = frozenset({Access.LOCAL, Access.READ})
+_MARKED = frozenset({Access.WRITE, Access.CONFIRM, Access.APPROVE})
 SLOW_DOWN = "Slow down: at most {count} commands in {seconds:g} s per person; yours are ignored until then."
 
 
@@ -117,7 +118,9 @@ class BotCore:
         lock = conversation.lock
         await lock.acquire()  # not ``async with``: two coroutines less a command, same lock
         try:
-            return await conversation.session.run(line, request_id=request_id, confirm_write=message.confirm_writes)
+            return await conversation.session.run(
+                line, request_id=request_id, event_id=message.event_id, confirm_write=message.confirm_writes
+            )
         finally:
             lock.release()
 
@@ -145,9 +148,9 @@ class BotCore:
 def write_mark(outcome: Outcome) -> str | None:
     """``✅`` for a write done, ``❌`` for one refused or failed, None otherwise (reads, a write still waiting)."""
     command = outcome.command
-    if command is None or command.access not in (Access.WRITE, Access.CONFIRM) or command.name == "cancel":
+    if command is None or command.access not in _MARKED or command.name in ("cancel", "deny"):
         return None
-    if isinstance(outcome.result, ConfirmationNeeded):
+    if isinstance(outcome.result, ConfirmationNeeded | ApprovalNeeded):
         return None
     return "✅" if outcome.failure is None else "❌"
 

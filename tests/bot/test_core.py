@@ -252,7 +252,7 @@ async def test_the_rate_limit_reply_through_the_core(make_bot: Callable[..., Bot
 
 
 def test_every_registry_command_is_either_offered_in_chat_or_terminal_only() -> None:
-    policy = bot_policy(Policy(), BotSettings())
+    policy = bot_policy(Policy(), BotSettings(approvals=["sandbox"]), env="sandbox")
     for command in default_registry().commands():
         assert (command.access is Access.TERMINAL) != policy.allows(command.access, _operator()), command.name
 
