@@ -98,6 +98,8 @@ class Policy:
             return "terminal"
         if access in (Access.WRITE, Access.CONFIRM, Access.APPROVE) and self.read_only:
             return "read_only"
+        if access is Access.APPROVE and not self.approval:
+            return "approval"
         if not actor.may(access):
             return "role"
         return None
@@ -112,6 +114,8 @@ class Policy:
                 f"refused to {what}; nothing was sent "
                 "(read-only from --read-only, PETSTORE_READ_ONLY or read_only in the config)"
             )
+        if rule == "approval":
+            return Forbidden(f"/{name}: writes here need no second person (approvals are not on for this environment)")
         if rule == "role":
             return Forbidden(f"/{name} needs the {_NEEDS[access]} role; you have {actor.role} (ask an operator)")
         return None
@@ -120,8 +124,6 @@ class Policy:
         """Whether ``actor`` may run a command of this access here (help and completion list only these)."""
         if access is Access.CONFIRM and not self.deferred:
             return False  # nothing is ever waiting for a code here
-        if access is Access.APPROVE and not (self.approval and self.deferred):
-            return False  # nothing here needs a second person
         return self._rule(access, actor) is None
 
     def check(self, *, name: str, access: Access, actor: Actor, what: str) -> None:

@@ -253,19 +253,26 @@ SAMPLE_LINES = {
     "help": "help",
     "confirm": "confirm ABCD",
     "cancel": "cancel ABCD",
+    "approve": "approve ABCD23",
+    "deny": "deny ABCD23 no",
     "history": "history",
     "sleep": "sleep 0",
     "expect": "expect ok",
     "quit": "quit",
 }
-#: What each role gets: the commands refused (and why); every other command runs.
+#: What each role gets: the commands refused (and why, after the command's name); every other command runs.
+NO_APPROVALS = dict.fromkeys(["approve", "deny"], ": writes here need no second person")
 REFUSED = {
     "none": {
-        **dict.fromkeys(["list", "more", "get", "orders", "env"], "needs the viewer role; you have none"),
-        **dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role; you have none"),
+        **dict.fromkeys(["list", "more", "get", "orders", "env"], " needs the viewer role; you have none"),
+        **dict.fromkeys(["add", "confirm", "cancel"], " needs the operator role; you have none"),
+        **NO_APPROVALS,
     },
-    "viewer": dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role; you have viewer"),
-    "operator": {},
+    "viewer": {
+        **dict.fromkeys(["add", "confirm", "cancel"], " needs the operator role; you have viewer"),
+        **NO_APPROVALS,
+    },
+    "operator": NO_APPROVALS,
 }
 
 
@@ -285,7 +292,7 @@ async def test_every_command_for_every_role(rig: Callable[..., Any], role: str) 
         if name in ("history", "quit"):  # the process's and local files' commands: terminals only
             assert f"Not allowed: /pets {name} is only available in a terminal" in text, line
         elif name in REFUSED[role]:
-            assert f"Not allowed: /pets {name} {REFUSED[role][name]}" in text and buttons(payload) == {}, line
+            assert f"Not allowed: /pets {name}{REFUSED[role][name]}" in text and buttons(payload) == {}, line
         else:
             assert "Not allowed" not in text, (line, text)
     assert await r.bot.pet_count() == before  # the operator's add waits for its Confirm
