@@ -22,18 +22,18 @@ from pydantic import SecretStr
 from bot_commands.audit import AuditLog
 from bot_commands.commands import CHAT_SLEEP_MAX
 from bot_commands.errors import EXIT_FAILED, EXIT_OK, Forbidden
-from bot_commands.pending import PendingWrites
 from bot_commands.policy import Actor, Policy, Role
 from bot_commands.session import CommandSession
 from petstore_api.errors import ConfigError
 from petstore_bot.core import BotCore
 from petstore_bot.pending import StoredPending, room_approvers, sweep
-from petstore_bot.ratelimit import RateLimiter
+from petstore_bot.ratelimit import RateLimiter, StoredRateLimiter
 from petstore_bot.roles import RoleBook
 from petstore_bot.settings import BotSettings
 from petstore_cli.settings.model import Settings
 from petstore_cli.settings.paths import default_config_path, default_data_dir
 from petstore_state import Database, StateError, open_database
+from petstore_state.conversations import ConversationStore
 from petstore_state.pending import PendingStore
 
 from .compose import Composition, compose
@@ -65,6 +65,7 @@ class BotState:
 
     database: Database
     pending: StoredPending
+    conversations: ConversationStore
 
     def close(self) -> None:
         self.database.close()
@@ -75,11 +76,12 @@ def open_state(bot: BotSettings, *, state_dir: Path, audit: AuditLog | None) -> 
     cannot be opened."""
     try:
         database = open_database(bot.state, state_dir=state_dir)
-        store = PendingStore(database)
+        store, conversations = PendingStore(database), ConversationStore(database)
     except StateError as exc:
         raise ConfigError(str(exc)) from None
     approvers = room_approvers({room: grants.approvers for room, grants in bot.rooms.items()})
-    return BotState(database=database, pending=StoredPending(store, audit=audit, approvers=approvers))
+    pending = StoredPending(store, audit=audit, approvers=approvers)
+    return BotState(database=database, pending=pending, conversations=conversations)
 
 
 def audit_path(settings: Settings, *, flag: Path | None = None) -> Path:
@@ -105,11 +107,12 @@ def build_core(
     platform: str,
     prefix: str | None = None,
     names: Sequence[str] = (),
-    pending: PendingWrites | None = None,
+    state: BotState | None = None,
 ) -> BotCore:
     """The bot core on ``composition``'s client, with the ``[bot]`` settings (``prefix`` overrides bot.prefix:
-    a slash command's, so no bare commands in direct messages); ``names``: what people call the bot; ``pending``:
-    where writes wait for a code (the state store; None: each session's memory)."""
+    a slash command's, so no bare commands in direct messages); ``names``: what people call the bot; ``state``:
+    where held writes, rate windows and ``$last`` are kept (None: in memory, for tests of the core alone)."""
+    pending = state.pending if state is not None else None
     policy = bot_policy(composition.policy, bot, env=composition.env.env)
 
     def session(actor: Actor) -> CommandSession:
@@ -127,7 +130,8 @@ def build_core(
     return BotCore(
         sessions=session,
         roles=role_book(bot),
-        limiter=RateLimiter(bot.rate),
+        limiter=RateLimiter(bot.rate) if state is None else StoredRateLimiter(bot.rate, store=state.conversations),
+        conversations=state.conversations if state is not None else None,
         platform=platform,
         prefix=bot.prefix if prefix is None else prefix,
         commands=composition.registry.names(),
@@ -190,9 +194,7 @@ def matrix_main(
     assert matrix.homeserver is not None and matrix.user_id is not None
     state_dir = (matrix.state_dir or default_data_dir() / "bot").expanduser()
     state = open_state(settings.bot, state_dir=state_dir, audit=composition.audit)
-    core = build_core(
-        composition, settings.bot, platform="matrix", names=matrix_names(matrix.user_id), pending=state.pending
-    )
+    core = build_core(composition, settings.bot, platform="matrix", names=matrix_names(matrix.user_id), state=state)
     transport = MatrixTransport(
         homeserver=matrix.homeserver,
         user_id=matrix.user_id,
@@ -291,7 +293,7 @@ def slack_main(
     _configure_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     state = open_state(bot, state_dir=default_data_dir() / "bot", audit=composition.audit)
-    core = build_core(composition, bot, platform=flavour, prefix=bot.slack.command + " ", pending=state.pending)
+    core = build_core(composition, bot, platform=flavour, prefix=bot.slack.command + " ", state=state)
     face = SlackFace(
         core=core,
         flavour=flavour,

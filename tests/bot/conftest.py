@@ -68,7 +68,7 @@ async def make_bot(tmp_path: Path) -> AsyncIterator[Callable[..., Bot]]:
         composition = compose_bot(settings)
         state = open_state(settings.bot, state_dir=tmp_path / "state", audit=composition.audit)
         made.append((composition, state))
-        core = build_core(composition, settings.bot, platform=platform, prefix=prefix, pending=state.pending)
+        core = build_core(composition, settings.bot, platform=platform, prefix=prefix, state=state)
         return Bot(
             core=core,
             room=ChatRoom(core.handle),

@@ -151,3 +151,20 @@ async def test_an_expired_code_is_closed_in_the_audit_once(make_bot: Callable[..
     assert expired["message"] == "no approval by a second person within 3600 s; nothing was sent"
     late = await bot.room.text(OSCAR, f"!approve {ticket}")
     assert late == f"Nothing to confirm: code {ticket} was already closed (it expired): a code works once"
+
+
+async def test_last_and_the_rate_window_outlive_the_bot(make_bot: Callable[..., Bot], state_line: str) -> None:
+    """A second bot on the same store (a restart, or a replica) knows each conversation's $last and each person's
+    rate window."""
+    first = make_bot(f'{state_line}confirm_writes = false\nrate_limit = "3/1h"')
+    added = await first.room.text(ALICE, "!add Lasty --category 2")
+    pet_id = re.search(r"Added pet (\d+)", added)
+    assert pet_id, added
+    second = make_bot(f'{state_line}confirm_writes = false\nrate_limit = "3/1h"')
+    shown = await second.room.text(ALICE, "!get $last")
+    assert "Lasty" in shown and pet_id[1] in shown
+    assert (await second.room.text(ALICE, "!whoami")).startswith("you")
+    assert (await first.room.text(ALICE, "!whoami")).startswith("Slow down: at most 3 commands in 3600 s")
+    assert await second.room.say(ALICE, "!whoami") is None  # told once; silence after, on either bot
+    elsewhere = ChatRoom(second.core.handle, room="!elsewhere:test")
+    assert (await elsewhere.text(OSCAR, "!get $last")).startswith("Usage: $last has no value yet")
