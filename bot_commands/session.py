@@ -25,7 +25,16 @@ from petstore_api.masking import mask_secret
 
 from .audit import AuditLog, audit_entry
 from .completion import complete_words
-from .errors import CommandError, ConfirmationRequired, Declined, Failure, NotConfirmable, UsageError, classify
+from .errors import (
+    CommandError,
+    ConfirmationRequired,
+    Declined,
+    Failure,
+    NotApprovable,
+    NotConfirmable,
+    UsageError,
+    classify,
+)
 from .outcome import Outcome
 from .parser import show
 from .pending import Decision, HeldWrite, HoldKind, MemoryPending, PendingWrites, refusal_message
@@ -356,7 +365,7 @@ class CommandSession:
     async def deny_pending(self, code: str, reason: str = "") -> Denied:
         """Drop another person's write waiting for approval under ``code``; nothing is sent."""
         decision = await self.pending.deny(code, actor=self.actor, reason=reason)
-        held = self._decided(decision, code)
+        held = self._decided(decision, code, approving=True)
         return Denied(code=held.code, what=held.what, asker=held.asker, by=self.actor.id, reason=reason)
 
     async def cancel_pending(self, code: str) -> str:
@@ -364,11 +373,13 @@ class CommandSession:
         return self._decided(await self.pending.cancel(code, actor=self.actor), code).what
 
     async def _take(self, code: str, *, kind: HoldKind) -> HeldWrite:
-        return self._decided(await self.pending.take(code, kind=kind, actor=self.actor), code)
+        decision = await self.pending.take(code, kind=kind, actor=self.actor)
+        return self._decided(decision, code, approving=kind == "approve")
 
-    def _decided(self, decision: Decision, code: str) -> HeldWrite:
+    def _decided(self, decision: Decision, code: str, *, approving: bool = False) -> HeldWrite:
         if decision.refusal is not None or decision.write is None:
-            raise NotConfirmable(refusal_message(decision, code=code))
+            refused = NotApprovable if approving else NotConfirmable
+            raise refused(refusal_message(decision, code=code))
         self._held = decision.write
         return decision.write
 

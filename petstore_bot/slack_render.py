@@ -39,7 +39,7 @@ __all__ = [
 CONFIRM_ACTION, CANCEL_ACTION = "petstore_confirm", "petstore_cancel"
 APPROVE_ACTION, DENY_ACTION = "petstore_approve", "petstore_deny"
 #: Failures of a press that leave its prompt as it was: the code still waits (or never was the presser's to use).
-_UNSETTLING = frozenset({"not_confirmable", "forbidden", "read_only", "usage"})
+_UNSETTLING = frozenset({"not_confirmable", "not_approvable", "forbidden", "read_only", "usage"})
 #: The buttons of each kind of prompt: (verb, label, action id, Block Kit style).
 _BUTTONS = {
     "confirm": (("confirm", "Confirm", CONFIRM_ACTION, "primary"), ("cancel", "Cancel", CANCEL_ACTION, None)),

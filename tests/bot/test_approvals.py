@@ -53,7 +53,7 @@ async def test_a_second_operator_approves_once(make_bot: Callable[..., Bot], sta
     own = await bot.room.text(ALICE, f"!approve {ticket}")
     assert (
         own
-        == f"Nothing to confirm: you asked for add pet 'Rex' (category 3) yourself: someone else must approve it (!cancel {ticket} drops it)"
+        == f"Nothing to approve: you asked for add pet 'Rex' (category 3) yourself: someone else must approve it (!cancel {ticket} drops it)"
     )
     viewer = await bot.room.text(BOB, f"!approve {ticket}")
     assert viewer == "Not allowed: !approve needs the operator role; you have viewer (ask an operator)"
@@ -61,7 +61,7 @@ async def test_a_second_operator_approves_once(make_bot: Callable[..., Bot], sta
     done = await bot.room.text(OSCAR, f"!approve {ticket.lower()}")
     assert done.startswith("Added pet ") and await bot.pet_count() == before + 1
     again = await bot.room.text(OSCAR, f"!approve {ticket}")
-    assert again == f"Nothing to confirm: code {ticket} was already approved by {OSCAR}: a code works once"
+    assert again == f"Nothing to approve: code {ticket} was already approved by {OSCAR}: a code works once"
     assert await bot.pet_count() == before + 1
 
     lines = audit(bot)
@@ -92,7 +92,7 @@ async def test_a_denial_drops_the_write_and_says_why(make_bot: Callable[..., Bot
         "not on a <b>friday</b>"
     )
     late = await bot.room.text(OSCAR, f"!approve {ticket}")
-    assert late == f"Nothing to confirm: code {ticket} was already denied by {OSCAR}: a code works once"
+    assert late == f"Nothing to approve: code {ticket} was already denied by {OSCAR}: a code works once"
     assert await bot.pet_count() == before
     closing = audit(bot)[1]
     assert (closing["actor"], closing["approver"], closing["outcome"], closing["applied"]) == (
@@ -110,7 +110,7 @@ async def test_the_rooms_approvers_are_the_only_ones(make_bot: Callable[..., Bot
     )
     ticket = code(APPROVE, await bot.room.text(ALICE, "!add Ivy --category 1"))
     refused = await bot.room.text(OSCAR, f"!approve {ticket}")
-    assert refused == f"Nothing to confirm: code {ticket} may be approved only by the approvers this room names"
+    assert refused == f"Nothing to approve: code {ticket} may be approved only by the approvers this room names"
     assert (await bot.room.text(CAROL, f"!approve {ticket}")).startswith("Added pet ")
 
 
@@ -150,7 +150,7 @@ async def test_an_expired_code_is_closed_in_the_audit_once(make_bot: Callable[..
     )
     assert expired["message"] == "no approval by a second person within 3600 s; nothing was sent"
     late = await bot.room.text(OSCAR, f"!approve {ticket}")
-    assert late == f"Nothing to confirm: code {ticket} was already closed (it expired): a code works once"
+    assert late == f"Nothing to approve: code {ticket} was already closed (it expired): a code works once"
 
 
 async def test_last_and_the_rate_window_outlive_the_bot(make_bot: Callable[..., Bot], state_line: str) -> None:
