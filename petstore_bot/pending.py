@@ -31,6 +31,10 @@ Approvers = Callable[[str], Collection[str] | None]
 """Who may approve writes asked for at ``where`` (``platform:room``), or None: any operator but the asker."""
 #: Seconds between two looks for expired writes.
 SWEEP_INTERVAL = 1.0
+#: Decided rows are kept this long (for ``petstore approvals`` and a terminal waiting on its request), then deleted.
+KEEP_DECIDED = 7 * 86_400.0
+#: Seconds between two deletions of old decided rows.
+PURGE_INTERVAL = 3600.0
 
 
 def no_approvers(where: str) -> Collection[str] | None:
@@ -164,10 +168,16 @@ def room_approvers(rooms: dict[str, Sequence[str] | None]) -> Approvers:
 
 
 async def sweep(pending: StoredPending, *, stop: asyncio.Event, interval: float = SWEEP_INTERVAL) -> None:
-    """Close expired held writes in the audit every ``interval`` seconds until ``stop`` is set."""
+    """Close expired held writes in the audit every ``interval`` seconds until ``stop`` is set; once an hour,
+    delete rows decided more than a week ago."""
+    loop = asyncio.get_running_loop()
+    purged = loop.time()
     while not stop.is_set():
         try:
             await pending.close_expired()
+            if loop.time() - purged >= PURGE_INTERVAL:
+                purged = loop.time()
+                await pending.store.purge(older_than=KEEP_DECIDED)
         except (StateError, CommandError) as exc:  # the database (or disk) fails for a moment: try again next time
             log.warning("cannot close expired confirmations: %s", exc)
         with contextlib.suppress(TimeoutError):
