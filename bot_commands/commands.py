@@ -359,9 +359,9 @@ async def history(context: CommandContext, params: HistoryParams) -> HistoryList
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CodeParams:
-    """``/confirm CODE``, ``/cancel CODE``: the code a confirmation request gave."""
+    """``/confirm CODE``, ``/cancel CODE``, ``/approve CODE``: the code a confirmation or approval request gave."""
 
-    code: str = positional("CODE", str, required=True, help="the code the confirmation request gave")
+    code: str = positional("CODE", str, required=True, help="the code the request gave")
 
 
 @command(
@@ -388,22 +388,15 @@ async def cancel(context: CommandContext, params: CodeParams) -> Cancelled:
     return Cancelled(code=params.code.strip().upper(), what=await context.cancel_pending(params.code))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ApprovalParams:
-    """``/approve CODE``: the code a request for approval gave."""
-
-    code: str = positional("CODE", str, required=True, help="the code the request for approval gave")
-
-
 @command(
     "approve",
     one_shot=False,
-    params=ApprovalParams,
+    params=CodeParams,
     summary="Run another person's write that waits for a second person",
     access=Access.APPROVE,
     history=False,
 )
-async def approve(context: CommandContext, params: ApprovalParams) -> Result:
+async def approve(context: CommandContext, params: CodeParams) -> Result:
     return await context.approve_pending(params.code)
 
 

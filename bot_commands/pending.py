@@ -15,7 +15,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
@@ -26,6 +26,7 @@ __all__ = [
     "Decision",
     "HeldWrite",
     "HoldKind",
+    "HoldRequest",
     "MemoryPending",
     "PendingWrites",
     "Refusal",
@@ -71,6 +72,21 @@ class HeldWrite:
         return self.expires - self.created
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HoldRequest:
+    """A write to hold: who asks (``actor``), the line as it will run, what it does, every field it sends, the
+    environment, for how long, and the chat event that asked."""
+
+    kind: HoldKind
+    actor: Actor
+    line: str
+    what: str
+    fields: tuple[tuple[str, str], ...]
+    env: str
+    ttl: float
+    event_id: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """The held write a code named, and why it was not taken (None: taken, it is the caller's to run or drop)."""
@@ -82,19 +98,8 @@ class Decision:
 class PendingWrites(Protocol):
     """Where a session holds its writes (see the module docstring). Every method is one atomic step."""
 
-    async def hold(
-        self,
-        *,
-        kind: HoldKind,
-        actor: Actor,
-        line: str,
-        what: str,
-        fields: Sequence[tuple[str, str]],
-        env: str,
-        ttl: float,
-        event_id: str,
-    ) -> HeldWrite:
-        """Keep a write under a fresh code until ``ttl`` seconds from now."""
+    async def hold(self, request: HoldRequest, /) -> HeldWrite:
+        """Keep a write under a fresh code until ``request.ttl`` seconds from now."""
         ...
 
     async def take(self, code: str, *, kind: HoldKind, actor: Actor) -> Decision:
@@ -122,35 +127,24 @@ class MemoryPending:
         self.clock = clock
         self._held: OrderedDict[str, HeldWrite] = OrderedDict()
 
-    async def hold(
-        self,
-        *,
-        kind: HoldKind,
-        actor: Actor,
-        line: str,
-        what: str,
-        fields: Sequence[tuple[str, str]],
-        env: str,
-        ttl: float,
-        event_id: str,
-    ) -> HeldWrite:
-        code = "".join(secrets.choice(_ALPHABET) for _ in range(4 if kind == "confirm" else 6))
+    async def hold(self, request: HoldRequest, /) -> HeldWrite:
+        code = "".join(secrets.choice(_ALPHABET) for _ in range(4 if request.kind == "confirm" else 6))
         while len(self._held) >= _MAX_MEMORY:
             self._held.popitem(last=False)
-        now = self.clock()
+        now, actor = self.clock(), request.actor
         held = HeldWrite(
             code=code,
-            kind=kind,
+            kind=request.kind,
             asker=actor.id,
             role=str(actor.role),
             where=actor.where,
-            line=line,
-            what=what,
-            fields=tuple(fields),
-            env=env,
+            line=request.line,
+            what=request.what,
+            fields=request.fields,
+            env=request.env,
             created=now,
-            expires=now + ttl,
-            event_id=event_id,
+            expires=now + request.ttl,
+            event_id=request.event_id,
         )
         self._held[code] = held
         return held

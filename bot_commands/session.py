@@ -37,7 +37,7 @@ from .errors import (
 )
 from .outcome import Outcome
 from .parser import show
-from .pending import Decision, HeldWrite, HoldKind, MemoryPending, PendingWrites, refusal_message
+from .pending import Decision, HeldWrite, HoldKind, HoldRequest, MemoryPending, PendingWrites, refusal_message
 from .policy import Access, Actor, Policy, local_actor
 from .ports import Confirm, PetStoreAPI
 from .registry import Command, Invocation, Registry
@@ -329,14 +329,16 @@ class CommandSession:
         """Keep the write for ``/confirm CODE`` (or ``/approve CODE``) instead of running it."""
         ttl = self.approval_ttl if kind == "approve" else self.confirm_ttl
         held = await self.pending.hold(
-            kind=kind,
-            actor=self.actor,
-            line=invocation.line,
-            what=invocation.what(),
-            fields=invocation.fields(),
-            env=self.env.env,
-            ttl=ttl,
-            event_id=_EVENT.get() or "",
+            HoldRequest(
+                kind=kind,
+                actor=self.actor,
+                line=invocation.line,
+                what=invocation.what(),
+                fields=invocation.fields(),
+                env=self.env.env,
+                ttl=ttl,
+                event_id=_EVENT.get() or "",
+            )
         )
         action = invocation.command.summary[:1].lower() + invocation.command.summary[1:]
         if kind == "approve":

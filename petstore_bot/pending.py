@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from bot_commands.audit import AuditEntry, AuditLog
 from bot_commands.errors import CommandError
-from bot_commands.pending import Decision, HeldWrite, HoldKind
+from bot_commands.pending import Decision, HeldWrite, HoldKind, HoldRequest
 from bot_commands.policy import Actor
 from petstore_state import StateError
 from petstore_state.pending import PendingStore, PendingWrite, TakeResult
@@ -49,29 +49,19 @@ class StoredPending:
         self.audit = audit
         self.approvers = approvers
 
-    async def hold(
-        self,
-        *,
-        kind: HoldKind,
-        actor: Actor,
-        line: str,
-        what: str,
-        fields: Sequence[tuple[str, str]],
-        env: str,
-        ttl: float,
-        event_id: str,
-    ) -> HeldWrite:
+    async def hold(self, request: HoldRequest, /) -> HeldWrite:
+        actor = request.actor
         made = await self.store.create(
-            kind=kind,
+            kind=request.kind,
             asker=actor.id,
             role=str(actor.role),
             where=actor.where,
-            line=line,
-            what=what,
-            fields=fields,
-            env=env,
-            ttl=ttl,
-            event_id=event_id,
+            line=request.line,
+            what=request.what,
+            fields=request.fields,
+            env=request.env,
+            ttl=request.ttl,
+            event_id=request.event_id,
         )
         return held_write(made)
 

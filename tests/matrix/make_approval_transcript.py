@@ -8,19 +8,16 @@ plain text (each reply's ``body``), then the bot's audit log, without a word cha
 
 from __future__ import annotations
 
-import asyncio
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "tests")]
 
-from matrix.bot_process import BotConfig, BotProcess, ask, room_with  # noqa: E402
+from matrix.bot_process import BotConfig  # noqa: E402
 from matrix.conftest import register  # noqa: E402
-from matrix.cs_client import MatrixUser  # noqa: E402
-from matrix.make_transcript import plain  # noqa: E402
+from matrix.make_transcript import conversation, on_synapse, plain  # noqa: E402
 from matrix.synapse_server import SynapseServer  # noqa: E402
 
 
@@ -35,22 +32,8 @@ async def converse(server: SynapseServer, root: Path) -> tuple[list[tuple[str, s
         viewers=[people["victor"].user_id],
         extra={"bot": {"approvals": ["sandbox"]}},
     )
-    bot = BotProcess(config, password=bot_account.password).start()
-    users: dict[str, MatrixUser] = {}
-    said: list[tuple[str, str, dict[str, object]]] = []
-    try:
-        bot.ready()
-        for name, account in people.items():
-            users[name] = await MatrixUser.login(
-                base_url=server.url, user_id=account.user_id, password=account.password
-            )
-        room = await room_with(users["alice"], bot_account.user_id, users["olivia"], users["victor"])
-
-        async def say(name: str, text: str) -> dict[str, object]:
-            reply = await ask(users[name], room, text, bot_id=bot_account.user_id)
-            said.append((name, text, reply))
-            return reply
-
+    async with conversation(server, config, password=bot_account.password, people=people) as talk:
+        say = talk.say
         asked = await say("alice", '!add "Rex the Dog" --category 3 --status available')
         code = re.search(r"!approve (\w+)", str(asked["body"]))
         assert code, asked
@@ -62,22 +45,11 @@ async def converse(server: SynapseServer, root: Path) -> tuple[list[tuple[str, s
         other = re.search(r"!approve (\w+)", str(second["body"]))
         assert other, second
         await say("olivia", f"!deny {other[1]} Tom is already listed as 12")
-    finally:
-        for user in users.values():
-            await user.aclose()
-        bot.stop()
-    return said, config.audit_log.read_text(encoding="utf-8")
+    return talk.said, config.audit_log.read_text(encoding="utf-8")
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        server = SynapseServer.create(root / "synapse")
-        server.start()
-        try:
-            said, audit = asyncio.run(converse(server, root))
-        finally:
-            server.stop()
+    said, audit = on_synapse(converse)
     print(plain(said))
     print(f"\n# the audit log\n{audit}", end="")
 
