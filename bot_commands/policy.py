@@ -3,7 +3,8 @@
 Roles map to what a command does (its :class:`Access`): everyone may run local
 commands (``/help``, ``/whoami``); a viewer may also read from the service; an
 operator may write too. On top of roles: read-only mode, confirmation of writes
-(on production always; every write when ``confirm_writes``), and commands that
+(on production always; every write when ``confirm_writes``), approval of writes by
+a second person (``approval``: ``/approve`` and ``/deny`` are offered only then), and commands that
 touch local files or end the process, which only terminal faces offer. A face
 whose person is elsewhere (a browser session) touches none of the host's files:
 ``/history save`` then hands the script to the face to deliver.
