@@ -14,10 +14,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 
 from bot_commands.audit import AuditEntry, AuditLog
-from bot_commands.errors import CommandError
+from bot_commands.errors import CommandError, RefusedError
 from bot_commands.pending import Decision, HeldWrite, HoldKind, HoldRequest
 from bot_commands.policy import Actor
 from petstore_state import StateError
@@ -51,21 +51,26 @@ class StoredPending:
 
     async def hold(self, request: HoldRequest, /) -> HeldWrite:
         actor = request.actor
-        made = await self.store.create(
-            kind=request.kind,
-            asker=actor.id,
-            role=str(actor.role),
-            where=actor.where,
-            line=request.line,
-            what=request.what,
-            fields=request.fields,
-            env=request.env,
-            ttl=request.ttl,
-            event_id=request.event_id,
-        )
+        with _unavailable():
+            made = await self.store.create(
+                kind=request.kind,
+                asker=actor.id,
+                role=str(actor.role),
+                where=actor.where,
+                line=request.line,
+                what=request.what,
+                fields=request.fields,
+                env=request.env,
+                ttl=request.ttl,
+                event_id=request.event_id,
+            )
         return held_write(made)
 
     async def take(self, code: str, *, kind: HoldKind, actor: Actor) -> Decision:
+        with _unavailable():
+            return await self._take(code, kind=kind, actor=actor)
+
+    async def _take(self, code: str, *, kind: HoldKind, actor: Actor) -> Decision:
         if kind == "approve":
             found = await self.store.get(code)
             if found is not None and found.kind == "approve" and found.asker != actor.id and found.waiting:
@@ -78,12 +83,21 @@ class StoredPending:
         return await self._decision(await self.store.take(code, kind=kind, by=actor.id, where=where))
 
     async def finish(self, code: str, *, ok: bool, result: str) -> None:
-        await self.store.finish(code, ok=ok, result=result)
+        """Best effort: the write has run; a store failing now must not turn its result into a failure."""
+        try:
+            await self.store.finish(code, ok=ok, result=result)
+        except StateError as exc:
+            log.warning("the end of %s not recorded: %s", code, exc)
 
     async def cancel(self, code: str, *, actor: Actor) -> Decision:
-        return await self._decision(await self.store.cancel(code, by=actor.id, where=actor.where))
+        with _unavailable():
+            return await self._decision(await self.store.cancel(code, by=actor.id, where=actor.where))
 
     async def deny(self, code: str, *, actor: Actor, reason: str) -> Decision:
+        with _unavailable():
+            return await self._deny(code, actor=actor, reason=reason)
+
+    async def _deny(self, code: str, *, actor: Actor, reason: str) -> Decision:
         found = await self.store.get(code)
         if found is not None and found.kind == "approve" and found.asker != actor.id:
             names = self.approvers(found.where)
@@ -105,6 +119,15 @@ class StoredPending:
             await self.close_expired()
         held = held_write(taken.write) if taken.write is not None else None
         return Decision(held, taken.refusal)
+
+
+@contextlib.contextmanager
+def _unavailable() -> Iterator[None]:
+    """The store failing before anything was sent: a refusal in one line (the person may try again)."""
+    try:
+        yield
+    except StateError as exc:
+        raise RefusedError(f"{exc}; nothing was sent: try again") from None
 
 
 def held_write(write: PendingWrite) -> HeldWrite:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import psycopg
 import pytest
 from pg_support import database_url, start_pg_server
 
@@ -168,3 +169,24 @@ async def test_last_and_the_rate_window_outlive_the_bot(make_bot: Callable[..., 
     assert await second.room.say(ALICE, "!whoami") is None  # told once; silence after, on either bot
     elsewhere = ChatRoom(second.core.handle, room="!elsewhere:test")
     assert (await elsewhere.text(OSCAR, "!get $last")).startswith("Usage: $last has no value yet")
+
+
+async def test_a_state_database_down_refuses_in_one_line_and_the_code_still_works_after(
+    make_bot: Callable[..., Bot],
+) -> None:
+    """The PostgreSQL state refuses connections (its database closed to them, every session ended): the confirm is
+    refused in one line, nothing sent; once it is back, the same code works."""
+    with start_pg_server() as server, database_url(server) as url:
+        bot = make_bot(f'state = "{url}"')
+        before = await bot.pet_count()
+        ticket = code(CONFIRM, await bot.room.text(ALICE, "!add Patient --category 2"))
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(server.url(), autocommit=True) as admin:
+            admin.execute(f"ALTER DATABASE {name} WITH ALLOW_CONNECTIONS false")
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
+            down = await bot.room.text(ALICE, f"!confirm {ticket}")
+            assert down.startswith("Not done: cannot connect to the bot's state") and "Traceback" not in down
+            assert down.endswith("nothing was sent: try again") and await bot.pet_count() == before
+            admin.execute(f"ALTER DATABASE {name} WITH ALLOW_CONNECTIONS true")
+        assert (await bot.room.text(ALICE, f"!confirm {ticket}")).startswith("Added pet ")
+        bot.state.close()
