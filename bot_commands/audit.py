@@ -1,11 +1,13 @@
 """The audit trail: every write attempt, one JSON line, on disk before the result is reported.
 
-A line: ``time`` (UTC, ISO 8601), ``actor``, ``role``, ``where``, ``line`` (the
-command as run), ``outcome`` (``ok``, ``refused``, ``failed``, ``pending``),
-``applied`` (``yes``, ``no``, or ``unknown`` when the answer was lost: the
-write may have happened), ``code``, ``message`` and ``pet_id`` when known, and
+A line: ``time`` (UTC, ISO 8601), ``actor`` (who asked for the write), ``role``, ``where``, ``line`` (the
+command as run), ``outcome`` (``ok``, ``refused``, ``failed``, ``pending``, ``cancelled``, ``denied``,
+``expired``), ``applied`` (``yes``, ``no``, or ``unknown`` when the answer was lost: the
+write may have happened), ``code`` (the error's), ``message`` and ``pet_id`` when known,
 ``replayed: true`` when the service answered with the pet an earlier request
-under the same Idempotency-Key created (nothing new: count one pet per pet_id).
+under the same Idempotency-Key created (nothing new: count one pet per pet_id), and from chat:
+``event_id`` (the chat message the line is about), ``pending_code`` (the confirmation or approval code: the
+``pending`` line and the line that closes it share it) and ``approver`` (who approved or denied another's write).
 The file is private (mode 0600: created so, an older one tightened) and each line is flushed and fsynced.
 
 :meth:`AuditLog.recent` reads it back for ``/audit``: the last lines of one ``where`` (a chat room), newest
@@ -27,10 +29,27 @@ from typing import IO
 from petstore_os import Warn, open_private
 
 from .errors import CommandError
-from .results import AuditRecord
+from .outcome import Outcome
+from .policy import Actor
+from .results import ApprovalNeeded, AuditRecord, Cancelled, ConfirmationNeeded, Denied, PetCreated, PetDetail
 from .sanitize import visible
 
-__all__ = ["AuditEntry", "AuditLog", "read_recent"]
+__all__ = ["AuditEntry", "AuditLog", "audit_entry", "read_recent"]
+
+_KEYS = (
+    "actor",
+    "role",
+    "where",
+    "line",
+    "outcome",
+    "applied",
+    "code",
+    "message",
+    "pet_id",
+    "event_id",
+    "pending_code",
+    "approver",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +64,13 @@ class AuditEntry:
     message: str = ""
     pet_id: int | None = None
     replayed: bool = False
+    event_id: str = ""
+    pending_code: str = ""
+    approver: str = ""
 
     def to_json(self, *, now: datetime) -> str:
         record: dict[str, object] = {"time": now.isoformat(timespec="milliseconds")}
-        for key in ("actor", "role", "where", "line", "outcome", "applied", "code", "message", "pet_id"):
+        for key in _KEYS:
             value = getattr(self, key)
             if value not in ("", None):
                 record[key] = visible(value) if isinstance(value, str) else value
@@ -181,4 +203,44 @@ def _record(raw: bytes, *, where: str) -> AuditRecord | None:
         outcome=text("outcome"),
         applied=text("applied"),
         details=details,
+    )
+
+
+#: Outcomes of writes that held or dropped them rather than sending anything.
+_HELD: dict[type, str] = {
+    ConfirmationNeeded: "pending",
+    ApprovalNeeded: "pending",
+    Cancelled: "cancelled",
+    Denied: "denied",
+}
+
+
+def audit_entry(actor: Actor, line: str, outcome: Outcome) -> AuditEntry:
+    """The audit line of ``outcome``, run by ``actor`` as ``line``."""
+    failure, result = outcome.failure, outcome.result
+    pet_id = result.pet.id if isinstance(result, (PetCreated, PetDetail)) else None
+    if failure is None:
+        held = _HELD.get(type(result), "")
+        return AuditEntry(
+            actor=actor.id,
+            role=str(actor.role),
+            where=actor.where,
+            line=line,
+            outcome=held or "ok",
+            applied="no" if held else "yes",
+            pet_id=pet_id,
+            replayed=isinstance(result, PetCreated) and result.replayed,
+        )
+    refused = failure.exit_code == 2
+    applied = "no" if failure.wrote_nothing else "unknown"
+    message = failure.message if applied == "no" else f"{failure.message} (the answer was lost: it may have been done)"
+    return AuditEntry(
+        actor=actor.id,
+        role=str(actor.role),
+        where=actor.where,
+        line=line,
+        outcome="refused" if refused else "failed",
+        applied=applied,
+        code=failure.code,
+        message=message,
     )

@@ -27,6 +27,7 @@ from .results import (
     JSON,
     AuditListing,
     Cancelled,
+    Denied,
     EnvInfo,
     ExpectationMet,
     Help,
@@ -363,9 +364,9 @@ async def history(context: CommandContext, params: HistoryParams) -> HistoryList
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CodeParams:
-    """``/confirm CODE``, ``/cancel CODE``: the code a confirmation request gave."""
+    """``/confirm CODE``, ``/cancel CODE``, ``/approve CODE``: the code a confirmation or approval request gave."""
 
-    code: str = positional("CODE", str, required=True, help="the code the confirmation request gave")
+    code: str = positional("CODE", str, required=True, help="the code the request gave")
 
 
 @command(
@@ -389,7 +390,40 @@ async def confirm(context: CommandContext, params: CodeParams) -> Result:
     history=False,
 )
 async def cancel(context: CommandContext, params: CodeParams) -> Cancelled:
-    return Cancelled(code=params.code.strip().upper(), what=context.cancel_pending(params.code))
+    return Cancelled(code=params.code.strip().upper(), what=await context.cancel_pending(params.code))
+
+
+@command(
+    "approve",
+    one_shot=False,
+    params=CodeParams,
+    summary="Run another person's write that waits for a second person",
+    access=Access.APPROVE,
+    history=False,
+)
+async def approve(context: CommandContext, params: CodeParams) -> Result:
+    return await context.approve_pending(params.code)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DenyParams:
+    """``/deny CODE [REASON]``: drop a request for approval, saying why."""
+
+    code: str = positional("CODE", str, required=True, help="the code the request for approval gave")
+    reason: str | None = positional("REASON", str, greedy=True, help="why, in words, for the asker and the audit")
+
+
+@command(
+    "deny",
+    one_shot=False,
+    params=DenyParams,
+    summary="Drop another person's write that waits for a second person",
+    access=Access.APPROVE,
+    usage="/deny CODE [REASON]",
+    history=False,
+)
+async def deny(context: CommandContext, params: DenyParams) -> Denied:
+    return await context.deny_pending(params.code, params.reason or "")
 
 
 #: ``/audit`` shows this many lines unless told, and at most ``AUDIT_MAX`` (a chat message stays readable).
@@ -442,6 +476,8 @@ def default_registry() -> Registry:
             show_help,
             confirm,
             cancel,
+            approve,
+            deny,
             show_audit,
             history,
             sleep,

@@ -3,8 +3,8 @@
 Handlers take a :class:`CommandContext`, not the concrete
 :class:`~bot_commands.session.CommandSession` (which is one): the client port, where the session points and who
 runs it, a few pieces of the conversation (the last page listed, the previous outcome), and the session's services
-(progress, first-time notices, the Idempotency-Key of the request, help, history, pending confirmations, the
-audit trail).
+(progress, first-time notices, the Idempotency-Key of the request, help, history, held writes: confirmations
+and approvals, the audit trail).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Protocol
 from .errors import Failure
 from .policy import Actor, Policy
 from .ports import AuditTrail, PetStoreAPI
-from .results import EnvInfo, Help, HistoryScript, PetList, Result
+from .results import Denied, EnvInfo, Help, HistoryScript, PetList, Result
 
 __all__ = ["CommandContext", "PreviousOutcome"]
 
@@ -94,6 +94,14 @@ class CommandContext(Protocol):
         """Run the write waiting for ``code``."""
         ...
 
-    def cancel_pending(self, code: str) -> str:
+    async def cancel_pending(self, code: str) -> str:
         """Drop the write waiting for ``code``; returns what it would have done."""
+        ...
+
+    async def approve_pending(self, code: str) -> Result:
+        """Run another person's write waiting for approval under ``code``."""
+        ...
+
+    async def deny_pending(self, code: str, reason: str = "") -> Denied:
+        """Drop another person's write waiting for approval under ``code``."""
         ...

@@ -11,6 +11,7 @@
     │   ├── ConfirmationRequired  a write that needs confirming, without a way to confirm
     │   ├── Declined              the user answered "no" to the confirmation
     │   └── NotConfirmable        /confirm with an unknown, expired or used code
+    │       └── NotApprovable     /approve or /deny with a code that is not another's waiting request
     └── ExpectationFailed     an ``/expect`` did not hold
 
 The client's errors (``petstore_api.errors.PetStoreError``) pass through unchanged. :data:`ERRORS` is the only
@@ -51,6 +52,7 @@ __all__ = [
     "Failure",
     "Forbidden",
     "NoMorePages",
+    "NotApprovable",
     "NotConfirmable",
     "ReadOnlyError",
     "RefusedError",
@@ -120,6 +122,10 @@ class NotConfirmable(RefusedError):
     """``/confirm`` or ``/cancel`` with a code that waits for nothing (unknown, used, expired, another's)."""
 
 
+class NotApprovable(NotConfirmable):
+    """``/approve`` or ``/deny`` with a code that waits for nothing this person may approve."""
+
+
 class ExpectationFailed(CommandError):
     """``/expect`` did not hold; ``expected`` and ``actual`` say what differed."""
 
@@ -164,6 +170,7 @@ ERRORS: tuple[ErrorKind, ...] = (
     ErrorKind(Forbidden, "forbidden", "Not allowed", EXIT_USAGE),
     ErrorKind(Declined, "declined", "Cancelled", EXIT_USAGE),
     ErrorKind(ConfirmationRequired, "confirmation_required", "Not confirmed", EXIT_USAGE),
+    ErrorKind(NotApprovable, "not_approvable", "Nothing to approve", EXIT_USAGE),
     ErrorKind(NotConfirmable, "not_confirmable", "Nothing to confirm", EXIT_USAGE),
     ErrorKind(NoMorePages, "no_more_pages", "No more pages", EXIT_USAGE),
     ErrorKind(RefusedError, "refused", "Not done", EXIT_USAGE),

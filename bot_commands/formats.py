@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from .outcome import Outcome
 from .results import (
     JSON,
+    ApprovalNeeded,
     AuditListing,
     Cancelled,
     ConfirmationNeeded,
+    Denied,
     EnvInfo,
     Help,
     HistoryListing,
@@ -114,7 +116,18 @@ def data_of(result: Result) -> Data | None:
     if isinstance(result, AuditListing):
         records = tuple(record.to_json() for record in result.records)
         return Data(records, _fields_of(records))
-    if isinstance(result, OrdersListing | Help | EnvInfo | WhoAmI | HistoryScript | ConfirmationNeeded | Cancelled):
+    if isinstance(
+        result,
+        OrdersListing
+        | Help
+        | EnvInfo
+        | WhoAmI
+        | HistoryScript
+        | ConfirmationNeeded
+        | Cancelled
+        | ApprovalNeeded
+        | Denied,
+    ):
         records = _objects(result.to_json())
         return Data(records, _fields_of(records))
     return None

@@ -5,7 +5,8 @@ commands (``/help``, ``/whoami``); a viewer may also read from the service; an
 operator may write too; an admin may also read the audit of the room it is in
 (``/audit``, chat bots only: the person at a terminal reads the audit log file).
 On top of roles: read-only mode, confirmation of writes (on production always;
-every write when ``confirm_writes``), and commands that touch local files or
+every write when ``confirm_writes``), approval of writes by a second person
+(``approval``: ``/approve`` and ``/deny`` are offered only then), and commands that touch local files or
 end the process, which only terminal faces offer. A face whose person is
 elsewhere (a browser session) touches none of the host's files: ``/history save``
 then hands the script to the face to deliver.
@@ -31,6 +32,7 @@ class Access(enum.Enum):
     WRITE = "write"  # changes the service
     CONFIRM = "confirm"  # confirms a deferred write (chat faces)
     ADMIN = "admin"  # reads what only admins may (the audit of a room)
+    APPROVE = "approve"  # approves or denies another person's write (where writes need a second person)
 
 
 class Role(enum.Enum):
@@ -51,6 +53,7 @@ _NEEDS = {
     Access.WRITE: Role.OPERATOR,
     Access.CONFIRM: Role.OPERATOR,
     Access.ADMIN: Role.ADMIN,
+    Access.APPROVE: Role.OPERATOR,
 }
 _RANK = {Role.NONE: 0, Role.VIEWER: 1, Role.OPERATOR: 2, Role.ADMIN: 3}
 
@@ -95,14 +98,19 @@ class Policy:
     #: Commands may read and write the host's files (a terminal). False in a browser session: ``/history save``
     #: gives the face the script to hand over (a download) and writes nothing here.
     host_files: bool = True
+    #: Writes here need a second person: held for ``/approve CODE`` by someone other than the asker (``[bot]
+    #: approvals`` names this environment).
+    approval: bool = False
 
     def _rule(self, access: Access, actor: Actor) -> str | None:
         """Which rule refuses ``access`` to ``actor`` here (``terminal``, ``read_only``, ``role``), or None:
         the one statement of the rules; cheap, since help and completion ask it for every command."""
         if access is Access.TERMINAL and not self.terminal:
             return "terminal"
-        if access in (Access.WRITE, Access.CONFIRM) and self.read_only:
+        if access in (Access.WRITE, Access.CONFIRM, Access.APPROVE) and self.read_only:
             return "read_only"
+        if access is Access.APPROVE and not self.approval:
+            return "approval"
         if not actor.may(access):
             return "role"
         return None
@@ -117,6 +125,8 @@ class Policy:
                 f"refused to {what}; nothing was sent "
                 "(read-only from --read-only, PETSTORE_READ_ONLY or read_only in the config)"
             )
+        if rule == "approval":
+            return Forbidden(f"/{name}: writes here need no second person (approvals are not on for this environment)")
         if rule == "role":
             return _role_refusal(name=name, access=access, actor=actor)
         return None
@@ -135,6 +145,10 @@ class Policy:
 
     def needs_confirmation(self, access: Access) -> bool:
         return access is Access.WRITE and (self.production or self.confirm_writes)
+
+    def needs_approval(self, access: Access) -> bool:
+        """A write here waits for a second person (which also stands for the asker's own confirmation)."""
+        return access is Access.WRITE and self.approval
 
 
 def _role_refusal(*, name: str, access: Access, actor: Actor) -> Forbidden:

@@ -17,9 +17,12 @@ JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | 
 
 __all__ = [
     "JSON",
+    "ApprovalNeeded",
+    "Cancelled",
     "AuditListing",
     "AuditRecord",
     "ConfirmationNeeded",
+    "Denied",
     "EnvInfo",
     "ExpectationMet",
     "Help",
@@ -245,6 +248,52 @@ class ConfirmationNeeded(Result):
         shown: dict[str, JSON] = {"confirm": self.code, "what": self.what, "expires_in": self.ttl}
         if self.fields:
             shown["fields"] = dict[str, JSON](self.fields)
+        return shown
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalNeeded(Result):
+    """A write on an environment whose writes need a second person waits for ``/approve CODE`` (or ``/deny``)
+    from someone other than ``asker`` within ``ttl`` seconds."""
+
+    code: str
+    what: str
+    line: str
+    ttl: int
+    asker: str
+    env: str
+    #: What the write does, in the command's own words (``add a pet``).
+    action: str = ""
+    #: Every field the write sends, by its API name, in full: the approver sees all of it.
+    fields: tuple[tuple[str, str], ...] = ()
+
+    def to_json(self) -> JSON:
+        shown: dict[str, JSON] = {
+            "approve": self.code,
+            "what": self.what,
+            "asker": self.asker,
+            "env": self.env,
+            "expires_in": self.ttl,
+        }
+        if self.fields:
+            shown["fields"] = dict[str, JSON](self.fields)
+        return shown
+
+
+@dataclass(frozen=True, slots=True)
+class Denied(Result):
+    """A request for approval was dropped by ``by`` (``/deny CODE [REASON]``); nothing was sent."""
+
+    code: str
+    what: str
+    asker: str
+    by: str
+    reason: str = ""
+
+    def to_json(self) -> JSON:
+        shown: dict[str, JSON] = {"denied": self.code, "what": self.what, "asker": self.asker, "by": self.by}
+        if self.reason:
+            shown["reason"] = self.reason
         return shown
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-import secrets
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -24,17 +23,28 @@ from pathlib import Path, PurePosixPath
 from petstore_api.errors import PetStoreError
 from petstore_api.masking import mask_secret
 
-from .audit import AuditEntry, AuditLog
+from .audit import AuditLog, audit_entry
 from .completion import complete_words
-from .errors import CommandError, ConfirmationRequired, Declined, Failure, NotConfirmable, UsageError, classify
+from .errors import (
+    CommandError,
+    ConfirmationRequired,
+    Declined,
+    Failure,
+    NotApprovable,
+    NotConfirmable,
+    UsageError,
+    classify,
+)
 from .outcome import Outcome
 from .parser import show
+from .pending import Decision, HeldWrite, HoldKind, HoldRequest, MemoryPending, PendingWrites, refusal_message
 from .policy import Access, Actor, Policy, local_actor
 from .ports import Confirm, PetStoreAPI
 from .registry import Command, Invocation, Registry
 from .results import (
-    Cancelled,
+    ApprovalNeeded,
     ConfirmationNeeded,
+    Denied,
     EnvInfo,
     Help,
     HistoryScript,
@@ -45,6 +55,7 @@ from .results import (
 )
 from .script import HEADER, HistoryEntry, history_script
 from .validation import suggest
+from .views import present
 
 __all__ = ["CommandSession", "Prepared"]
 
@@ -53,11 +64,12 @@ _LAST = re.compile(r"\$last\b", re.IGNORECASE)
 _SEEN_MAX = 1000
 #: ... kept as batches (one per result; small ones merged), so a /list costs one tuple.
 _SEEN_BATCHES = 64
-#: Confirmation codes: no 0/O or 1/I to misread.
-_CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
-_MAX_PENDING = 5
 #: The face's id of the request being run (a chat event id), per task: writes derive their Idempotency-Key from it.
 _REQUEST: ContextVar[str | None] = ContextVar("petstore_request_id", default=None)
+#: The chat event id of the message being run, per task: its audit line carries it.
+_EVENT: ContextVar[str | None] = ContextVar("petstore_event_id", default=None)
+#: Commands whose every run is audited: writes, and the decisions on held writes.
+_AUDITED = frozenset({Access.WRITE, Access.CONFIRM, Access.APPROVE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +84,6 @@ class Prepared:
     @property
     def command(self) -> Command | None:
         return self.invocation.command if self.invocation is not None else None
-
-
-@dataclass(frozen=True, slots=True)
-class _Pending:
-    invocation: Invocation
-    what: str
-    expires: float
 
 
 class CommandSession:
@@ -98,6 +103,8 @@ class CommandSession:
         confirm: Confirm | None = None,
         audit: AuditLog | None = None,
         confirm_ttl: float = 60.0,
+        pending: PendingWrites | None = None,
+        approval_ttl: float = 3600.0,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
         max_history: int | None = None,
@@ -121,8 +128,11 @@ class CommandSession:
         #: Ids of results as they came (batches, newest last); seen_ids orders them on demand.
         self._seen: deque[tuple[int, ...]] = deque(maxlen=_SEEN_BATCHES)
         self._notices: set[str] = set()
-        self._pending: dict[str, _Pending] = {}
-        self._confirming: str = ""
+        #: Where writes are held for /confirm and /approve (in this session's memory unless the face wires a store).
+        self.pending: PendingWrites = pending or MemoryPending(clock=lambda: self.clock())
+        self.approval_ttl = approval_ttl
+        #: The held write the running /confirm, /approve, /deny or /cancel decided (for its audit line).
+        self._held: HeldWrite | None = None
         self._seq = 0
         self._allowed: tuple[tuple[Policy, Actor], list[Command], frozenset[str]] | None = None
         #: Told how long work is going (``--all``: pages and pets so far); faces show it as progress.
@@ -236,19 +246,28 @@ class CommandSession:
         names = [n for c in self.allowed_commands() for n in (c.name, *c.aliases)]
         return complete_words(self.registry, text, ids=ids, names=names)
 
-    async def run(self, line: str | Prepared, *, request_id: str | None = None, confirm_write: bool = False) -> Outcome:
+    async def run(
+        self,
+        line: str | Prepared,
+        *,
+        request_id: str | None = None,
+        event_id: str | None = None,
+        confirm_write: bool = False,
+    ) -> Outcome:
         """Run one line (or a prepared one); every failure comes back classified in the outcome.
 
         ``request_id`` names this request for good (a chat message's event id): a write run under it sends an
         Idempotency-Key derived from it, so a message delivered twice (a restart mid-command) is not done twice.
+        ``event_id``: the chat event id of the message, for the audit line.
         ``confirm_write``: a write waits for confirmation whatever the policy says (a face that cannot name the
         request for good has the confirmation name it).
         """
-        token = _REQUEST.set(request_id)
+        token, event = _REQUEST.set(request_id), _EVENT.set(event_id)
         try:
             return await self._run(line, confirm_write=confirm_write)
         finally:
             _REQUEST.reset(token)
+            _EVENT.reset(event)
 
     def idempotency_key(self) -> str | None:
         """The Idempotency-Key for a write of the current request, or None (the client makes a fresh one)."""
@@ -292,11 +311,12 @@ class CommandSession:
         cmd = invocation.command
         if cmd.name not in self._allowed_now()[1]:  # allowed (the cached list) implies the check passes
             self.policy.check(name=cmd.name, access=cmd.access, actor=self.actor, what=invocation.what())
+        if self.policy.needs_approval(cmd.access) and self.policy.deferred:
+            return await self._hold(invocation, kind="approve")
         if self.policy.needs_confirmation(cmd.access) or (confirm_write and cmd.access is Access.WRITE):
-            what = invocation.what()
             if self.policy.deferred:
-                return self._defer(invocation, what)
-            await self._ask(what)
+                return await self._hold(invocation, kind="confirm")
+            await self._ask(invocation.what())
         return await invocation.perform(self)
 
     async def _ask(self, what: str) -> None:
@@ -310,55 +330,92 @@ class CommandSession:
         if not await self.confirm(question):
             raise Declined(f"not done: {what} was declined")
 
-    def _defer(self, invocation: Invocation, what: str) -> ConfirmationNeeded:
-        code = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(4))
-        while len(self._pending) >= _MAX_PENDING:
-            self._pending.pop(next(iter(self._pending)))
-        self._pending[code] = _Pending(invocation=invocation, what=what, expires=self.clock() + self.confirm_ttl)
+    async def _hold(self, invocation: Invocation, *, kind: HoldKind) -> ConfirmationNeeded | ApprovalNeeded:
+        """Keep the write for ``/confirm CODE`` (or ``/approve CODE``) instead of running it."""
+        ttl = self.approval_ttl if kind == "approve" else self.confirm_ttl
+        held = await self.pending.hold(
+            HoldRequest(
+                kind=kind,
+                actor=self.actor,
+                line=invocation.line,
+                what=invocation.what(),
+                fields=invocation.fields(),
+                env=self.env.env,
+                ttl=ttl,
+                event_id=_EVENT.get() or "",
+            )
+        )
+        action = invocation.command.summary[:1].lower() + invocation.command.summary[1:]
+        if kind == "approve":
+            return ApprovalNeeded(
+                code=held.code,
+                what=held.what,
+                line=held.line,
+                ttl=round(ttl),
+                asker=held.asker,
+                env=held.env,
+                action=action,
+                fields=held.fields,
+            )
         return ConfirmationNeeded(
-            code=code,
-            what=what,
-            line=invocation.line,
-            ttl=round(self.confirm_ttl),
-            action=invocation.command.summary[:1].lower() + invocation.command.summary[1:],
-            fields=invocation.fields(),
+            code=held.code, what=held.what, line=held.line, ttl=round(ttl), action=action, fields=held.fields
         )
 
     async def confirm_pending(self, code: str) -> Result:
         """Run the write waiting for ``code`` (once, by this session's actor, before it expires)."""
-        pending = self._pending.pop(code.strip().upper(), None)
-        if pending is None:
-            raise NotConfirmable(
-                f"nothing waits for code {show(code, 12)}: a code works once, for the person it was given to"
-            )
-        if self.clock() > pending.expires:
-            raise NotConfirmable(
-                f"code {show(code, 12)} expired after {round(self.confirm_ttl)} s; nothing was "
-                f"sent: run the command again"
-            )
-        self._confirming = pending.invocation.line
-        return await pending.invocation.perform(self)
+        return await self._run_held(await self._take(code, kind="confirm"))
 
-    def cancel_pending(self, code: str) -> str:
-        """Drop the write waiting for ``code`` (this session's actor only); returns what it would have done."""
-        pending = self._pending.pop(code.strip().upper(), None)
-        if pending is None:
-            raise NotConfirmable(
-                f"nothing waits for code {show(code, 12)}: a code works once, for the person it was given to"
-            )
-        self._confirming = pending.invocation.line
-        return pending.what
+    async def approve_pending(self, code: str) -> Result:
+        """Run another person's write waiting for approval under ``code`` (once, before it expires)."""
+        return await self._run_held(await self._take(code, kind="approve"))
+
+    async def deny_pending(self, code: str, reason: str = "") -> Denied:
+        """Drop another person's write waiting for approval under ``code``; nothing is sent."""
+        decision = await self.pending.deny(code, actor=self.actor, reason=reason)
+        held = self._decided(decision, code, approving=True)
+        return Denied(code=held.code, what=held.what, asker=held.asker, by=self.actor.id, reason=reason)
+
+    async def cancel_pending(self, code: str) -> str:
+        """Drop the write waiting for ``code`` (its asker only); returns what it would have done."""
+        return self._decided(await self.pending.cancel(code, actor=self.actor), code).what
+
+    async def _take(self, code: str, *, kind: HoldKind) -> HeldWrite:
+        decision = await self.pending.take(code, kind=kind, actor=self.actor)
+        return self._decided(decision, code, approving=kind == "approve")
+
+    def _decided(self, decision: Decision, code: str, *, approving: bool = False) -> HeldWrite:
+        if decision.refusal is not None or decision.write is None:
+            refused = NotApprovable if approving else NotConfirmable
+            raise refused(refusal_message(decision, code=code))
+        self._held = decision.write
+        return decision.write
+
+    async def _run_held(self, held: HeldWrite) -> Result:
+        """Parse the held line again and run it; the store learns how it ended."""
+        try:
+            result = await self.registry.parse(held.line).perform(self)
+        except Exception as exc:
+            await self.pending.finish(held.code, ok=False, result=classify(exc).message)
+            raise
+        await self.pending.finish(held.code, ok=True, result=present(result, prefix="/").summary)
+        return result
 
     # -- audit --------------------------------------------------------------
 
     def _audit(self, outcome: Outcome) -> None:
         cmd = outcome.command
-        if self.audit is None or cmd is None or cmd.access not in (Access.WRITE, Access.CONFIRM):
+        held, self._held = self._held, None
+        if self.audit is None or cmd is None or cmd.access not in _AUDITED:
             return
-        line = outcome.line
-        if cmd.access is Access.CONFIRM and self._confirming:
-            line, self._confirming = f"{line}: {self._confirming}", ""
-        self.audit.write(_audit_entry(self.actor, line, outcome))
+        entry = audit_entry(self.actor, outcome.line, outcome)
+        result = outcome.result
+        code = result.code if isinstance(result, ConfirmationNeeded | ApprovalNeeded) else ""
+        entry = replace(entry, event_id=_EVENT.get() or "", pending_code=code)
+        if held is not None:
+            entry = replace(entry, line=f"{outcome.line}: {held.line}", pending_code=held.code)
+            if held.kind == "approve" and held.asker != self.actor.id:  # the asker's write, approved or denied
+                entry = replace(entry, actor=held.asker, role=held.role, approver=self.actor.id)
+        self.audit.write(entry)
 
     # -- history ------------------------------------------------------------
 
@@ -435,39 +492,3 @@ def download_name(name: str) -> str:
 
 def _script_text(lines: list[str]) -> str:
     return "\n".join([HEADER, *lines]) + "\n"
-
-
-def _audit_entry(actor: Actor, line: str, outcome: Outcome) -> AuditEntry:
-    failure, result = outcome.failure, outcome.result
-    pet_id = result.pet.id if isinstance(result, (PetCreated, PetDetail)) else None
-    if failure is None:
-        held = (
-            "pending"
-            if isinstance(result, ConfirmationNeeded)
-            else "cancelled"
-            if isinstance(result, Cancelled)
-            else ""
-        )
-        return AuditEntry(
-            actor=actor.id,
-            role=str(actor.role),
-            where=actor.where,
-            line=line,
-            outcome=held or "ok",
-            applied="no" if held else "yes",
-            pet_id=pet_id,
-            replayed=isinstance(result, PetCreated) and result.replayed,
-        )
-    refused = failure.exit_code == 2
-    applied = "no" if failure.wrote_nothing else "unknown"
-    message = failure.message if applied == "no" else f"{failure.message} (the answer was lost: it may have been done)"
-    return AuditEntry(
-        actor=actor.id,
-        role=str(actor.role),
-        where=actor.where,
-        line=line,
-        outcome="refused" if refused else "failed",
-        applied=applied,
-        code=failure.code,
-        message=message,
-    )

@@ -23,9 +23,11 @@ from petstore_api.models import Pet
 from .errors import Failure
 from .results import (
     JSON,
+    ApprovalNeeded,
     AuditListing,
     Cancelled,
     ConfirmationNeeded,
+    Denied,
     EnvInfo,
     ExpectationMet,
     Help,
@@ -460,3 +462,33 @@ def _audit(result: AuditListing, prefix: str) -> Presentation:
     caption = f"the last {_plural(count, 'audit line')} of this room, oldest first"
     view = TableView(AUDIT_COLUMNS, rows, caption=caption if count else "", empty="no audit lines for this room yet")
     return Presentation(view=view, summary=f"{_plural(count, 'audit line')} of this room")
+
+
+@_presents(ApprovalNeeded)
+def _approval(result: ApprovalNeeded, prefix: str) -> Presentation:
+    text = (
+        f"{result.asker} asks to {result.action or result.what} on {result.env}: it needs a second person. "
+        f"Someone else answers {prefix}approve {result.code} or {prefix}deny {result.code} [reason] within "
+        f"{_duration(result.ttl)}."
+    )
+    if not result.fields:
+        return Presentation(view=NoticeView(f"{text} It would {result.what}.", "warning"), summary=text)
+    card = CardView(title="", fields=tuple((name, Cell(value)) for name, value in result.fields))
+    return Presentation(
+        view=GroupView((NoticeView(f"{text} It sends:", "warning"), card)), summary=f"{text} {result.what}"
+    )
+
+
+@_presents(Denied)
+def _denied(result: Denied, prefix: str) -> Presentation:
+    why = f": {result.reason}" if result.reason else ""
+    text = f"Denied by {result.by}: {result.what} asked by {result.asker} (code {result.code}); nothing was sent{why}"
+    return Presentation(view=NoticeView(text, "info"), summary=text)
+
+
+def _duration(seconds: int) -> str:
+    if seconds >= 7200 and seconds % 3600 == 0:
+        return f"{seconds // 3600} hours"
+    if seconds >= 120:
+        return f"{round(seconds / 60)} minutes"
+    return f"{seconds} seconds"

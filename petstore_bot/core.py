@@ -19,12 +19,14 @@ from dataclasses import dataclass, replace
 
 from bot_commands.outcome import Outcome
 from bot_commands.policy import Access, Actor, Role
-from bot_commands.results import ConfirmationNeeded, PetCreated
+from bot_commands.results import ApprovalNeeded, ConfirmationNeeded, PetCreated
 from bot_commands.session import CommandSession
+from petstore_state import StateError
+from petstore_state.conversations import ConversationStore
 
 from .addressing import Addressing
 from .chat import Incoming, Reply
-from .ratelimit import RateLimiter, Verdict
+from .ratelimit import Limiter, Verdict
 from .replies import reply_for
 from .roles import RoleBook
 
@@ -38,6 +40,7 @@ SessionFactory = Callable[[Actor], CommandSession]
 #: Conversations remembered at most; the least recently used are forgotten first (their state with them).
 MAX_SESSIONS = 10_000
 _QUIET = frozenset({Access.LOCAL, Access.READ})
+_MARKED = frozenset({Access.WRITE, Access.CONFIRM, Access.APPROVE})
 SLOW_DOWN = "Slow down: at most {count} commands in {seconds:g} s per person; yours are ignored until then."
 
 
@@ -60,12 +63,13 @@ class BotCore:
         *,
         sessions: SessionFactory,
         roles: RoleBook,
-        limiter: RateLimiter,
+        limiter: Limiter,
         platform: str,
         prefix: str = "!",
         commands: Collection[str] = (),
         names: Sequence[str] = (),
         bare_in_direct: bool = True,
+        conversations: ConversationStore | None = None,
     ) -> None:
         self.prefix = prefix
         self.platform = platform
@@ -79,6 +83,8 @@ class BotCore:
         self._roles = roles
         self._limiter = limiter
         self._conversations: OrderedDict[tuple[str, str], _Conversation] = OrderedDict()
+        #: Where each conversation's ``$last`` is kept between commands (shared by replicas), when set.
+        self._memory = conversations
 
     def addressed(self, text: str) -> bool:
         """Whether ``text`` is a command for the bot: the prefix, then a command name (``!list``, ``!/list``)."""
@@ -105,7 +111,7 @@ class BotCore:
         (in a room once, see ratelimit), None when the message is not for the bot or the sender is silenced."""
         if not self.addressed(message.text):
             return None
-        verdict = self._limiter.check(message.user, private=message.private)
+        verdict = await self._limiter.admit(message.user, private=message.private)
         if verdict is Verdict.DROP:
             return None
         if verdict is Verdict.WARN:
@@ -118,18 +124,44 @@ class BotCore:
     async def run(self, message: Incoming) -> Outcome:
         """Run the command in ``message`` in its sender's session (after the sender's earlier commands)."""
         conversation = self._conversation(message)
-        session = conversation.session
         line = "/" + message.text.removeprefix(self.prefix).lstrip("/")  # as every face records it: /add ...
         request_id = f"{self.platform}:{message.room}:{message.event_id}"
-        lock = conversation.lock
+        lock, session = conversation.lock, conversation.session
         await lock.acquire()  # not ``async with``: two coroutines less a command, same lock
         try:
             role = self._roles.role_for(message.user, message.room)  # now: grants or power levels may have changed
             if session.actor.role is not role:
                 session.actor = replace(session.actor, role=role)
-            return await session.run(line, request_id=request_id, confirm_write=message.confirm_writes)
+            known = await self._recall(session) if self._memory is not None and "$" in line else session.last_pet_id
+            outcome = await session.run(
+                line, request_id=request_id, event_id=message.event_id, confirm_write=message.confirm_writes
+            )
+            if self._memory is not None and session.last_pet_id != known:
+                await self._keep(session)
+            return outcome
         finally:
             lock.release()
+
+    async def _recall(self, session: CommandSession) -> int | None:
+        """``$last`` of the session's conversation as the store has it (another replica, or before a restart)."""
+        assert self._memory is not None
+        try:
+            stored = await self._memory.last_pet(where=session.actor.where, user=session.actor.id)
+        except StateError as exc:
+            log.warning("$last not read from the state: %s", exc)
+            return session.last_pet_id
+        if stored is not None:
+            session.last_pet_id = stored
+        return session.last_pet_id
+
+    async def _keep(self, session: CommandSession) -> None:
+        assert self._memory is not None and session.last_pet_id is not None
+        try:
+            await self._memory.remember_pet(
+                where=session.actor.where, user=session.actor.id, pet_id=session.last_pet_id
+            )
+        except StateError as exc:
+            log.warning("$last not kept in the state: %s", exc)
 
     def session_of(self, *, room: str, user: str) -> CommandSession | None:
         """The session of ``user`` in ``room``, if they have talked to the bot there (for tests and demos)."""
@@ -156,9 +188,9 @@ class BotCore:
 def write_mark(outcome: Outcome) -> str | None:
     """``✅`` for a write done, ``❌`` for one refused or failed, None otherwise (reads, a write still waiting)."""
     command = outcome.command
-    if command is None or command.access not in (Access.WRITE, Access.CONFIRM) or command.name == "cancel":
+    if command is None or command.access not in _MARKED or command.name in ("cancel", "deny"):
         return None
-    if isinstance(outcome.result, ConfirmationNeeded):
+    if isinstance(outcome.result, ConfirmationNeeded | ApprovalNeeded):
         return None
     return "✅" if outcome.failure is None else "❌"
 

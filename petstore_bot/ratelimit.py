@@ -9,13 +9,20 @@ the person sees nothing at all and cannot tell why.
 from __future__ import annotations
 
 import enum
+import logging
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
+from typing import Protocol
+
+from petstore_state import StateError
+from petstore_state.conversations import ConversationStore
 
 from .settings import RateLimit
 
-__all__ = ["RateLimiter", "Verdict"]
+__all__ = ["Limiter", "RateLimiter", "StoredRateLimiter", "Verdict"]
+
+log = logging.getLogger("petstore_bot")
 
 #: Users remembered at most (the least recently seen are forgotten first).
 _MAX_USERS = 10_000
@@ -27,6 +34,17 @@ class Verdict(enum.Enum):
     DROP = "drop"  # in a room, later ones: ignore silently until the window has room again
 
 
+class Limiter(Protocol):
+    """A rate limit per user: the bot core asks it about each message addressed to the bot."""
+
+    @property
+    def rate(self) -> RateLimit: ...
+
+    async def admit(self, user: str, *, private: bool = False) -> Verdict:
+        """RUN, or what to do with a message over the limit; ``private``: the reply is seen by the sender alone."""
+        ...
+
+
 class RateLimiter:
     """At most ``rate.count`` accepted commands per ``rate.seconds`` per user; refused ones do not count."""
 
@@ -35,6 +53,10 @@ class RateLimiter:
         self._clock = clock
         self._accepted: OrderedDict[str, deque[float]] = OrderedDict()
         self._warned: set[str] = set()
+
+    async def admit(self, user: str, *, private: bool = False) -> Verdict:
+        """:meth:`check`, as every :class:`Limiter` answers."""
+        return self.check(user, private=private)
 
     def check(self, user: str, *, private: bool = False) -> Verdict:
         """RUN, or what to do with a message over the limit; ``private``: the reply is seen by the sender alone."""
@@ -63,3 +85,24 @@ class RateLimiter:
         else:
             self._accepted.move_to_end(user)
         return window
+
+
+class StoredRateLimiter:
+    """The same limit, its windows in the state store: they survive a restart and replicas count one person once.
+    When the store fails the command runs (a limit is no reason to stop answering; the failure is logged)."""
+
+    def __init__(self, rate: RateLimit, *, store: ConversationStore) -> None:
+        self.rate = rate
+        self._store = store
+
+    async def admit(self, user: str, *, private: bool = False) -> Verdict:
+        if self.rate.count == 0:
+            return Verdict.RUN
+        try:
+            admission = await self._store.admit(user, count=self.rate.count, seconds=self.rate.seconds)
+        except StateError as exc:
+            log.warning("rate limit not checked: %s", exc)
+            return Verdict.RUN
+        if admission.admitted:
+            return Verdict.RUN
+        return Verdict.WARN if admission.first_refusal or private else Verdict.DROP

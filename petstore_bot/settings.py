@@ -71,7 +71,8 @@ class BotRoles(BaseModel):
 
 
 class RoomGrants(BaseModel):
-    """``[bot.rooms."<room id>"]``: who may do what in that room, instead of the global [bot.roles] there."""
+    """``[bot.rooms."<room id>"]``: who may do what in that room, instead of the global [bot.roles] there (a table
+    that grants no role, naming only its approvers, leaves [bot.roles] in force)."""
 
     model_config = ConfigDict(extra="forbid")
 

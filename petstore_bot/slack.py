@@ -39,7 +39,7 @@ from .core import BotCore
 from .slack_acks import Acks
 from .slack_events import ChatEvent, EventGate, chat_event
 from .slack_forms import BadRequest, Command, Press, command_of, parse_form, press_of
-from .slack_render import Message, mattermost_payload, message_for, slack_payload
+from .slack_render import Message, mattermost_payload, message_for, prompt_verbs, slack_payload
 from .slack_verify import MattermostToken, SlackSignature
 
 if TYPE_CHECKING:
@@ -292,7 +292,7 @@ class SlackFace:
         message = await self._run(press.incoming)
         if message is None:
             return
-        if not (press.by_asker and message.settles):
+        if not (press.settles and message.settles):
             await self._post_to(press.response_url, slack_payload(replace(message, in_channel=False)))
             return
         if message.in_channel and press.ephemeral:
@@ -335,6 +335,7 @@ class SlackFace:
         context = None
         if message.confirm is not None:  # a fresh nonce per prompt: the press's request id, so its write's key
             code, nonce = message.confirm.code, secrets.token_urlsafe(16)
+            verbs = prompt_verbs(message)
             context = {
                 action: {
                     "action": action,
@@ -343,7 +344,7 @@ class SlackFace:
                     "nonce": nonce,
                     "sig": self._token.sign(action, code, user, nonce),
                 }
-                for action in ("confirm", "cancel")
+                for action in verbs
             }
         url = str(request.url_for("_interactions")) if request is not None else ""
         return mattermost_payload(message, action_url=url, context=context)
@@ -361,7 +362,7 @@ class SlackFace:
             raise Refused("a button press without a signed context")
         signed = (context["action"], context["code"], context["user"], context["nonce"])
         refused = self._token.check_signed(context["sig"], *signed)
-        if refused or context["action"] not in ("confirm", "cancel"):
+        if refused or context["action"] not in ("confirm", "cancel", "approve", "deny"):
             raise Refused(refused or "unknown action")
         user, channel = data.get("user_id"), data.get("channel_id")
         if not isinstance(user, str) or not isinstance(channel, str) or not user or not channel:
@@ -378,7 +379,8 @@ class SlackFace:
         if message is None:
             return JSONResponse({})
         text = mattermost_payload(message, action_url="")["text"]
-        if incoming.user == context["user"] and message.settles:  # the asker's press: the prompt is replaced
+        settles = incoming.user == context["user"] or context["action"] in ("approve", "deny")
+        if settles and message.settles:  # the asker's press (anyone's approval): the prompt is replaced
             return JSONResponse({"update": {"message": text, "props": {}}})
         return JSONResponse({"ephemeral_text": text})
 

@@ -1,4 +1,5 @@
-"""What Slack and Mattermost send, read into the bot's terms: a slash command's form, a Confirm/Cancel press.
+"""What Slack and Mattermost send, read into the bot's terms: a slash command's form, a button's press (Confirm,
+Cancel, Approve, Deny).
 
 The same payloads come over HTTP (a form; a press as a form field ``payload`` holding JSON) and over Socket Mode
 (the envelope's ``payload``, already JSON): both end here. Anything unusable is :class:`BadRequest` with one line.
@@ -13,7 +14,7 @@ from typing import Literal
 from urllib.parse import parse_qsl
 
 from .chat import Incoming
-from .slack_render import CANCEL_ACTION, CONFIRM_ACTION, prompt_asker
+from .slack_render import APPROVE_ACTION, CANCEL_ACTION, CONFIRM_ACTION, DENY_ACTION, prompt_asker
 
 __all__ = ["MAX_FIELDS", "BadRequest", "Command", "Press", "command_of", "parse_form", "press_of"]
 
@@ -22,6 +23,7 @@ MAX_FIELDS = 64
 #: The longest command text taken (Slack's own limit on a slash command's text is lower).
 MAX_TEXT = 4000
 _COMMAND_FIELDS = ("command", "text", "user_id", "channel_id", "response_url")
+_VERBS = {CONFIRM_ACTION: "confirm", CANCEL_ACTION: "cancel", APPROVE_ACTION: "approve", DENY_ACTION: "deny"}
 
 
 class BadRequest(Exception):
@@ -51,10 +53,18 @@ class Press:
     presser: str
     asker: str | None
     ephemeral: bool
+    #: The command the button runs: confirm, cancel, approve or deny.
+    verb: str = "confirm"
 
     @property
     def by_asker(self) -> bool:
         return self.asker is None or self.asker == self.presser
+
+    @property
+    def settles(self) -> bool:
+        """Whether the press (when not refused) settles the prompt: the asker's Confirm or Cancel; anyone's
+        Approve or Deny (the asker's own is refused)."""
+        return self.verb in ("approve", "deny") or self.by_asker
 
 
 def parse_form(body: bytes, *, max_fields: int = MAX_FIELDS) -> dict[str, str]:
@@ -115,11 +125,11 @@ def press_of(payload: Mapping[str, object], *, prefix: str) -> Press:
         kind, code, response_url = action["action_id"], action["value"], payload["response_url"]
     except (KeyError, IndexError, TypeError):
         raise BadRequest("payload is not a block_actions interaction") from None
-    if payload.get("type") != "block_actions" or kind not in (CONFIRM_ACTION, CANCEL_ACTION):
-        raise BadRequest("only the Confirm and Cancel buttons are handled")
+    if payload.get("type") != "block_actions" or kind not in _VERBS:
+        raise BadRequest("only the Confirm, Cancel, Approve and Deny buttons are handled")
     if not all(isinstance(v, str) for v in (user, team, channel, code)) or not isinstance(response_url, str):
         raise BadRequest("payload is not a block_actions interaction")
-    verb = "confirm" if kind == CONFIRM_ACTION else "cancel"
+    verb = _VERBS[kind]
     event = f"press:{payload.get('trigger_id') or action.get('action_ts') or ''}"
     block_id, container = action.get("block_id"), payload.get("container")
     incoming = Incoming(
@@ -137,4 +147,5 @@ def press_of(payload: Mapping[str, object], *, prefix: str) -> Press:
         asker=prompt_asker(block_id) if isinstance(block_id, str) else None,
         # A slash command's prompt is ephemeral; a mention's is in the channel (Slack says which in ``container``).
         ephemeral=not isinstance(container, dict) or container.get("is_ephemeral", True) is not False,
+        verb=verb,
     )

@@ -16,23 +16,35 @@ from dataclasses import dataclass
 
 from bot_commands.outcome import Outcome
 from bot_commands.render_text import fence
-from bot_commands.results import ConfirmationNeeded, PetCreated
+from bot_commands.results import ApprovalNeeded, ConfirmationNeeded, PetCreated
 
 from .replies import plain_text, presentation
 
 __all__ = [
+    "APPROVE_ACTION",
     "CONFIRM_ACTION",
     "CANCEL_ACTION",
+    "DENY_ACTION",
     "Message",
     "message_for",
     "mrkdwn_escape",
     "prompt_asker",
+    "prompt_kind",
+    "prompt_verbs",
     "prompt_block_id",
     "slack_payload",
     "mattermost_payload",
 ]
 
 CONFIRM_ACTION, CANCEL_ACTION = "petstore_confirm", "petstore_cancel"
+APPROVE_ACTION, DENY_ACTION = "petstore_approve", "petstore_deny"
+#: Failures of a press that leave its prompt as it was: the code still waits (or never was the presser's to use).
+_UNSETTLING = frozenset({"not_confirmable", "not_approvable", "forbidden", "read_only", "usage"})
+#: The buttons of each kind of prompt: (verb, label, action id, Block Kit style).
+_BUTTONS = {
+    "confirm": (("confirm", "Confirm", CONFIRM_ACTION, "primary"), ("cancel", "Cancel", CANCEL_ACTION, None)),
+    "approve": (("approve", "Approve", APPROVE_ACTION, "primary"), ("deny", "Deny", DENY_ACTION, "danger")),
+}
 #: Slack caps a section's text at 3000 characters and a message at 50 blocks.
 _SECTION_MAX, _BLOCKS_MAX = 2900, 45
 
@@ -43,9 +55,9 @@ class Message:
 
     text: str  # plain, visible (control characters shown), not yet escaped
     in_channel: bool  # a completed write: the team sees it
-    confirm: ConfirmationNeeded | None = None
-    #: It settles a Confirm/Cancel prompt (a press that was not refused as "nothing to confirm"): the prompt is
-    #: replaced by it, its buttons gone.
+    confirm: ConfirmationNeeded | ApprovalNeeded | None = None
+    #: It settles a Confirm/Cancel (or Approve/Deny) prompt (a press that was not refused: not "nothing to confirm",
+    #: nor "not allowed"): the prompt is replaced by it, its buttons gone.
     settles: bool = True
 
 
@@ -54,10 +66,17 @@ def message_for(outcome: Outcome, *, prefix: str, commands: Collection[str] = ()
     result = outcome.result
     return Message(
         text=text,
-        in_channel=isinstance(result, PetCreated) and not result.replayed,  # a replay: the team saw it the first time
-        confirm=result if isinstance(result, ConfirmationNeeded) else None,
-        settles=outcome.failure is None or outcome.failure.kind != "not_confirmable",
+        # A write done is the team's news (a replay: the team saw it the first time); a request for approval is
+        # for the team to answer.
+        in_channel=(isinstance(result, PetCreated) and not result.replayed) or isinstance(result, ApprovalNeeded),
+        confirm=result if isinstance(result, ConfirmationNeeded | ApprovalNeeded) else None,
+        settles=outcome.failure is None or outcome.failure.kind not in _UNSETTLING,
     )
+
+
+def prompt_kind(message: Message) -> str:
+    """``approve`` for a request for approval's prompt, ``confirm`` for a confirmation's."""
+    return "approve" if isinstance(message.confirm, ApprovalNeeded) else "confirm"
 
 
 def prompt_block_id(code: str, asker: str) -> str:
@@ -125,8 +144,8 @@ def slack_payload(message: Message, *, asker: str = "") -> dict[str, object]:
                 "type": "actions",
                 "block_id": prompt_block_id(code, asker),
                 "elements": [
-                    _button("Confirm", CONFIRM_ACTION, code, "primary"),
-                    _button("Cancel", CANCEL_ACTION, code),
+                    _button(label, action_id, code, style)
+                    for _, label, action_id, style in _BUTTONS[prompt_kind(message)]
                 ],
             }
         )
@@ -140,9 +159,11 @@ def slack_payload(message: Message, *, asker: str = "") -> dict[str, object]:
 def mattermost_payload(
     message: Message, *, action_url: str, context: dict[str, dict[str, str]] | None = None
 ) -> dict[str, object]:
-    """A Mattermost slash-command response; a waiting write carries Confirm/Cancel buttons posting to ``action_url``.
+    """A Mattermost slash-command response; a waiting write carries Confirm/Cancel (or Approve/Deny) buttons
+    posting to ``action_url``.
 
-    ``context`` maps each action (``confirm``, ``cancel``) to the context Mattermost sends back when pressed.
+    ``context`` maps each action (``confirm``, ``cancel``, ``approve``, ``deny``) to the context Mattermost sends
+    back when pressed.
     """
     payload: dict[str, object] = {
         "response_type": "in_channel" if message.in_channel else "ephemeral",
@@ -151,7 +172,13 @@ def mattermost_payload(
     if message.confirm is not None and context is not None:
         actions = [
             {"id": action, "name": label, "integration": {"url": action_url, "context": context[action]}}
-            for action, label in (("confirm", "Confirm"), ("cancel", "Cancel"))
+            for action, label, _, _ in _BUTTONS[prompt_kind(message)]
         ]
         payload["attachments"] = [{"actions": actions}]
     return payload
+
+
+def prompt_verbs(message: Message) -> tuple[str, str]:
+    """The commands a prompt's two buttons run: ``("confirm", "cancel")`` or ``("approve", "deny")``."""
+    first, second = _BUTTONS[prompt_kind(message)]
+    return first[0], second[0]

@@ -1,7 +1,8 @@
 """``petstore bot matrix|slack``: the command layer in team chat. Wires settings -> composition -> BotCore -> face.
 
 The bot's sessions share one client; its policy is the face's own (read-only, production) plus what chat needs:
-deferred confirmation (``!confirm CODE``), nothing that touches local files. The audit log is always on.
+deferred confirmation (``!confirm CODE``) and approval (``!approve CODE``) held in the state store (``[bot] state``),
+nothing that touches local files. The audit log is always on.
 """
 
 from __future__ import annotations
@@ -12,23 +13,28 @@ import logging
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import SecretStr
 
+from bot_commands.audit import AuditLog
 from bot_commands.commands import CHAT_SLEEP_MAX
 from bot_commands.errors import EXIT_FAILED, EXIT_OK, Forbidden
 from bot_commands.policy import Actor, Policy, Role
 from bot_commands.session import CommandSession
 from petstore_api.errors import ConfigError
 from petstore_bot.core import BotCore
-from petstore_bot.ratelimit import RateLimiter
+from petstore_bot.pending import StoredPending, room_approvers, sweep
+from petstore_bot.ratelimit import RateLimiter, StoredRateLimiter
 from petstore_bot.roles import Grants, RoleBook, RoomRules
 from petstore_bot.settings import BotSettings
 from petstore_cli.settings.model import Settings
 from petstore_cli.settings.paths import default_config_path, default_data_dir
+from petstore_state import Database, StateError, open_database
+from petstore_state.conversations import ConversationStore
+from petstore_state.pending import PendingStore
 
 from .compose import Composition, compose
 
@@ -45,9 +51,37 @@ Run = Callable[[asyncio.Event], Awaitable[None]]
 """A transport's run until the event is set (SIGTERM, Ctrl-C)."""
 
 
-def bot_policy(base: Policy, bot: BotSettings) -> Policy:
-    """The rules in chat: writes confirmed later by code (unless turned off, never on production), no terminal."""
-    return replace(base, deferred=True, terminal=False, confirm_writes=bot.confirm_writes)
+def bot_policy(base: Policy, bot: BotSettings, *, env: str = "") -> Policy:
+    """The rules in chat: writes confirmed later by code (unless turned off, never on production), approved by a
+    second person on the environments ``[bot] approvals`` names, no terminal."""
+    return replace(
+        base, deferred=True, terminal=False, confirm_writes=bot.confirm_writes, approval=env in bot.approvals
+    )
+
+
+@dataclass
+class BotState:
+    """The state store a bot runs on, and its held writes (confirmations and approvals) in it."""
+
+    database: Database
+    pending: StoredPending
+    conversations: ConversationStore
+
+    def close(self) -> None:
+        self.database.close()
+
+
+def open_state(bot: BotSettings, *, state_dir: Path, audit: AuditLog | None) -> BotState:
+    """The ``[bot] state`` database (SQLite in ``state_dir`` when unset); ConfigError, in one line, when it
+    cannot be opened."""
+    try:
+        database = open_database(bot.state, state_dir=state_dir)
+        store, conversations = PendingStore(database), ConversationStore(database)
+    except StateError as exc:
+        raise ConfigError(str(exc)) from None
+    approvers = room_approvers({room: grants.approvers for room, grants in bot.rooms.items()})
+    pending = StoredPending(store, audit=audit, approvers=approvers)
+    return BotState(database=database, pending=pending, conversations=conversations)
 
 
 def audit_path(settings: Settings, *, flag: Path | None = None) -> Path:
@@ -63,7 +97,8 @@ def compose_bot(settings: Settings, *, sandbox_reset: bool = False, audit_flag: 
 
 
 def role_book(bot: BotSettings) -> RoleBook:
-    """The roles of ``[bot.roles]`` and ``[bot.rooms."<room id>"]``."""
+    """The roles of ``[bot.roles]`` and ``[bot.rooms."<room id>"]``; a room's table that grants no role (only its
+    ``approvers``, say) leaves the global roles in force there."""
     rooms = {
         room: RoomRules(
             grants=Grants.of(admins=grants.admins, operators=grants.operators, viewers=grants.viewers),
@@ -71,6 +106,7 @@ def role_book(bot: BotSettings) -> RoleBook:
             power_levels=grants.power_levels,
         )
         for room, grants in bot.rooms.items()
+        if grants.admins or grants.operators or grants.viewers or grants.default_role or grants.power_levels
     }
     roles = bot.roles
     return RoleBook.of(
@@ -85,20 +121,31 @@ def build_core(
     platform: str,
     prefix: str | None = None,
     names: Sequence[str] = (),
+    state: BotState | None = None,
 ) -> BotCore:
     """The bot core on ``composition``'s client, with the ``[bot]`` settings (``prefix`` overrides bot.prefix:
-    a slash command's, so no bare commands in direct messages); ``names``: what people call the bot."""
-    policy = bot_policy(composition.policy, bot)
+    a slash command's, so no bare commands in direct messages); ``names``: what people call the bot; ``state``:
+    where held writes, rate windows and ``$last`` are kept (None: in memory, for tests of the core alone)."""
+    pending = state.pending if state is not None else None
+    policy = bot_policy(composition.policy, bot, env=composition.env.env)
 
     def session(actor: Actor) -> CommandSession:
-        made = composition.session(actor=actor, policy=policy, confirm_ttl=bot.confirm_ttl, max_history=CHAT_HISTORY)
+        made = composition.session(
+            actor=actor,
+            policy=policy,
+            confirm_ttl=bot.confirm_ttl,
+            max_history=CHAT_HISTORY,
+            pending=pending,
+            approval_ttl=bot.approval_ttl,
+        )
         made.sleep = _chat_sleep
         return made
 
     return BotCore(
         sessions=session,
         roles=role_book(bot),
-        limiter=RateLimiter(bot.rate),
+        limiter=RateLimiter(bot.rate) if state is None else StoredRateLimiter(bot.rate, store=state.conversations),
+        conversations=state.conversations if state is not None else None,
         platform=platform,
         prefix=bot.prefix if prefix is None else prefix,
         commands=composition.registry.names(),
@@ -160,14 +207,16 @@ def matrix_main(
     _configure_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     assert matrix.homeserver is not None and matrix.user_id is not None
-    core = build_core(composition, settings.bot, platform="matrix", names=matrix_names(matrix.user_id))
+    state_dir = (matrix.state_dir or default_data_dir() / "bot").expanduser()
+    state = open_state(settings.bot, state_dir=state_dir, audit=composition.audit)
+    core = build_core(composition, settings.bot, platform="matrix", names=matrix_names(matrix.user_id), state=state)
     transport = MatrixTransport(
         homeserver=matrix.homeserver,
         user_id=matrix.user_id,
         password=matrix.password.get_secret_value() if matrix.password else None,
         access_token=matrix.access_token.get_secret_value() if matrix.access_token else None,
         rooms=matrix.rooms,
-        state_dir=(matrix.state_dir or default_data_dir() / "bot").expanduser(),
+        state_dir=state_dir,
         accept_invite=functools.partial(accept_invite, core),
         address=core.addressing.line,
         reply_style=settings.bot.reply_style,
@@ -176,34 +225,39 @@ def matrix_main(
         power_levels=core.roles.levels,
     )
     log.info(
-        "petstore bot on %s as %s; service %s %s; audit %s",
+        "petstore bot on %s as %s; service %s %s; audit %s; state %s",
         matrix.homeserver,
         matrix.user_id,
         composition.env.env,
         composition.env.base_url,
         composition.audit.path if composition.audit else "-",
+        state.database.where,
     )
     try:
-        asyncio.run(_serve(lambda stop: transport.run(core.handle, stop=stop), composition))
+        asyncio.run(_serve(lambda stop: transport.run(core.handle, stop=stop), composition, state))
     except MatrixError as exc:
         print(f"petstore: matrix: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
 
 
-async def _serve(run: Run, composition: Composition) -> None:
-    """``run`` a transport until SIGTERM or SIGINT (it is given the event they set), then close the client and the
-    audit log."""
+async def _serve(run: Run, composition: Composition, state: BotState) -> None:
+    """``run`` a transport until SIGTERM or SIGINT (it is given the event they set), closing expired confirmations
+    meanwhile; then close the client, the state and the audit log."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    sweeper = asyncio.create_task(sweep(state.pending, stop=stop))
     try:
         await run(stop)
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
+        stop.set()
+        await sweeper
         await composition.aclose()
+        state.close()
         log.info("petstore bot stopped")
 
 
@@ -254,7 +308,8 @@ def slack_main(
     bot_token = None if mattermost else slack_token(bot, "bot_token", where=where, shape="xoxb-")
     _configure_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
-    core = build_core(composition, bot, platform=flavour, prefix=bot.slack.command + " ")
+    state = open_state(bot, state_dir=default_data_dir() / "bot", audit=composition.audit)
+    core = build_core(composition, bot, platform=flavour, prefix=bot.slack.command + " ", state=state)
     face = SlackFace(
         core=core,
         flavour=flavour,
@@ -280,9 +335,9 @@ def slack_main(
             from petstore_bot.slack_socket import SocketMode
 
             socket = SocketMode(face=face, app_token=app_token, api_url=bot.slack.api_url)
-            asyncio.run(_serve(_started(face, socket.run), composition))
+            asyncio.run(_serve(_started(face, socket.run), composition, state))
             return EXIT_OK
-        return _serve_slack_http(face, composition, host=host, port=port)
+        return _serve_slack_http(face, composition, state, host=host, port=port)
     except SlackWebError as exc:
         print(f"petstore: slack: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -328,7 +383,7 @@ def _started(
     return started
 
 
-def _serve_slack_http(face: SlackFace, composition: Composition, *, host: str, port: int) -> int:
+def _serve_slack_http(face: SlackFace, composition: Composition, state: BotState, *, host: str, port: int) -> int:
     import uvicorn
 
     from petstore_server.serve import QuietServer
@@ -337,16 +392,21 @@ def _serve_slack_http(face: SlackFace, composition: Composition, *, host: str, p
         uvicorn.Config(face.app(), host=host, port=port, log_level="warning", access_log=False, lifespan="on")
     )
     try:
-        asyncio.run(_serve_http(server, face, composition))
+        asyncio.run(_serve_http(server, face, composition, state))
     except (OSError, SystemExit):  # uvicorn exits when it cannot listen (it logged why)
         return EXIT_FAILED
     return EXIT_OK if server.started else EXIT_FAILED
 
 
-async def _serve_http(server: uvicorn.Server, face: SlackFace, composition: Composition) -> None:
+async def _serve_http(server: uvicorn.Server, face: SlackFace, composition: Composition, state: BotState) -> None:
+    stop = asyncio.Event()
+    sweeper = asyncio.create_task(sweep(state.pending, stop=stop))
     try:
         await face.start()
         await server.serve()
     finally:
+        stop.set()
+        await sweeper
         await composition.aclose()
+        state.close()
         log.info("petstore bot stopped")

@@ -17,6 +17,7 @@ from pydantic import SecretStr
 
 from bot_commands.audit import AuditLog
 from bot_commands.commands import default_registry
+from bot_commands.pending import PendingWrites
 from bot_commands.policy import Actor, Policy
 from bot_commands.ports import Confirm
 from bot_commands.registry import Registry
@@ -55,6 +56,8 @@ class Composition:
         policy: Policy | None = None,
         confirm_ttl: float = 60.0,
         max_history: int | None = None,
+        pending: PendingWrites | None = None,
+        approval_ttl: float = 3600.0,
     ) -> CommandSession:
         """A new session on the shared client (its own ``$last``, ``/more`` and history)."""
         return CommandSession(
@@ -67,6 +70,8 @@ class Composition:
             audit=self.audit,
             confirm_ttl=confirm_ttl,
             max_history=max_history,
+            pending=pending,
+            approval_ttl=approval_ttl,
         )
 
     async def aclose(self) -> None:

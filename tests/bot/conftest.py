@@ -11,7 +11,7 @@ import pytest
 
 from petstore_bot.core import BotCore
 from petstore_bot.testing import ChatRoom
-from petstore_cli.bot import audit_path, build_core, compose_bot
+from petstore_cli.bot import BotState, audit_path, build_core, compose_bot, open_state
 from petstore_cli.compose import Composition
 from petstore_cli.settings.load import load_settings
 from petstore_cli.settings.model import Settings
@@ -26,6 +26,7 @@ class Bot:
     composition: Composition
     settings: Settings
     audit: Path
+    state: BotState
 
     def audit_lines(self) -> list[str]:
         return self.audit.read_text(encoding="utf-8").splitlines() if self.audit.exists() else []
@@ -52,7 +53,7 @@ def config(tmp_path: Path, extra: str = "", *, top: str = "", roles: tuple[list[
 
 @pytest.fixture
 async def make_bot(tmp_path: Path) -> AsyncIterator[Callable[..., Bot]]:
-    made: list[Composition] = []
+    made: list[tuple[Composition, BotState]] = []
 
     def make(
         extra: str = "",
@@ -65,19 +66,22 @@ async def make_bot(tmp_path: Path) -> AsyncIterator[Callable[..., Bot]]:
         """A bot with ``extra`` lines in its [bot] table and ``top`` at the top of the config."""
         settings = load_settings(config_path=config(tmp_path, extra, top=top, roles=roles)).settings
         composition = compose_bot(settings)
-        made.append(composition)
-        core = build_core(composition, settings.bot, platform=platform, prefix=prefix)
+        state = open_state(settings.bot, state_dir=tmp_path / "state", audit=composition.audit)
+        made.append((composition, state))
+        core = build_core(composition, settings.bot, platform=platform, prefix=prefix, state=state)
         return Bot(
             core=core,
             room=ChatRoom(core.handle),
             composition=composition,
             settings=settings,
             audit=audit_path(settings),
+            state=state,
         )
 
     yield make
-    for composition in made:
+    for composition, state in made:
         await composition.aclose()
+        state.close()
 
 
 @pytest.fixture

@@ -149,6 +149,24 @@ async def test_the_askers_cancel_replaces_the_prompt_without_its_buttons(mm: Cal
     assert cancelled["update"]["message"].startswith("```\nCancelled: add pet 'Nope' (category 2)")
 
 
+async def test_deny_button_by_a_second_operator_drops_the_request(mm: Callable[..., Any]) -> None:
+    """With approvals on, the request carries signed Approve/Deny buttons (Mattermost's protocol over loopback): the
+    asker's Approve is refused to them alone; another operator's Deny replaces the request, nothing sent."""
+    m: MM = await mm(extra='approvals = ["sandbox"]')
+    before = await m.bot.pet_count()
+    request = (await m.command("add Nope --category 2", user=ALICE)).json()
+    assert request["response_type"] == "in_channel" and "name        Nope" in request["text"]
+    approve, deny = request["attachments"][0]["actions"]
+    assert (approve["name"], deny["name"]) == ("Approve", "Deny")
+    own = (await m.press(approve, user=ALICE)).json()
+    assert "someone else must approve it" in own["ephemeral_text"]
+    denied = (await m.press(deny, user=OSCAR)).json()
+    assert denied["update"]["message"].startswith(f"```\nDenied by mattermost:{OSCAR}: add pet 'Nope' (category 2)")
+    assert denied["update"]["props"] == {} and await m.bot.pet_count() == before
+    late = (await m.press(approve, user=OSCAR)).json()
+    assert "was already denied" in late["ephemeral_text"] and await m.bot.pet_count() == before
+
+
 async def test_a_slow_answer_is_posted_once_to_the_mattermost_server(mm: Callable[..., Any]) -> None:
     m: MM = await mm(ack_after=0.0)
     ack = (await m.command("sleep 0.2", user=BOB)).json()

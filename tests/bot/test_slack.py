@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from bot_commands.policy import Actor
 from bot_commands.session import CommandSession
 from petstore_bot.slack import SETTLED, SlackFace, post_json
-from petstore_bot.slack_render import CANCEL_ACTION, CONFIRM_ACTION
+from petstore_bot.slack_render import APPROVE_ACTION, CANCEL_ACTION, CONFIRM_ACTION, DENY_ACTION
 from petstore_bot.slack_verify import SlackSignature
 from petstore_cli.bot import bot_policy
 
@@ -190,6 +190,37 @@ async def test_confirm_button_by_the_asker_writes_once_in_channel_and_replaces_t
     assert outcomes == ["pending", "refused", "ok", "refused"]
 
 
+async def test_approve_button_by_a_second_operator_runs_the_write_once(rig: Callable[..., Any]) -> None:
+    """Signed slash command and block_actions presses over loopback (Slack's protocol; Slack cannot be reached), with
+    approvals on: the request is posted for the channel with Approve/Deny buttons and every field; the asker's and a
+    viewer's Approve are refused to them alone; another operator's runs the write once and replaces the prompt."""
+    r: Rig = await rig(extra='approvals = ["sandbox"]')
+    before = await r.bot.pet_count()
+    request = (await r.slack.command("add Prodpet --category 3", user=ALICE)).json()
+    assert request["response_type"] == "in_channel" and "asks to add a pet on sandbox" in block_text(request)
+    assert "name        Prodpet\ncategoryId  3" in block_text(request)
+    code = buttons(request)[APPROVE_ACTION]
+    assert buttons(request) == {APPROVE_ACTION: code, DENY_ACTION: code}
+
+    for user, expected in ((ALICE, "yourself: someone else must approve it"), (BOB, "needs the operator role")):
+        assert (await r.slack.press(APPROVE_ACTION, code, user=user, prompt=request)).status_code == 200
+        refused = await r.capture.next_post()
+        assert expected in block_text(refused) and refused["response_type"] == "ephemeral", user
+        assert "replace_original" not in refused and await r.bot.pet_count() == before
+
+    assert (await r.slack.press(APPROVE_ACTION, code, user=OSCAR, prompt=request)).status_code == 200
+    done = await r.capture.next_post()
+    assert done["replace_original"] is True and buttons(done) == {} and "Prodpet" in block_text(done)
+    assert await r.bot.pet_count() == before + 1
+    assert (await r.slack.press(DENY_ACTION, code, user=OSCAR, prompt=request)).status_code == 200
+    late = await r.capture.next_post()
+    assert "was already approved by slack:T1/UOSCAR" in block_text(late) and "replace_original" not in late
+    approved = [json.loads(line) for line in r.bot.audit_lines() if "approver" in json.loads(line)]
+    assert [(e["actor"], e["approver"], e["outcome"]) for e in approved] == [
+        (f"slack:T1/{ALICE}", f"slack:T1/{OSCAR}", "ok")
+    ]
+
+
 async def test_cancel_button_drops_the_write_and_replaces_the_prompt(rig: Callable[..., Any]) -> None:
     r: Rig = await rig()
     before = await r.bot.pet_count()
@@ -253,24 +284,29 @@ SAMPLE_LINES = {
     "help": "help",
     "confirm": "confirm ABCD",
     "cancel": "cancel ABCD",
+    "approve": "approve ABCD23",
+    "deny": "deny ABCD23 no",
     "audit": "audit 3",
     "history": "history",
     "sleep": "sleep 0",
     "expect": "expect ok",
     "quit": "quit",
 }
-#: What each role gets: the commands refused (and why); every other command runs.
+#: What each role gets: the commands refused (and why, after the command's name); every other command runs.
+NO_APPROVALS = dict.fromkeys(["approve", "deny"], ": writes here need no second person")
 REFUSED = {
     "none": {
-        **dict.fromkeys(["list", "more", "get", "orders", "env"], "needs the viewer role in this room; you have none"),
-        **dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role in this room; you have none"),
-        "audit": "needs the admin role in this room; you have none (ask an admin)",
+        **dict.fromkeys(["list", "more", "get", "orders", "env"], " needs the viewer role in this room; you have none"),
+        **dict.fromkeys(["add", "confirm", "cancel"], " needs the operator role in this room; you have none"),
+        "audit": " needs the admin role in this room; you have none (ask an admin)",
+        **NO_APPROVALS,
     },
     "viewer": {
-        **dict.fromkeys(["add", "confirm", "cancel"], "needs the operator role in this room; you have viewer"),
-        "audit": "needs the admin role in this room; you have viewer (ask an admin)",
+        **dict.fromkeys(["add", "confirm", "cancel"], " needs the operator role in this room; you have viewer"),
+        "audit": " needs the admin role in this room; you have viewer (ask an admin)",
+        **NO_APPROVALS,
     },
-    "operator": {"audit": "needs the admin role in this room; you have operator (ask an admin)"},
+    "operator": {"audit": " needs the admin role in this room; you have operator (ask an admin)", **NO_APPROVALS},
 }
 
 
@@ -290,7 +326,7 @@ async def test_every_command_for_every_role(rig: Callable[..., Any], role: str) 
         if name in ("history", "quit"):  # the process's and local files' commands: terminals only
             assert f"Not allowed: /pets {name} is only available in a terminal" in text, line
         elif name in REFUSED[role]:
-            assert f"Not allowed: /pets {name} {REFUSED[role][name]}" in text and buttons(payload) == {}, line
+            assert f"Not allowed: /pets {name}{REFUSED[role][name]}" in text and buttons(payload) == {}, line
         else:
             assert "Not allowed" not in text, (line, text)
     assert await r.bot.pet_count() == before  # the operator's add waits for its Confirm

@@ -56,6 +56,17 @@ SAMPLES: dict[type[r.Result], r.Result] = {
             ),
         ),
     ),
+    r.ApprovalNeeded: r.ApprovalNeeded(
+        code="7F3K2M",
+        what="add pet 'Rex'",
+        line="/add Rex",
+        ttl=3600,
+        asker=HOSTILE,
+        env="production",
+        action="add a pet",
+        fields=(("name", HOSTILE),),
+    ),
+    r.Denied: r.Denied(code="7F3K2M", what="add pet 'Rex'", asker="@ann:x", by="@bob:x", reason=HOSTILE),
 }
 
 

@@ -17,11 +17,15 @@ the room's timeline, and written out twice, without a word changed:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import re
 import sys
 import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "tests")]
@@ -29,15 +33,66 @@ sys.path[:0] = [str(ROOT / "tests")]
 from transcript_page import Said, page, screenshot  # noqa: E402
 
 from matrix.bot_process import BotConfig, BotProcess, ask, room_with  # noqa: E402
-from matrix.conftest import register  # noqa: E402
+from matrix.conftest import Account, register  # noqa: E402
 from matrix.cs_client import MatrixUser  # noqa: E402
 from matrix.synapse_server import SynapseServer  # noqa: E402
 
+T = TypeVar("T")
 IMAGE = ROOT / "docs" / "images" / "matrix-room.png"
 NOTE = (
     "A transcript of a room on a real Synapse: the people's messages, and the bot's replies as the HTML it sends "
     "(<code>formatted_body</code>). Not a Matrix client's window."
 )
+
+
+@dataclass
+class Conversation:
+    """People logged in on the homeserver, in one room with the bot; ``said`` keeps each message and its reply."""
+
+    users: dict[str, MatrixUser]
+    room: str
+    bot_id: str
+    said: list[tuple[str, str, dict[str, object]]] = field(default_factory=list)
+
+    async def say(self, name: str, text: str) -> dict[str, object]:
+        reply = await ask(self.users[name], self.room, text, bot_id=self.bot_id)
+        self.said.append((name, text, reply))
+        return reply
+
+
+@contextlib.asynccontextmanager
+async def conversation(
+    server: SynapseServer, config: BotConfig, *, password: str, people: dict[str, Account]
+) -> AsyncIterator[Conversation]:
+    """The real bot process on ``config``, and ``people`` (the first creates the room) in a room with it; the bot
+    stopped and everyone logged out at the end."""
+    bot = BotProcess(config, password=password).start()
+    users: dict[str, MatrixUser] = {}
+    try:
+        bot.ready()
+        for name, account in people.items():
+            users[name] = await MatrixUser.login(
+                base_url=server.url, user_id=account.user_id, password=account.password
+            )
+        first, *others = users.values()
+        room = await room_with(first, config.user_id, *others)
+        yield Conversation(users=users, room=room, bot_id=config.user_id)
+    finally:
+        for user in users.values():
+            await user.aclose()
+        bot.stop()
+
+
+def on_synapse(converse: Callable[[SynapseServer, Path], Awaitable[T]]) -> T:
+    """Run ``converse`` against a Synapse of its own in a temporary directory."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        server = SynapseServer.create(root / "synapse")
+        server.start()
+        try:
+            return asyncio.run(converse(server, root))
+        finally:
+            server.stop()
 
 
 async def converse(server: SynapseServer, root: Path) -> tuple[list[tuple[str, str, dict[str, object]]], str]:
@@ -50,22 +105,8 @@ async def converse(server: SynapseServer, root: Path) -> tuple[list[tuple[str, s
         operators=[people["alice"].user_id],
         viewers=[people["bob"].user_id],
     )
-    bot = BotProcess(config, password=bot_account.password).start()
-    users: dict[str, MatrixUser] = {}
-    said: list[tuple[str, str, dict[str, object]]] = []
-    try:
-        bot.ready()
-        for name, account in people.items():
-            users[name] = await MatrixUser.login(
-                base_url=server.url, user_id=account.user_id, password=account.password
-            )
-        room = await room_with(users["alice"], bot_account.user_id, users["bob"], users["carol"])
-
-        async def say(name: str, text: str) -> dict[str, object]:
-            reply = await ask(users[name], room, text, bot_id=bot_account.user_id)
-            said.append((name, text, reply))
-            return reply
-
+    async with conversation(server, config, password=bot_account.password, people=people) as talk:
+        say = talk.say
         await say("bob", "!whoami")
         await say("bob", "!list sold --limit 3")
         await say("bob", '!add "Rex the Dog" --category 3')
@@ -76,11 +117,7 @@ async def converse(server: SynapseServer, root: Path) -> tuple[list[tuple[str, s
         await say("alice", "!get $last")
         await say("carol", "!list")
         await say("bob", "!env")
-    finally:
-        for user in users.values():
-            await user.aclose()
-        bot.stop()
-    return said, config.audit_log.read_text(encoding="utf-8")
+    return talk.said, config.audit_log.read_text(encoding="utf-8")
 
 
 def transcript(said: list[tuple[str, str, dict[str, object]]]) -> list[Said]:
@@ -102,14 +139,7 @@ def plain(said: list[tuple[str, str, dict[str, object]]]) -> str:
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        server = SynapseServer.create(root / "synapse")
-        server.start()
-        try:
-            said, audit = asyncio.run(converse(server, root))
-        finally:
-            server.stop()
+    said, audit = on_synapse(converse)
     screenshot(page(NOTE, transcript(said)), IMAGE)
     print(plain(said))
     print(f"\n# the audit log\n{audit}", end="")

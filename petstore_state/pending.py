@@ -1,0 +1,356 @@
+"""Writes waiting for a person: confirmations (``!confirm CODE`` by the asker) and approvals (``!approve CODE`` by
+someone else), one table, shared by every bot process and the terminal faces.
+
+A row is created ``waiting`` and leaves that state exactly once, by one atomic ``UPDATE ... WHERE state = 'waiting'
+... RETURNING``: two processes trying the same code cannot both win, so a write runs once. The states::
+
+    waiting --confirm/approve--> approved --finish--> done | failed
+    waiting --cancel--> cancelled      waiting --deny--> denied      waiting --(expires)--> expired
+
+``line`` is the command as it will run (``$last`` already expanded); it is parsed again when it runs, so a row never
+holds code or pickles. Times are seconds since the epoch (``time.time()``): several hosts compare them.
+``posted`` says whether a bot has shown a request made at a terminal in the approvals room.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from .db import Database, Transaction
+
+__all__ = [
+    "CODE_ALPHABET",
+    "Kind",
+    "PendingStore",
+    "PendingWrite",
+    "Refusal",
+    "State",
+    "TakeResult",
+]
+
+Kind = Literal["confirm", "approve"]
+State = Literal["waiting", "approved", "denied", "expired", "done", "cancelled", "failed"]
+#: Why a code could not be taken: ``unknown`` (no such code), ``not_yours`` (a confirmation of someone else, or of
+#: another room), ``own`` (an approval by its asker), ``kind`` (an approval code given to !confirm or the reverse),
+#: ``expired``, ``decided`` (it has left ``waiting``: see the row's state).
+Refusal = Literal["unknown", "not_yours", "own", "kind", "expired", "decided"]
+#: Codes: no 0/O or 1/I to misread.
+CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
+#: Characters of a code: a confirmation is typed by its asker soon after; an approval may be typed in another room
+#: hours later, by someone else, so it is harder to guess.
+CODE_LENGTH: dict[Kind, int] = {"confirm": 4, "approve": 6}
+FINAL_STATES: tuple[State, ...] = ("denied", "expired", "done", "cancelled", "failed")
+
+_COLUMNS = (
+    "code, kind, asker, role, location, line, what, fields, env, created, expires, state, decided_by, decided, "
+    "reason, event_id, result, posted"
+)
+_SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS pending_writes (
+        code TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        asker TEXT NOT NULL,
+        role TEXT NOT NULL,
+        location TEXT NOT NULL,
+        line TEXT NOT NULL,
+        what TEXT NOT NULL,
+        fields TEXT NOT NULL,
+        env TEXT NOT NULL,
+        created DOUBLE PRECISION NOT NULL,
+        expires DOUBLE PRECISION NOT NULL,
+        state TEXT NOT NULL,
+        decided_by TEXT NOT NULL DEFAULT '',
+        decided DOUBLE PRECISION,
+        reason TEXT NOT NULL DEFAULT '',
+        event_id TEXT NOT NULL DEFAULT '',
+        result TEXT NOT NULL DEFAULT '',
+        posted BIGINT NOT NULL DEFAULT 0
+    )""",
+    "CREATE INDEX IF NOT EXISTS pending_writes_waiting ON pending_writes (state, expires)",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingWrite:
+    """One write waiting for (or past) a person's decision; see the module docstring."""
+
+    code: str
+    kind: Kind
+    #: Who asked (a chat user id, or ``local:<login>`` at a terminal), and their role then.
+    asker: str
+    role: str
+    #: Where it was asked: ``platform:room`` (``matrix:!abc:example.org``) or ``terminal``.
+    where: str
+    #: The command as it will run, ``$last`` expanded: parsed again when it runs.
+    line: str
+    #: What it does, in words (``add pet 'Rex'``).
+    what: str
+    #: Every field the write sends, by its API name, in full, in order.
+    fields: tuple[tuple[str, str], ...]
+    #: The environment it writes to (``production``).
+    env: str
+    created: float
+    expires: float
+    state: State
+    #: Who confirmed, approved, denied or cancelled it; when; and the reason a denial gave.
+    decided_by: str = ""
+    decided: float | None = None
+    reason: str = ""
+    #: The chat event id of the message that asked for it (empty at a terminal).
+    event_id: str = ""
+    #: What running it said (the reply's text, or the failure), for a terminal waiting on it.
+    result: str = ""
+    #: A bot has posted this request in the approvals room.
+    posted: bool = False
+
+    @property
+    def waiting(self) -> bool:
+        return self.state == "waiting"
+
+
+@dataclass(frozen=True, slots=True)
+class TakeResult:
+    """What :meth:`PendingStore.take` (and deny, cancel) got: the row, and why not when it was not taken."""
+
+    write: PendingWrite | None
+    refusal: Refusal | None = None
+
+    @property
+    def taken(self) -> bool:
+        return self.refusal is None and self.write is not None
+
+
+class PendingStore:
+    """The ``pending_writes`` table of a state :class:`~petstore_state.db.Database` (see the module docstring).
+
+    ``clock`` gives seconds since the epoch (tests pass their own).
+    """
+
+    def __init__(self, database: Database, *, clock: Callable[[], float] = time.time) -> None:
+        self.database = database
+        self.clock = clock
+        database.ensure_schema("pending", _SCHEMA)
+
+    async def create(
+        self,
+        *,
+        kind: Kind,
+        asker: str,
+        role: str,
+        where: str,
+        line: str,
+        what: str,
+        fields: Sequence[tuple[str, str]] = (),
+        env: str,
+        ttl: float,
+        event_id: str = "",
+    ) -> PendingWrite:
+        """A new ``waiting`` row with a fresh code (unique among all rows), expiring ``ttl`` seconds from now."""
+        now = self.clock()
+        values = (kind, asker, role, where, line, what, json.dumps([list(f) for f in fields]), env, now, now + ttl)
+
+        def insert(tx: Transaction) -> PendingWrite:
+            while True:
+                code = new_code(kind)
+                row = tx.one(
+                    f"INSERT INTO pending_writes (code, kind, asker, role, location, line, what, fields, env, "
+                    f"created, expires, state, event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'waiting', ?) "
+                    f"ON CONFLICT (code) DO NOTHING RETURNING {_COLUMNS}",
+                    (code, *values, event_id),
+                )
+                if row is not None:
+                    return _write(row)
+
+        return await self.database.run(insert)
+
+    async def get(self, code: str) -> PendingWrite | None:
+        key = normal_code(code)
+        row = await self.database.run(
+            lambda tx: tx.one(f"SELECT {_COLUMNS} FROM pending_writes WHERE code = ?", (key,))
+        )
+        return None if row is None else _write(row)
+
+    def get_sync(self, code: str) -> PendingWrite | None:
+        """:meth:`get` for a terminal without an event loop."""
+        key = normal_code(code)
+        row = self.database.run_sync(lambda tx: tx.one(f"SELECT {_COLUMNS} FROM pending_writes WHERE code = ?", (key,)))
+        return None if row is None else _write(row)
+
+    async def take(self, code: str, *, kind: Kind, by: str, where: str | None = None) -> TakeResult:
+        """Move ``code`` from ``waiting`` to ``approved`` for ``by``, once: a confirmation by its asker (in ``where``
+        when given), an approval by anyone but its asker. The caller then runs the line and calls :meth:`finish`."""
+        return await self._decide(code, kind=kind, by=by, where=where, state="approved", reason="")
+
+    async def deny(self, code: str, *, by: str, reason: str = "") -> TakeResult:
+        """Drop an approval request (``by`` is not its asker), once; ``reason`` is kept for the asker and the audit."""
+        return await self._decide(code, kind="approve", by=by, where=None, state="denied", reason=reason)
+
+    async def cancel(self, code: str, *, by: str, where: str | None = None) -> TakeResult:
+        """Drop a write its own asker no longer wants (a confirmation, or their own approval request), once."""
+        return await self._decide(code, kind=None, by=by, where=where, state="cancelled", reason="")
+
+    async def finish(self, code: str, *, ok: bool, result: str) -> PendingWrite | None:
+        """Record how the run of a taken (``approved``) write ended: ``done`` or ``failed``, with what it said."""
+        state = "done" if ok else "failed"
+        key = normal_code(code)
+        row = await self.database.run(
+            lambda tx: tx.one(
+                f"UPDATE pending_writes SET state = ?, result = ? WHERE code = ? AND state = 'approved' "
+                f"RETURNING {_COLUMNS}",
+                (state, result, key),
+            )
+        )
+        return None if row is None else _write(row)
+
+    async def expire_due(self) -> list[PendingWrite]:
+        """Close every ``waiting`` row past its expiry (state ``expired``) and return them: each is returned to one
+        caller only, which closes it in the audit."""
+        now = self.clock()
+        rows = await self.database.run(
+            lambda tx: tx.all(
+                f"UPDATE pending_writes SET state = 'expired', decided = ? WHERE state = 'waiting' AND expires <= ? "
+                f"RETURNING {_COLUMNS}",
+                (now, now),
+            )
+        )
+        return sorted((_write(row) for row in rows), key=lambda w: w.expires)
+
+    async def unposted(self, *, kind: Kind = "approve", limit: int = 50) -> list[PendingWrite]:
+        """Waiting requests of ``kind`` no bot has posted yet, oldest first (requests made at a terminal)."""
+        rows = await self.database.run(
+            lambda tx: tx.all(
+                f"SELECT {_COLUMNS} FROM pending_writes WHERE kind = ? AND state = 'waiting' AND posted = 0 "
+                f"AND expires > ? ORDER BY created LIMIT ?",
+                (kind, self.clock(), limit),
+            )
+        )
+        return [_write(row) for row in rows]
+
+    async def mark_posted(self, code: str) -> bool:
+        """Claim the posting of ``code`` (True for one caller only: post it then)."""
+        key = normal_code(code)
+        changed = await self.database.run(
+            lambda tx: tx.execute("UPDATE pending_writes SET posted = 1 WHERE code = ? AND posted = 0", (key,))
+        )
+        return changed == 1
+
+    async def recent(
+        self, *, states: Sequence[State] = (), kind: Kind | None = None, limit: int = 50
+    ) -> list[PendingWrite]:
+        """The newest rows first, of ``states`` (all when empty) and ``kind`` (both when None)."""
+        return await self.database.run(lambda tx: _recent(tx, states=states, kind=kind, limit=limit))
+
+    def recent_sync(
+        self, *, states: Sequence[State] = (), kind: Kind | None = None, limit: int = 50
+    ) -> list[PendingWrite]:
+        """:meth:`recent` for a terminal without an event loop."""
+        return self.database.run_sync(lambda tx: _recent(tx, states=states, kind=kind, limit=limit))
+
+    async def purge(self, *, older_than: float) -> int:
+        """Delete finished rows decided (or created) more than ``older_than`` seconds ago; returns how many."""
+        cutoff = self.clock() - older_than
+        finals = ", ".join("?" for _ in FINAL_STATES)
+        return await self.database.run(
+            lambda tx: tx.execute(
+                f"DELETE FROM pending_writes WHERE state IN ({finals}) AND COALESCE(decided, created) < ?",
+                (*FINAL_STATES, cutoff),
+            )
+        )
+
+    async def _decide(
+        self, code: str, *, kind: Kind | None, by: str, where: str | None, state: State, reason: str
+    ) -> TakeResult:
+        key = normal_code(code)
+        now = self.clock()
+
+        def decide(tx: Transaction) -> TakeResult:
+            row = tx.one(f"SELECT {_COLUMNS} FROM pending_writes WHERE code = ?", (key,))
+            if row is None:
+                return TakeResult(None, "unknown")
+            found = _write(row)
+            refusal = _refusal(found, kind=kind, by=by, where=where, state=state, now=now)
+            if refusal is not None:
+                return TakeResult(found, refusal)
+            taken = tx.one(
+                f"UPDATE pending_writes SET state = ?, decided_by = ?, decided = ?, reason = ? "
+                f"WHERE code = ? AND state = 'waiting' AND expires > ? RETURNING {_COLUMNS}",
+                (state, by, now, reason, key, now),
+            )
+            if taken is None:  # another process decided it between the SELECT and the UPDATE
+                again = tx.one(f"SELECT {_COLUMNS} FROM pending_writes WHERE code = ?", (key,))
+                return TakeResult(_write(again) if again else found, "decided")
+            return TakeResult(_write(taken))
+
+        return await self.database.run(decide)
+
+
+def new_code(kind: Kind) -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH[kind]))
+
+
+def normal_code(code: str) -> str:
+    """A code as typed (``vwzb``, `` VWZB ``) as stored."""
+    return code.strip().upper()
+
+
+def _refusal(
+    found: PendingWrite, *, kind: Kind | None, by: str, where: str | None, state: State, now: float
+) -> Refusal | None:
+    if state == "cancelled":
+        if found.asker != by or (where is not None and found.kind == "confirm" and found.where != where):
+            return "not_yours"
+    elif kind is not None and found.kind != kind:
+        return "kind"
+    elif found.kind == "confirm" and (found.asker != by or (where is not None and found.where != where)):
+        return "not_yours"
+    elif found.kind == "approve" and found.asker == by:
+        return "own"
+    if found.state != "waiting":
+        return "decided"
+    if found.expires <= now:
+        return "expired"
+    return None
+
+
+def _recent(tx: Transaction, *, states: Sequence[State], kind: Kind | None, limit: int) -> list[PendingWrite]:
+    where, params = [], list[object]()
+    if states:
+        where.append(f"state IN ({', '.join('?' for _ in states)})")
+        params.extend(states)
+    if kind is not None:
+        where.append("kind = ?")
+        params.append(kind)
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    rows = tx.all(f"SELECT {_COLUMNS} FROM pending_writes{clause} ORDER BY created DESC LIMIT ?", (*params, limit))
+    return [_write(row) for row in rows]
+
+
+def _write(row: tuple[object, ...]) -> PendingWrite:
+    (code, kind, asker, role, where, line, what, fields, env, created, expires, state, decided_by, decided, reason,
+     event_id, result, posted) = row  # fmt: skip
+    pairs = json.loads(str(fields))
+    return PendingWrite(
+        code=str(code),
+        kind="approve" if kind == "approve" else "confirm",
+        asker=str(asker),
+        role=str(role),
+        where=str(where),
+        line=str(line),
+        what=str(what),
+        fields=tuple((str(name), str(value)) for name, value in pairs),
+        env=str(env),
+        created=float(created),  # type: ignore[arg-type]
+        expires=float(expires),  # type: ignore[arg-type]
+        state=str(state),  # type: ignore[arg-type]
+        decided_by=str(decided_by or ""),
+        decided=None if decided is None else float(decided),  # type: ignore[arg-type]
+        reason=str(reason or ""),
+        event_id=str(event_id or ""),
+        result=str(result or ""),
+        posted=bool(posted),
+    )
