@@ -61,7 +61,10 @@ async def test_a_second_person_approves_and_neither_the_asker_nor_a_viewer_can(
             own = await ask(alice, room, f"!approve {ticket}", bot_id=bot.config.user_id)
             assert "yourself: someone else must approve it" in own["body"]
             viewer = await ask(victor, room, f"!approve {ticket}", bot_id=bot.config.user_id)
-            assert viewer["body"] == "Not allowed: !approve needs the operator role in this room; you have viewer (ask an operator)"
+            assert (
+                viewer["body"]
+                == "Not allowed: !approve needs the operator role in this room; you have viewer (ask an operator)"
+            )
             assert bot.pet_count() == before
             done = await ask(olivia, room, f"!approve {ticket}", bot_id=bot.config.user_id)
             assert done["body"].startswith("Added pet ") and bot.pet_count() == before + 1
