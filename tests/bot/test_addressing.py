@@ -53,7 +53,10 @@ def test_a_slash_command_bot_takes_no_bare_commands_and_its_rules_say_so() -> No
     slack = Addressing(prefix="/pets ", commands=RULES.commands, bare_in_direct=False)
     assert slack.line("list", direct=True) is None
     assert slack.line("/pets list") == "/pets list"
-    assert slack.rules() == "Start a command with /pets  (/pets list sold). /pets help COMMAND explains one."
+    assert slack.rules() == "Start a command with /pets (/pets list sold). /pets help COMMAND explains one."
+    assert (
+        slack.rules(example="whoami") == "Start a command with /pets (/pets whoami). /pets help COMMAND explains one."
+    )
 
 
 def test_only_the_leading_quote_of_a_reply_is_a_fallback() -> None:
@@ -103,5 +106,30 @@ async def test_direct_chats_are_joined_for_any_role_and_rooms_for_operators_only
             ("@x:t", True): False,
             ("@x:t", False): False,
         }
+    finally:
+        await composition.aclose()
+
+
+async def test_help_rules_show_only_a_command_the_asker_may_run(tmp_path: Path) -> None:
+    """The rules line of help is the bot's own addressing, its example a command of the asker's role."""
+    config = tmp_path / "petstore.toml"
+    config.write_text(
+        f'[sandbox]\ndata_dir = "{tmp_path / "sandbox"}"\n[bot]\nrate_limit = "off"\ndefault_role = "none"\n'
+        '[bot.roles]\nviewers = ["@viewer:test"]\n',
+        encoding="utf-8",
+    )
+    settings = load_settings(config_path=config).settings
+    composition = compose_bot(settings, sandbox_reset=True, audit_flag=tmp_path / "audit.ndjson")
+    core = build_core(composition, settings.bot, platform="matrix", names=matrix_names("@petbot:example.org"))
+    room = ChatRoom(core.handle)
+    try:
+        nobody, viewer = await room.text("@nobody:test", "!help"), await room.text("@viewer:test", "!help")
+        assert nobody.splitlines()[-1] == (
+            "Start a command with ! (!whoami), or name me first (petbot: whoami); "
+            "in a direct message the command alone works (whoami). !help COMMAND explains one."
+        )
+        assert "list" not in nobody, "role none may not list: no example, no entry names it"
+        assert viewer.splitlines()[-1] == core.addressing.rules(example="list sold")
+        assert "(petbot: list sold)" in viewer
     finally:
         await composition.aclose()
