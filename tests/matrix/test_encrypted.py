@@ -5,7 +5,7 @@ device of the person the next room key (trust on first use) or, with key_sharing
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -22,11 +22,11 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-async def person(homeserver: SynapseServer, tmp_path: Path) -> AsyncIterator[Callable[[str], object]]:
+async def devices(homeserver: SynapseServer, tmp_path: Path) -> AsyncIterator[Callable[..., object]]:
+    """``await devices(account, "laptop")``: one more e2e device of ``account`` (its own store), closed at teardown."""
     made: list[E2EPerson] = []
 
-    async def make(name: str) -> E2EPerson:
-        account = register(homeserver, name)
+    async def make(account: Account, name: str) -> E2EPerson:
         found = await E2EPerson.login(
             base_url=homeserver.url, user_id=account.user_id, password=account.password, store=tmp_path / name
         )
@@ -36,6 +36,16 @@ async def person(homeserver: SynapseServer, tmp_path: Path) -> AsyncIterator[Cal
     yield make
     for found in made:
         await found.aclose()
+
+
+@pytest.fixture
+def person(homeserver: SynapseServer, devices: Callable[..., Awaitable[E2EPerson]]) -> Callable[[str], object]:
+    """``await person("alice")``: a new account's e2e device."""
+
+    async def make(name: str) -> E2EPerson:
+        return await devices(register(homeserver, name), name)
+
+    return make
 
 
 def bot_device(bot: BotRunner) -> str:
@@ -89,23 +99,6 @@ async def test_an_encrypted_dm_takes_the_bare_command_and_an_undecryptable_messa
             await raw.http.aclose()
         [line] = await alice.until(lambda: alice.replies_to(broken, sender=me), what="the re-send line")
         assert line.body == UNDECRYPTABLE
-
-
-@pytest.fixture
-async def devices(homeserver: SynapseServer, tmp_path: Path) -> AsyncIterator[Callable[..., object]]:
-    """``await devices(account, "laptop")``: one more e2e device of ``account`` (its own store), closed at teardown."""
-    made: list[E2EPerson] = []
-
-    async def make(account: Account, name: str) -> E2EPerson:
-        found = await E2EPerson.login(
-            base_url=homeserver.url, user_id=account.user_id, password=account.password, store=tmp_path / name
-        )
-        made.append(found)
-        return found
-
-    yield make
-    for found in made:
-        await found.aclose()
 
 
 def fingerprint(device: E2EPerson) -> str:
