@@ -138,11 +138,15 @@ class Crypto:
         return bool(set(room.users) & self._unexplained & (self._querying | client.olm.users_for_key_query))
 
     async def _exchanges(self, client: AsyncClient) -> None:
+        """The background task: exchanges until no sync asked for another meanwhile."""
         again = True
         while again:
             self._again = False
             async with self._lock:
-                await self._guarded(client, self._exchange(client))
+                try:
+                    await self._guarded(client, self._exchange(client))
+                except Exception:  # a task nobody awaits: logged, the next sync starts another
+                    log.exception("key exchange failed")
                 self.trust(client)
                 if client.olm is not None:
                     self._unexplained &= client.olm.users_for_key_query  # the rest are queried, or never will be
