@@ -360,7 +360,9 @@ def _whoami(result: WhoAmI, prefix: str) -> Presentation:
 
 @_presents(Help)
 def _help(result: Help, prefix: str) -> Presentation:
-    rules = f"Commands work with or without the leading {prefix}; {prefix}help COMMAND explains one."
+    """Help at a prompt (where the leading / is optional); a chat face passes its own rules (see ``present``)."""
+    explains = f"{prefix}help COMMAND explains one."
+    rules = f"Commands work with or without the leading {prefix}; {explains}" if prefix == "/" else explains
     return _help_view(result, prefix, rules=rules)
 
 

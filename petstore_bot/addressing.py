@@ -74,14 +74,15 @@ class Addressing:
             return self.prefix + rest.removeprefix("/")
         return None
 
-    def rules(self) -> str:
-        """How to address the bot, in one line, with an example of each rule (for its help)."""
-        parts = [f"Start a command with {self.prefix} ({self.prefix}list sold)"]
+    def rules(self, *, example: str = "list sold") -> str:
+        """How to address the bot, in one line, each rule shown with ``example`` (a command line without the
+        prefix, one the asker may run: :func:`~petstore_bot.replies.help_example` picks it)."""
+        parts = [f"Start a command with {self.prefix.strip()} ({self.prefix}{example})"]
         if self.names:
-            parts.append(f"or name me first ({self.names[0]}: list sold)")
+            parts.append(f"or name me first ({self.names[0]}: {example})")
         text = ", ".join(parts)
         if self.bare_in_direct:
-            text += "; in a direct message the command alone works (list sold)"
+            text += f"; in a direct message the command alone works ({example})"
         return f"{text}. {self.prefix}help COMMAND explains one."
 
     def prefixed(self, text: str) -> bool:

@@ -102,7 +102,7 @@ class BotCore:
         """The reply to one message, or None when the message is not for the bot or the sender is silenced."""
         answer = await self.answer(message)
         if isinstance(answer, Outcome):
-            reply = reply_for(answer, prefix=self.prefix, commands=self.commands, rules=self.addressing.rules())
+            reply = reply_for(answer, prefix=self.prefix, commands=self.commands, addressing=self.addressing)
             return replace(reply, mark=write_mark(answer))
         return None if answer is None else Reply(text=answer)
 

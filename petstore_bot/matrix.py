@@ -254,6 +254,7 @@ class MatrixTransport:
             await self._serve(client, handler, stop=stop, ready_at=ready_at)
         finally:
             self._save()
+            await self._crypto.aclose()
             await client.close()
 
     async def _serve(self, client: AsyncClient, handler: Handler, *, stop: asyncio.Event, ready_at: float) -> None:
@@ -416,7 +417,7 @@ class MatrixTransport:
         else:
             line = self._command(event, direct=_direct(client, room_id))
             answer = self._answer(room_id, event_id, event, handler, line=line)
-        busy = Busy(client, room_id=room_id, event_id=event_id, slow_after=self._slow_after)
+        busy = Busy(client, room_id=room_id, event_id=event_id, slow_after=self._slow_after, guard=self._crypto.sending)
         try:
             return await self._reply(client, room_id, event_id, event, await busy.run(answer), stop=stop)
         finally:
@@ -444,7 +445,7 @@ class MatrixTransport:
             if sent is None:
                 return False  # stopped before the reply went out: not done, answered after restart
             if reply.mark is not None:
-                await react(client, room_id=room_id, event_id=event_id, key=reply.mark)
+                await react(client, room_id=room_id, event_id=event_id, key=reply.mark, guard=self._crypto.sending)
         self._mark_done(event_id)
         self._save()
         return True
@@ -625,7 +626,7 @@ class MatrixTransport:
             response = await client.sync(timeout=self._sync_timeout_ms, since=since, sync_filter=limit)
         if not isinstance(response, SyncResponse):
             raise self._error("sync", response)
-        await self._crypto.after_sync(client)
+        await self._crypto.after_sync(client, response)
         return response
 
     async def _read_levels(self, client: AsyncClient, room_id: str) -> bool:
@@ -660,15 +661,15 @@ class MatrixTransport:
 
     async def _send(self, client: AsyncClient, room_id: str, content: JSON, tx_id: str) -> str:
         """Sends a message; its event id, or "" when the homeserver refused it for good (given up)."""
-        self._crypto.trust(client)
         try:
-            response = await client.room_send(
-                room_id,
-                "m.room.message",
-                content,
-                tx_id=tx_id,
-                ignore_unverified_devices=self._crypto.key_sharing == "tofu",
-            )
+            async with self._crypto.sending(client, room_id):
+                response = await client.room_send(
+                    room_id,
+                    "m.room.message",
+                    content,
+                    tx_id=tx_id,
+                    ignore_unverified_devices=self._crypto.key_sharing == "tofu",
+                )
         except (LocalProtocolError, EncryptionError, OlmUnverifiedDeviceError) as exc:
             raise _Transient(f"could not encrypt for {room_id}: {_describe(exc)}") from None
         if isinstance(response, RoomSendResponse):

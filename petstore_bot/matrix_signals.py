@@ -8,8 +8,10 @@ by the transport).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import TypeVar
 
 import aiohttp
@@ -19,6 +21,8 @@ from petstore_bot.matrix_events import reaction, transaction_id
 
 log = logging.getLogger("petstore_bot.matrix")
 T = TypeVar("T")
+#: What a send to a room happens inside (the bot's key sharing: ``Crypto.sending``); nothing by default.
+Guard = Callable[[AsyncClient, str], AbstractAsyncContextManager[None]]
 
 BUSY = "⏳"
 TYPING_MS = 30_000
@@ -27,8 +31,11 @@ TYPING_MS = 30_000
 class Busy:
     """⏳ and a typing notice on one asking event while its command is slow; :meth:`end` removes them."""
 
-    def __init__(self, client: AsyncClient, *, room_id: str, event_id: str, slow_after: float) -> None:
+    def __init__(
+        self, client: AsyncClient, *, room_id: str, event_id: str, slow_after: float, guard: Guard | None = None
+    ) -> None:
         self._client, self._room_id, self._event_id, self._slow_after = client, room_id, event_id, slow_after
+        self._guard = guard
         self._shown = False
         self._reaction: str | None = None
 
@@ -39,7 +46,9 @@ class Busy:
         if done:
             return task.result()
         self._shown = True
-        self._reaction = await react(self._client, room_id=self._room_id, event_id=self._event_id, key=BUSY)
+        self._reaction = await react(
+            self._client, room_id=self._room_id, event_id=self._event_id, key=BUSY, guard=self._guard
+        )
         await _typing(self._client, self._room_id, on=True)
         return await task
 
@@ -53,13 +62,22 @@ class Busy:
             await _redact(self._client, self._room_id, self._reaction)
 
 
-async def react(client: AsyncClient, *, room_id: str, event_id: str, key: str) -> str | None:
-    """Reacts with ``key`` to ``event_id``; the reaction's event id, or None when it could not be sent."""
+async def react(
+    client: AsyncClient, *, room_id: str, event_id: str, key: str, guard: Guard | None = None
+) -> str | None:
+    """Reacts with ``key`` to ``event_id``; the reaction's event id, or None when it could not be sent.
+
+    ``guard``: what the send happens inside (in an encrypted room nio may share the room key first)."""
     content = reaction(event_id=event_id, key=key)
     try:
-        response = await client.room_send(
-            room_id, "m.reaction", content, tx_id=transaction_id(f"{key} {event_id}"), ignore_unverified_devices=True
-        )
+        async with (guard or _nothing)(client, room_id):
+            response = await client.room_send(
+                room_id,
+                "m.reaction",
+                content,
+                tx_id=transaction_id(f"{key} {event_id}"),
+                ignore_unverified_devices=True,
+            )
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
         log.warning("reaction %s on %s not sent (%s)", key, event_id, type(exc).__name__)
         return None
@@ -87,3 +105,8 @@ async def _redact(client: AsyncClient, room_id: str, event_id: str) -> None:
         return
     if not isinstance(response, RoomRedactResponse):
         log.warning("reaction %s not removed: %s", event_id, getattr(response, "status_code", "?"))
+
+
+@contextlib.asynccontextmanager
+async def _nothing(_client: AsyncClient, _room_id: str) -> AsyncIterator[None]:
+    yield

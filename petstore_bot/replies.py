@@ -7,24 +7,38 @@ from collections.abc import Collection
 
 from bot_commands.outcome import Outcome
 from bot_commands.render_text import to_html, to_plain
+from bot_commands.results import Help
 from bot_commands.sanitize import visible
 from bot_commands.views import BlankView, Presentation, present, present_failure
 
+from .addressing import Addressing
 from .chat import Reply
 
-__all__ = ["plain_text", "presentation", "reply_for"]
+__all__ = ["help_example", "plain_text", "presentation", "reply_for"]
+
+#: The example of help's rules line: the first of these whose command the asker may run.
+_EXAMPLES = ("list sold", "whoami")
+
+
+def help_example(result: Help) -> str:
+    """A command line (no prefix) for help's rules line that the asker may run: help lists only those."""
+    allowed = [entry.name.removeprefix("/") for entry in result.entries]
+    return next((line for line in _EXAMPLES if line.split()[0] in allowed), allowed[0] if allowed else "help")
 
 
 def presentation(
-    outcome: Outcome, *, prefix: str, commands: Collection[str] = (), rules: str | None = None
+    outcome: Outcome, *, prefix: str, commands: Collection[str] = (), addressing: Addressing | None = None
 ) -> Presentation:
     """The view of ``outcome`` (its result's, or its failure's), commands in it (``commands``: their names)
-    shown with ``prefix``; ``rules``: how commands are typed here, for help."""
+    shown with ``prefix``; ``addressing``: the bot's rules, the last line of its help (with an example the
+    asker may run)."""
     if outcome.failure is not None:
         typed = outcome.line.removeprefix("/").split(maxsplit=1)[:1]  # an unknown name, as the user typed it
         return present_failure(outcome.failure, prefix=prefix, commands={*commands, *typed} if commands else ())
-    assert outcome.result is not None
-    return present(outcome.result, prefix=prefix, rules=rules)
+    result = outcome.result
+    assert result is not None
+    rules = addressing.rules(example=help_example(result)) if addressing and isinstance(result, Help) else None
+    return present(result, prefix=prefix, rules=rules)
 
 
 def plain_text(shown: Presentation) -> str:
@@ -35,9 +49,11 @@ def plain_text(shown: Presentation) -> str:
     return "\n".join([*(visible(note) for note in shown.notes), body])
 
 
-def reply_for(outcome: Outcome, *, prefix: str, commands: Collection[str] = (), rules: str | None = None) -> Reply:
-    """What the bot answers to ``outcome``: a plain body and an HTML one (``rules``: see :func:`presentation`)."""
-    shown = presentation(outcome, prefix=prefix, commands=commands, rules=rules)
+def reply_for(
+    outcome: Outcome, *, prefix: str, commands: Collection[str] = (), addressing: Addressing | None = None
+) -> Reply:
+    """What the bot answers to ``outcome``: a plain body and an HTML one (``addressing``: see :func:`presentation`)."""
+    shown = presentation(outcome, prefix=prefix, commands=commands, addressing=addressing)
     markup = html.escape(visible(shown.summary)) if isinstance(shown.view, BlankView) else to_html(shown.view)
     html_notes = "".join(f"<p><em>{html.escape(visible(note))}</em></p>" for note in shown.notes)
     return Reply(text=plain_text(shown), html=html_notes + markup)

@@ -107,6 +107,8 @@ class SlackFace:
         SlackWebError when Slack refuses the bot token."""
         if self._web is not None and not self._bot_user:
             self._bot_user = await self._web.bot_user()
+            names = (f"@{self._web.bot_name}",) if self._web.bot_name else ()  # help: mentions and DMs work too
+            self.core.addressing = replace(self.core.addressing, names=names, bare_in_direct=True)
 
     def app(self) -> Starlette:
         """The HTTP endpoints (Slack's need its signature check: ``signature``)."""
@@ -280,7 +282,9 @@ class SlackFace:
             log.exception("the command %r of %s failed inside the bot", incoming.text, incoming.user)
             return Message(text=INTERNAL_ERROR, in_channel=False)
         if isinstance(answer, Outcome):
-            return message_for(answer, prefix=self.core.prefix, commands=self.core.commands)
+            return message_for(
+                answer, prefix=self.core.prefix, commands=self.core.commands, addressing=self.core.addressing
+            )
         return None if answer is None else Message(text=answer, in_channel=False)
 
     async def _answer_press(self, press: Press) -> None:

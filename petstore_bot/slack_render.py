@@ -18,6 +18,7 @@ from bot_commands.outcome import Outcome
 from bot_commands.render_text import fence
 from bot_commands.results import ApprovalNeeded, ConfirmationNeeded, PetCreated
 
+from .addressing import Addressing
 from .replies import plain_text, presentation
 
 __all__ = [
@@ -61,8 +62,11 @@ class Message:
     settles: bool = True
 
 
-def message_for(outcome: Outcome, *, prefix: str, commands: Collection[str] = ()) -> Message:
-    text = plain_text(presentation(outcome, prefix=prefix, commands=commands))
+def message_for(
+    outcome: Outcome, *, prefix: str, commands: Collection[str] = (), addressing: Addressing | None = None
+) -> Message:
+    """What to say for ``outcome`` (``addressing``: the bot's rules, the last line of its help)."""
+    text = plain_text(presentation(outcome, prefix=prefix, commands=commands, addressing=addressing))
     result = outcome.result
     return Message(
         text=text,

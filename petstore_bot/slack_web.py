@@ -24,6 +24,8 @@ class SlackWeb:
 
     def __init__(self, *, bot_token: str, api_url: str, timeout: float = 10.0) -> None:
         self.client = AsyncWebClient(token=bot_token, base_url=api_url, timeout=int(timeout))
+        #: The bot's user name (``auth.test``'s ``user``), once :meth:`bot_user` has asked; for its help.
+        self.bot_name: str | None = None
 
     def __repr__(self) -> str:
         return f"SlackWeb(api_url={self.client.base_url!r}, bot_token=***)"
@@ -39,6 +41,8 @@ class SlackWeb:
         user = response.get("user_id")
         if not isinstance(user, str) or not user:
             raise SlackWebError("auth.test: no user_id in Slack's answer (is bot_token a bot token, xoxb-...?)")
+        name = response.get("user")
+        self.bot_name = name if isinstance(name, str) and name else None
         return user
 
     async def post_message(self, channel: str, payload: dict[str, object], thread_ts: str | None) -> None:

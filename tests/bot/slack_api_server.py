@@ -112,7 +112,13 @@ class SlackServer:
             await self._note()
             return web.json_response({"ok": False, "error": "invalid_auth"})
         if method == "auth.test":
-            answer: dict[str, Any] = {"ok": True, "user_id": BOT_USER, "bot_id": "BPETBOT", "team_id": "T1"}
+            answer: dict[str, Any] = {
+                "ok": True,
+                "user_id": BOT_USER,
+                "user": "petbot",
+                "bot_id": "BPETBOT",
+                "team_id": "T1",
+            }
         elif method == "chat.postMessage":
             body = await request.json()
             self.messages.append(body)

@@ -2,15 +2,33 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from bot_commands.commands import default_registry
 from petstore_bot.addressing import Addressing, strip_reply_fallback
+from petstore_bot.core import BotCore
 from petstore_bot.testing import ChatRoom
 from petstore_cli.bot import accept_invite, build_core, compose_bot, matrix_names
 from petstore_cli.settings.load import load_settings
+
+
+@contextlib.asynccontextmanager
+async def matrix_bot(tmp_path: Path, bot: str = "", *, named: bool = True) -> AsyncIterator[BotCore]:
+    """The Matrix bot's core on the sandbox, ``bot`` more lines of its [bot] table, named petbot (or not)."""
+    config = tmp_path / "petstore.toml"
+    config.write_text(f'[sandbox]\ndata_dir = "{tmp_path / "sandbox"}"\n[bot]\n{bot}\n', encoding="utf-8")
+    settings = load_settings(config_path=config).settings
+    composition = compose_bot(settings, sandbox_reset=True, audit_flag=tmp_path / "audit.ndjson")
+    names = matrix_names("@petbot:example.org") if named else ()
+    try:
+        yield build_core(composition, settings.bot, platform="matrix", names=names)
+    finally:
+        await composition.aclose()
+
 
 RULES = Addressing(
     prefix="!", commands=frozenset(default_registry().names()), names=matrix_names("@petbot:example.org")
@@ -53,7 +71,10 @@ def test_a_slash_command_bot_takes_no_bare_commands_and_its_rules_say_so() -> No
     slack = Addressing(prefix="/pets ", commands=RULES.commands, bare_in_direct=False)
     assert slack.line("list", direct=True) is None
     assert slack.line("/pets list") == "/pets list"
-    assert slack.rules() == "Start a command with /pets  (/pets list sold). /pets help COMMAND explains one."
+    assert slack.rules() == "Start a command with /pets (/pets list sold). /pets help COMMAND explains one."
+    assert (
+        slack.rules(example="whoami") == "Start a command with /pets (/pets whoami). /pets help COMMAND explains one."
+    )
 
 
 def test_only_the_leading_quote_of_a_reply_is_a_fallback() -> None:
@@ -62,34 +83,19 @@ def test_only_the_leading_quote_of_a_reply_is_a_fallback() -> None:
 
 
 async def test_help_in_chat_says_how_to_address_the_bot_and_names_commands_with_its_prefix(tmp_path: Path) -> None:
-    config = tmp_path / "petstore.toml"
-    config.write_text(f'[sandbox]\ndata_dir = "{tmp_path / "sandbox"}"\n[bot]\nrate_limit = "off"\n', encoding="utf-8")
-    settings = load_settings(config_path=config).settings
-    composition = compose_bot(settings, sandbox_reset=True, audit_flag=tmp_path / "audit.ndjson")
-    core = build_core(composition, settings.bot, platform="matrix", names=matrix_names("@petbot:example.org"))
-    room = ChatRoom(core.handle)
-    try:
+    async with matrix_bot(tmp_path, 'rate_limit = "off"') as core:
+        room = ChatRoom(core.handle)
         text = await room.text("@anyone:test", "!help")
         assert "with or without" not in text
         assert text.endswith(core.addressing.rules())
         assert "petbot: list sold" in text and "in a direct message the command alone works" in text
         assert "Show the next page of the last !list" in text
         assert "in a chat bot at most 2" in await room.text("@anyone:test", "!help sleep")
-    finally:
-        await composition.aclose()
 
 
 async def test_direct_chats_are_joined_for_any_role_and_rooms_for_operators_only(tmp_path: Path) -> None:
-    config = tmp_path / "petstore.toml"
-    config.write_text(
-        f'[sandbox]\ndata_dir = "{tmp_path / "sandbox"}"\n[bot]\ndefault_role = "none"\n'
-        '[bot.roles]\noperators = ["@op:t"]\nviewers = ["@viewer:t"]\n',
-        encoding="utf-8",
-    )
-    settings = load_settings(config_path=config).settings
-    composition = compose_bot(settings, sandbox_reset=True, audit_flag=tmp_path / "audit.ndjson")
-    core = build_core(composition, settings.bot, platform="matrix")
-    try:
+    bot = 'default_role = "none"\n[bot.roles]\noperators = ["@op:t"]\nviewers = ["@viewer:t"]'
+    async with matrix_bot(tmp_path, bot, named=False) as core:
         joins = {
             (who, direct): accept_invite(core, who, direct, "!room:t")
             for who in ("@op:t", "@viewer:t", "@x:t")
@@ -103,5 +109,18 @@ async def test_direct_chats_are_joined_for_any_role_and_rooms_for_operators_only
             ("@x:t", True): False,
             ("@x:t", False): False,
         }
-    finally:
-        await composition.aclose()
+
+
+async def test_help_rules_show_only_a_command_the_asker_may_run(tmp_path: Path) -> None:
+    """The rules line of help is the bot's own addressing, its example a command of the asker's role."""
+    bot = 'rate_limit = "off"\ndefault_role = "none"\n[bot.roles]\nviewers = ["@viewer:test"]'
+    async with matrix_bot(tmp_path, bot) as core:
+        room = ChatRoom(core.handle)
+        nobody, viewer = await room.text("@nobody:test", "!help"), await room.text("@viewer:test", "!help")
+        assert nobody.splitlines()[-1] == (
+            "Start a command with ! (!whoami), or name me first (petbot: whoami); "
+            "in a direct message the command alone works (whoami). !help COMMAND explains one."
+        )
+        assert "list" not in nobody, "role none may not list: no example, no entry names it"
+        assert viewer.splitlines()[-1] == core.addressing.rules(example="list sold")
+        assert "(petbot: list sold)" in viewer

@@ -143,6 +143,10 @@ async def test_help_lists_only_what_the_asker_may_run(rig: Callable[..., Any]) -
     viewer, operator, nobody = [block_text((await r.slack.command("help", user=u)).json()) for u in (BOB, ALICE, CAROL)]
     assert "/pets add" not in viewer and "/pets add NAME" in operator and "/pets confirm CODE" in operator
     assert "/pets list" not in nobody and "/pets whoami" in nobody
+    rules = "Start a command with /pets (/pets {}). /pets help COMMAND explains one."
+    assert nobody.removesuffix("```").splitlines()[-1] == rules.format("whoami"), "an example role none may run"
+    assert viewer.removesuffix("```").splitlines()[-1] == rules.format("list sold")
+    assert "with or without" not in viewer + operator + nobody
     refused = block_text((await r.slack.command("list", user=CAROL)).json())
     assert "Not allowed: /pets list needs the viewer role in this room; you have none" in refused
 

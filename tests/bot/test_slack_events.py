@@ -128,8 +128,13 @@ async def test_a_mention_is_a_command_answered_in_the_channel_and_in_its_thread(
     await e.post(e.event(f"<@{BOT_USER}>: get 1", user=BOB, thread_ts="7.000100"))
     got = await e.reply(2)
     assert got["thread_ts"] == "7.000100" and "Rex" in block_text(got)
-    await e.post(e.event(f"<@{BOT_USER}>", user=BOB))  # the mention alone: help
-    assert "/pets list [STATUS]" in block_text(await e.reply(3))
+    await e.post(e.event(f"<@{BOT_USER}>", user=BOB))  # the mention alone: help, its rules those of mentions too
+    helped = block_text(await e.reply(3))
+    assert "/pets list [STATUS]" in helped
+    assert helped.removesuffix("```").splitlines()[-1] == (
+        "Start a command with /pets (/pets list sold), or name me first (@petbot: list sold); "
+        "in a direct message the command alone works (list sold). /pets help COMMAND explains one."
+    )
 
 
 async def test_a_dm_takes_the_bare_command_or_the_slash_command(events: Callable[..., Any]) -> None:

@@ -46,8 +46,28 @@ class E2EPerson:
         assert isinstance(response, LoginResponse), response
         person = cls(client)
         client.add_event_callback(person._keep, (RoomMessageText, RoomMessageNotice, MegolmEvent))
-        person._task = asyncio.create_task(client.sync_forever(timeout=1000, full_state=True))
+        person.resume()
         return person
+
+    def resume(self) -> None:
+        """Syncs (again) in a task: keys, devices, sessions and received messages kept up to date."""
+        if self._task is None:
+            self._task = asyncio.create_task(self.client.sync_forever(timeout=1000, full_state=True))
+
+    async def pause(self) -> None:
+        """Stops syncing after the sync in flight (its long-poll lasts 1 s at most), until :meth:`resume`; sends
+        still work, with the keys and devices known by then."""
+        if self._task is not None:
+            self.client.stop_sync_forever()
+            await asyncio.wait_for(self._task, timeout=60)
+            self._task = None
+
+    async def _stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
 
     async def _keep(self, room: Any, event: RoomMessageText | RoomMessageNotice | MegolmEvent) -> None:
         self.received.append(event)
@@ -68,10 +88,7 @@ class E2EPerson:
         return str(response.room_id)
 
     async def aclose(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await self._stop()
         await self.client.close()
 
     async def create_room(self, *, invite: list[str], direct: bool = False) -> str:
