@@ -19,6 +19,7 @@ from .arguments import CompletionContext, NoParams, option, positional, switch
 from .context import CommandContext
 from .errors import NoMorePages
 from .expect import ExpectParams
+from .notify import notify_commands
 from .parser import show
 from .policy import Access
 from .registry import Registry, command
@@ -401,6 +402,7 @@ def default_registry() -> Registry:
             show_help,
             confirm,
             cancel,
+            *notify_commands(),
             history,
             sleep,
             expect_outcome,

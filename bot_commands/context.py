@@ -3,7 +3,8 @@
 Handlers take a :class:`CommandContext`, not the concrete
 :class:`~bot_commands.session.CommandSession` (which is one): the client port, where the session points and who
 runs it, a few pieces of the conversation (the last page listed, the previous outcome), and the session's services
-(progress, first-time notices, the Idempotency-Key of the request, help, history, pending confirmations).
+(progress, first-time notices, the Idempotency-Key of the request, help, history, pending confirmations, a chat
+bot's watches and schedules).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from pathlib import Path
 from typing import Protocol
 
 from .errors import Failure
-from .policy import Actor, Policy
-from .ports import PetStoreAPI
+from .policy import Access, Actor, Policy
+from .ports import Notifications, PetStoreAPI
 from .results import EnvInfo, Help, HistoryScript, PetList, Result
 
 __all__ = ["CommandContext", "PreviousOutcome"]
@@ -90,4 +91,13 @@ class CommandContext(Protocol):
 
     def cancel_pending(self, code: str) -> str:
         """Drop the write waiting for ``code``; returns what it would have done."""
+        ...
+
+    @property
+    def notifications(self) -> Notifications | None:
+        """The chat bot's watches and schedules for this room and person; None on faces without them."""
+        ...
+
+    def access_of(self, line: str) -> tuple[str, Access]:
+        """The name and access of the command ``line`` would run, without running it (raises UsageError)."""
         ...

@@ -205,9 +205,31 @@ class MatrixTransport:
         self._state = _State()
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._session_token: str | None = None
+        #: The client while the bot is ready (announce posts with it).
+        self._client: AsyncClient | None = None
 
     def __repr__(self) -> str:
         return f"MatrixTransport(homeserver={self._homeserver!r}, user_id={self._user_id!r})"
+
+    @property
+    def connected(self) -> bool:
+        """Whether the bot is logged in and synced, so :meth:`announce` can post."""
+        return self._client is not None
+
+    async def announce(self, room: str, reply: Reply, /, *, key: str | None = None) -> bool:
+        """Post ``reply`` in ``room`` unasked (a watched new pet, a schedule's answer): an m.notice pinging nobody.
+        ``key`` names the post: the same key gives the same transaction id, so a post repeated after a crash is
+        one event. False when the bot is not connected or the homeserver did not take it (try again later)."""
+        client = self._client
+        if client is None:
+            return False
+        content = reply_content(event={}, event_id="", reply=reply, style="plain")
+        tx_id = transaction_id(key) if key else transaction_id(f"{room} {time.time_ns()} {id(reply)}")
+        try:
+            return bool(await self._send(client, room, content, tx_id))
+        except Exception as exc:  # noqa: BLE001 -- the homeserver's or the network's: the caller tries again
+            log.warning("posting in %s failed: %s", room, self._redact(_describe(exc)))
+            return False
 
     # -- the loop -------------------------------------------------------------------------------------------
 
@@ -240,11 +262,13 @@ class MatrixTransport:
             if self._state.since is None and not await self._first_sync(client, stop=stop):
                 return
             log.info("ready: answering new messages as %s", self._user_id)
+            self._client = client
             ready_at = time.time()
             if ready is not None:
                 ready.set()
             await self._serve(client, handler, stop=stop, ready_at=ready_at)
         finally:
+            self._client = None
             self._save()
             await client.close()
 

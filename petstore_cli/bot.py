@@ -11,6 +11,7 @@ import functools
 import logging
 import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -23,18 +24,26 @@ from bot_commands.errors import EXIT_FAILED, EXIT_OK, Forbidden
 from bot_commands.policy import Actor, Policy, Role
 from bot_commands.session import CommandSession
 from petstore_api.errors import ConfigError
+from petstore_bot.chat import Reply
 from petstore_bot.core import BotCore
+from petstore_bot.notifier import BotNotifications, Notifier, ShouldRun, always
 from petstore_bot.ratelimit import RateLimiter
 from petstore_bot.roles import RoleBook
+from petstore_bot.scheduler import Scheduler
 from petstore_bot.settings import BotSettings
+from petstore_bot.watcher import Announce, Watcher
 from petstore_cli.settings.model import Settings
 from petstore_cli.settings.paths import default_config_path, default_data_dir
+from petstore_state import Database, StateError, open_database
+from petstore_state.schedules import ScheduleStore
+from petstore_state.watches import WatchStore
 
 from .compose import Composition, compose
 
 if TYPE_CHECKING:
     import uvicorn
 
+    from petstore_bot.matrix import MatrixTransport
     from petstore_bot.slack import SlackFace
 
 log = logging.getLogger("petstore_bot")
@@ -73,14 +82,18 @@ def build_core(
     platform: str,
     prefix: str | None = None,
     names: Sequence[str] = (),
+    notifications: BotNotifications | None = None,
 ) -> BotCore:
     """The bot core on ``composition``'s client, with the ``[bot]`` settings (``prefix`` overrides bot.prefix:
-    a slash command's, so no bare commands in direct messages); ``names``: what people call the bot."""
+    a slash command's, so no bare commands in direct messages); ``names``: what people call the bot;
+    ``notifications``: the watches and schedules its sessions reach (!watch, !every), when it can post unasked."""
     policy = bot_policy(composition.policy, bot)
 
     def session(actor: Actor) -> CommandSession:
         made = composition.session(actor=actor, policy=policy, confirm_ttl=bot.confirm_ttl, max_history=CHAT_HISTORY)
         made.sleep = _chat_sleep
+        if notifications is not None:
+            made.notifications = notifications.for_actor(actor)
         return made
 
     return BotCore(
@@ -100,6 +113,55 @@ async def _chat_sleep(seconds: float) -> None:
     if seconds > CHAT_SLEEP_MAX:
         raise Forbidden(f"/sleep in chat is at most {CHAT_SLEEP_MAX:g} s: a pause holds your next commands")
     await asyncio.sleep(seconds)
+
+
+def open_state(bot: BotSettings, *, state_dir: Path) -> Database:
+    """The bots' state database ``[bot] state`` names (SQLite in ``state_dir`` when unset); ConfigError saying why
+    when it cannot be opened."""
+    try:
+        return open_database(bot.state, state_dir=state_dir.expanduser())
+    except StateError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def bot_notifications(
+    composition: Composition,
+    bot: BotSettings,
+    *,
+    database: Database,
+    announce: Announce,
+    clock: Callable[[], float] = time.time,
+) -> BotNotifications:
+    """Watches and schedules of this bot's service in ``database``, posted with ``announce``."""
+    service = composition.env.base_url
+    watcher = Watcher(store=WatchStore(database, service=service), client=composition.client, announce=announce)
+    return BotNotifications(
+        watcher=watcher,
+        schedules=ScheduleStore(database, service=service),
+        interval=bot.watch_interval,
+        timezone=bot.timezone,
+        clock=clock,
+    )
+
+
+def notifier(
+    notifications: BotNotifications, core: BotCore, *, announce: Announce, should_run: ShouldRun = always
+) -> Notifier:
+    """The bot's background task: polls for the watches, posts, runs the schedules as their creators via ``core``."""
+
+    async def run_as(room: str, user: str, line: str) -> Reply:
+        return await core.reply_as(room=room, user=user, line=line)
+
+    scheduler = Scheduler(
+        store=notifications.schedules,
+        run_as=run_as,
+        announce=announce,
+        zone=notifications.zone,
+        clock=notifications.clock,
+    )
+    return Notifier(
+        watcher=notifications.watcher, scheduler=scheduler, interval=notifications.interval, should_run=should_run
+    )
 
 
 def accept_invite(core: BotCore, inviter: str, direct: bool) -> bool:
@@ -147,14 +209,24 @@ def matrix_main(
     _configure_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     assert matrix.homeserver is not None and matrix.user_id is not None
-    core = build_core(composition, settings.bot, platform="matrix", names=matrix_names(matrix.user_id))
+    state_dir = (matrix.state_dir or default_data_dir() / "bot").expanduser()
+    database = open_state(settings.bot, state_dir=state_dir)
+    composition.on_close(database.close)
+
+    async def announce(room: str, reply: Reply, /, *, key: str | None = None) -> bool:
+        return await transport.announce(room, reply, key=key)
+
+    notifications = bot_notifications(composition, settings.bot, database=database, announce=announce)
+    core = build_core(
+        composition, settings.bot, platform="matrix", names=matrix_names(matrix.user_id), notifications=notifications
+    )
     transport = MatrixTransport(
         homeserver=matrix.homeserver,
         user_id=matrix.user_id,
         password=matrix.password.get_secret_value() if matrix.password else None,
         access_token=matrix.access_token.get_secret_value() if matrix.access_token else None,
         rooms=matrix.rooms,
-        state_dir=(matrix.state_dir or default_data_dir() / "bot").expanduser(),
+        state_dir=state_dir,
         accept_invite=functools.partial(accept_invite, core),
         address=core.addressing.line,
         reply_style=settings.bot.reply_style,
@@ -170,11 +242,35 @@ def matrix_main(
         composition.audit.path if composition.audit else "-",
     )
     try:
-        asyncio.run(_serve(lambda stop: transport.run(core.handle, stop=stop), composition))
+        background = notifier(notifications, core, announce=announce, should_run=_connected(transport))
+        asyncio.run(_serve(_with(background, lambda stop: transport.run(core.handle, stop=stop)), composition))
     except MatrixError as exc:
         print(f"petstore: matrix: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _connected(transport: MatrixTransport) -> ShouldRun:
+    """Background work runs while the transport can post."""
+
+    async def connected() -> bool:
+        return transport.connected
+
+    return connected
+
+
+def _with(background: Notifier, run: Run) -> Run:
+    """``run``, with the bot's background task beside it until ``run`` ends."""
+
+    async def both(stop: asyncio.Event) -> None:
+        task = asyncio.create_task(background.run(stop))
+        try:
+            await run(stop)
+        finally:
+            stop.set()
+            await task
+
+    return both
 
 
 async def _serve(run: Run, composition: Composition) -> None:
@@ -240,7 +336,16 @@ def slack_main(
     bot_token = None if mattermost else slack_token(bot, "bot_token", where=where, shape="xoxb-")
     _configure_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
-    core = build_core(composition, bot, platform=flavour, prefix=bot.slack.command + " ")
+    notifications, announce = None, None
+    if bot_token is not None:  # posting unasked (watches, schedules) needs chat.postMessage and so the bot token
+        database = open_state(bot, state_dir=default_data_dir() / "bot")
+        composition.on_close(database.close)
+
+        async def announce(room: str, reply: Reply, /, *, key: str | None = None) -> bool:
+            return await face.announce(room, reply, key=key)
+
+        notifications = bot_notifications(composition, bot, database=database, announce=announce)
+    core = build_core(composition, bot, platform=flavour, prefix=bot.slack.command + " ", notifications=notifications)
     face = SlackFace(
         core=core,
         flavour=flavour,
@@ -266,9 +371,12 @@ def slack_main(
             from petstore_bot.slack_socket import SocketMode
 
             socket = SocketMode(face=face, app_token=app_token, api_url=bot.slack.api_url)
-            asyncio.run(_serve(_started(face, socket.run), composition))
+            background = None if notifications is None else notifier(notifications, core, announce=announce)
+            run = _started(face, socket.run)
+            asyncio.run(_serve(run if background is None else _with(background, run), composition))
             return EXIT_OK
-        return _serve_slack_http(face, composition, host=host, port=port)
+        background = None if notifications is None else notifier(notifications, core, announce=announce)
+        return _serve_slack_http(face, composition, host=host, port=port, background=background)
     except SlackWebError as exc:
         print(f"petstore: slack: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -314,7 +422,9 @@ def _started(
     return started
 
 
-def _serve_slack_http(face: SlackFace, composition: Composition, *, host: str, port: int) -> int:
+def _serve_slack_http(
+    face: SlackFace, composition: Composition, *, host: str, port: int, background: Notifier | None = None
+) -> int:
     import uvicorn
 
     from petstore_server.serve import QuietServer
@@ -323,16 +433,25 @@ def _serve_slack_http(face: SlackFace, composition: Composition, *, host: str, p
         uvicorn.Config(face.app(), host=host, port=port, log_level="warning", access_log=False, lifespan="on")
     )
     try:
-        asyncio.run(_serve_http(server, face, composition))
+        asyncio.run(_serve_http(server, face, composition, background=background))
     except (OSError, SystemExit):  # uvicorn exits when it cannot listen (it logged why)
         return EXIT_FAILED
     return EXIT_OK if server.started else EXIT_FAILED
 
 
-async def _serve_http(server: uvicorn.Server, face: SlackFace, composition: Composition) -> None:
+async def _serve_http(
+    server: uvicorn.Server, face: SlackFace, composition: Composition, *, background: Notifier | None
+) -> None:
+    stop = asyncio.Event()
+    task = None
     try:
         await face.start()
+        if background is not None:
+            task = asyncio.create_task(background.run(stop))
         await server.serve()
     finally:
+        stop.set()
+        if task is not None:
+            await task
         await composition.aclose()
         log.info("petstore bot stopped")
