@@ -31,7 +31,10 @@ __all__ = [
 ]
 
 #: What a face without the port says (``/watch works in chat rooms only``).
-CHAT_ONLY = "/{name} works in chat rooms only: a bot (petstore bot matrix|slack) watches and runs schedules"
+CHAT_ONLY = (
+    "/{name} works in chat rooms only, with a bot that can post there: petstore bot matrix, or petstore bot slack "
+    "with [bot.slack] bot_token"
+)
 #: Commands that make or change schedules and watches: never run by a schedule.
 NOTIFY_COMMANDS = frozenset({"watch", "unwatch", "watches", "every", "schedules", "unschedule"})
 

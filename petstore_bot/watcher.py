@@ -64,6 +64,7 @@ class Watcher:
             return found
         pets, resume_url = await self._walk(status, resume_url=None)
         first = Cursor(last_id=max((pet.id for pet in pets), default=0), resume_url=resume_url)
+        log.debug("watch %s: started after pet %d", status or "all", first.last_id)
         return await self.store.start(status=status, cursor=first)
 
     async def poll(self) -> int:
@@ -89,7 +90,9 @@ class Watcher:
             await self.start_filter(status)
             return 0
         pets, resume_url = await self._walk(status, resume_url=seen.resume_url)
-        return await self.store.record(status=status, seen=seen, found=pets, resume_url=resume_url)
+        queued = await self.store.record(status=status, seen=seen, found=pets, resume_url=resume_url)
+        log.debug("watch %s: polled, %d announcements queued", status or "all", queued)
+        return queued
 
     async def _walk(self, status: str, *, resume_url: str | None) -> tuple[list[NewPet], str | None]:
         """The pets from ``resume_url`` (or the first page) to the last page, and the URL of that last page."""
