@@ -119,6 +119,7 @@ def _check_every(params: EveryParams) -> EveryParams:
     access=Access.READ,
     usage="/every RHYTHM COMMAND",
     check=_check_every,
+    raw=True,
     details="e.g. /every weekday at 09:00 /list pending · /every day at 18:00 /orders · /every 10m /list available",
 )
 async def every(context: CommandContext, params: EveryParams) -> ScheduleList:

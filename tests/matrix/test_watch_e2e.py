@@ -14,8 +14,8 @@ from pg_support import database_url, start_pg_server
 from server.support import running_server
 
 from matrix.bot_process import BotConfig, BotProcess, ask, room_with
-from matrix.cs_client import Event, MatrixUser, from_sender
 from matrix.conftest import register
+from matrix.cs_client import Event, MatrixUser, from_sender
 from matrix.synapse_server import SynapseServer
 
 KEY = "sk-watch-e2e-0123456789"
