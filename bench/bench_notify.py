@@ -46,7 +46,7 @@ class WebApi(BaseHTTPRequestHandler):
 
     posts: list[tuple[float, dict[str, object]]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 -- http.server's name
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if self.headers.get("Authorization") != f"Bearer {BOT_TOKEN}":
             answer: dict[str, object] = {"ok": False, "error": "invalid_auth"}
@@ -172,7 +172,7 @@ def main() -> None:
                 bot.terminate()
                 bot.wait(timeout=30)
     p50 = statistics.median(measured)
-    p99 = measured[min(len(measured) - 1, int(round(0.99 * len(measured))) - 1)]
+    p99 = measured[min(len(measured) - 1, round(0.99 * len(measured)) - 1)]
     target = args.interval + 1.0
     per_s_one, per_s_many = one[0] / args.window, many[0] / args.window
     report(

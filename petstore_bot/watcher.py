@@ -26,8 +26,9 @@ from .chat import Reply
 __all__ = ["Announce", "Watcher", "announcement_reply"]
 
 log = logging.getLogger("petstore_bot.watch")
-#: The page size of a poll (the spec's largest), and the most pages one poll follows.
-PAGE_SIZE, MAX_PAGES = 100, 100
+#: The page size of a poll (the spec's largest), and the most pages one poll follows (the next poll goes on from
+#: there); a filter's first walk, which finds where "new" starts, follows every page (at most START_PAGES).
+PAGE_SIZE, MAX_PAGES, START_PAGES = 100, 100, 1_000_000
 
 
 class Announce(Protocol):
@@ -62,7 +63,7 @@ class Watcher:
         found = await self.store.cursor(status=status)
         if found is not None:
             return found
-        pets, resume_url = await self._walk(status, resume_url=None)
+        pets, resume_url = await self._walk(status, resume_url=None, pages=START_PAGES)
         first = Cursor(last_id=max((pet.id for pet in pets), default=0), resume_url=resume_url)
         log.debug("watch %s: started after pet %d", status or "all", first.last_id)
         return await self.store.start(status=status, cursor=first)
@@ -89,24 +90,27 @@ class Watcher:
         if seen is None:
             await self.start_filter(status)
             return 0
-        pets, resume_url = await self._walk(status, resume_url=seen.resume_url)
+        pets, resume_url = await self._walk(status, resume_url=seen.resume_url, pages=MAX_PAGES)
         queued = await self.store.record(status=status, seen=seen, found=pets, resume_url=resume_url)
         log.debug("watch %s: polled, %d announcements queued", status or "all", queued)
         return queued
 
-    async def _walk(self, status: str, *, resume_url: str | None) -> tuple[list[NewPet], str | None]:
-        """The pets from ``resume_url`` (or the first page) to the last page, and the URL of that last page."""
+    async def _walk(self, status: str, *, resume_url: str | None, pages: int) -> tuple[list[NewPet], str | None]:
+        """The pets from ``resume_url`` (or the first page) to the last page (or ``pages`` pages), and the URL of
+        the last page read; a next link seen before ends the walk (a service going round in circles)."""
         if resume_url is None:
             page: PetPage | None = await self.client.list_pets(limit=PAGE_SIZE, status=status or None)
         else:
             page = await self.client.next_page(PetPage(pets=[], next_url=resume_url))
         pets: list[NewPet] = []
-        for _ in range(MAX_PAGES):
+        seen: set[str] = set()
+        for _ in range(pages):
             if page is None:
                 break
             pets += [NewPet(id=pet.id, record=_record(pet.to_wire())) for pet in page.pets]
-            if page.next_url is None:
+            if page.next_url is None or page.next_url in seen:
                 break
+            seen.add(page.next_url)
             resume_url = page.next_url
             page = await self.client.next_page(page)
         return pets, resume_url
