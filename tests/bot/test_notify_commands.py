@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -14,9 +15,10 @@ from bot_commands.results import ScheduleList, WatchList
 from bot_commands.session import CommandSession
 from petstore_bot.chat import Reply
 from petstore_bot.notifier import BotNotifications
+from petstore_bot.scheduler import Scheduler, next_run_after
 from petstore_bot.watcher import Watcher
 from petstore_state import Database, open_database
-from petstore_state.schedules import ScheduleStore
+from petstore_state.schedules import Schedule, ScheduleStore
 from petstore_state.watches import WatchStore
 
 
@@ -127,3 +129,43 @@ async def test_schedules_take_read_commands_only_and_are_dropped_by_their_creato
     assert (await alice.run("/unschedule 1")).failure is None
     listed = (await alice.run("/schedules")).result
     assert isinstance(listed, ScheduleList) and listed.rows == ()
+
+
+async def test_a_missed_run_runs_once_when_less_than_an_hour_late_else_the_room_is_told(database: Database) -> None:
+    store = ScheduleStore(database, service="sandbox")
+    now = 1_800_000_000.0
+    ran: list[tuple[str, str, str]] = []
+
+    async def run_as(room: str, user: str, line: str) -> Reply:
+        ran.append((room, user, line))
+        return Reply(text="3 pets")
+
+    posted = Posted()
+    scheduler = Scheduler(store=store, run_as=run_as, announce=posted, zone=ZoneInfo("UTC"), clock=lambda: now)
+    late = await store.add(room="!a", creator="@a:x", rhythm="every 10m", command="/list", next_run=now - 30 * 60)
+    assert await scheduler.tick() == 1  # three runs missed, 30 minutes late: run once
+    assert ran == [("!a", "@a:x", "/list")] and posted.posts[0][1] == "Schedule 1 (every 10m, by @a:x): /list\n3 pets"
+    again = await store.get(late.id)
+    assert again is not None and again.next_run == now + 10 * 60  # on its beat, after now
+    assert await scheduler.tick() == 0
+
+    await store.add(room="!b", creator="@b:x", rhythm="every day at 09:00", command="/orders", next_run=now - 7200)
+    assert await scheduler.tick() == 0 and len(ran) == 1
+    told = posted.posts[-1]
+    assert told[0] == "!b" and "did not run at" in told[1] and "more than 60 minutes late is skipped" in told[1]
+    assert (
+        next_run_after(
+            Schedule(
+                id=9,
+                room="!b",
+                creator="@b:x",
+                rhythm="every day at 09:00",
+                command="/orders",
+                next_run=0,
+                created_at=0,
+            ),
+            now=now,
+            zone=ZoneInfo("UTC"),
+        )
+        > now
+    )
