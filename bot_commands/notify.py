@@ -1,5 +1,6 @@
 """Notifications and schedules in chat: ``/watch``, ``/unwatch``, ``/watches``, ``/every``, ``/schedules``,
-``/unschedule``, each declared once, reaching the bot's store through the :class:`Notifications` port.
+``/unschedule``, each declared once, reaching the bot's store through the :class:`Notifications` port (no
+subcommand of them: ``one_shot=False``, they need a bot's room).
 
 A chat bot gives each session of a room a port bound to that room and person (``CommandSession.notifications``);
 a face without one (a terminal, the web) answers each of these commands with one line. What a watch or a
@@ -65,6 +66,7 @@ class WatchParams:
 
 @command(
     "watch",
+    one_shot=False,
     params=WatchParams,
     summary="Announce new pets (of a status) in this room",
     access=Access.READ,
@@ -79,7 +81,13 @@ async def watch(context: CommandContext, params: WatchParams) -> WatchList:
     return WatchList(statuses=tuple(await port.watches()), text=text)
 
 
-@command("unwatch", params=WatchParams, summary="Stop announcing new pets (of a status) here", access=Access.READ)
+@command(
+    "unwatch",
+    one_shot=False,
+    params=WatchParams,
+    summary="Stop announcing new pets (of a status) here",
+    access=Access.READ,
+)
 async def unwatch(context: CommandContext, params: WatchParams) -> WatchList:
     port = _port(context, "unwatch")
     status = params.status or ""
@@ -88,7 +96,7 @@ async def unwatch(context: CommandContext, params: WatchParams) -> WatchList:
     return WatchList(statuses=tuple(await port.watches()), text=text)
 
 
-@command("watches", params=NoParams, summary="Show what this room watches", access=Access.READ)
+@command("watches", one_shot=False, params=NoParams, summary="Show what this room watches", access=Access.READ)
 async def watches(context: CommandContext, params: NoParams) -> WatchList:
     port = _port(context, "watches")
     return WatchList(statuses=tuple(await port.watches()), text="")
@@ -114,6 +122,7 @@ def _check_every(params: EveryParams) -> EveryParams:
 
 @command(
     "every",
+    one_shot=False,
     params=EveryParams,
     summary="Run a read command here on a schedule",
     access=Access.READ,
@@ -134,7 +143,7 @@ async def every(context: CommandContext, params: EveryParams) -> ScheduleList:
     return ScheduleList(rows=(_row(made),), timezone=port.timezone, text=text)
 
 
-@command("schedules", params=NoParams, summary="Show this room's schedules", access=Access.READ)
+@command("schedules", one_shot=False, params=NoParams, summary="Show this room's schedules", access=Access.READ)
 async def schedules(context: CommandContext, params: NoParams) -> ScheduleList:
     port = _port(context, "schedules")
     rows = tuple(_row(found) for found in await port.schedules())
@@ -154,7 +163,13 @@ class UnscheduleParams:
     id: int = positional("ID", _schedule_id, required=True, help="the schedule's number (/schedules lists them)")
 
 
-@command("unschedule", params=UnscheduleParams, summary="Drop one of this room's schedules", access=Access.READ)
+@command(
+    "unschedule",
+    one_shot=False,
+    params=UnscheduleParams,
+    summary="Drop one of this room's schedules",
+    access=Access.READ,
+)
 async def unschedule(context: CommandContext, params: UnscheduleParams) -> Notice:
     port = _port(context, "unschedule")
     dropped = await port.unschedule(params.id)
