@@ -51,7 +51,7 @@ def test_neither_password_nor_token(tmp_path: Path, capsys: pytest.CaptureFixtur
         ('[bot.matrix]\nuser_id = "petbot"', "bot.matrix.user_id: must be a full Matrix user id"),
         ('[bot.matrix]\nhomeserver = "matrix.example.org"', "bot.matrix.homeserver: must start with https://"),
         ('[bot]\nprefix = "b "', "bot.prefix: must be punctuation"),
-        ('[bot.roles]\nadmins = ["@a:b"]', "bot.roles.admins: unknown setting"),
+        ('[bot.roles]\nowners = ["@a:b"]', "bot.roles.owners: unknown setting"),
     ],
 )
 def test_a_bad_setting_is_one_line_naming_the_key(
