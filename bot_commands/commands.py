@@ -20,6 +20,7 @@ from .arguments import CompletionContext, NoParams, option, positional, switch
 from .context import CommandContext
 from .errors import NoMorePages
 from .expect import ExpectParams
+from .notify import notify_commands
 from .parser import show
 from .policy import Access
 from .registry import Registry, command
@@ -479,6 +480,7 @@ def default_registry() -> Registry:
             approve,
             deny,
             show_audit,
+            *notify_commands(),
             history,
             sleep,
             expect_outcome,

@@ -4,7 +4,7 @@ Handlers take a :class:`CommandContext`, not the concrete
 :class:`~bot_commands.session.CommandSession` (which is one): the client port, where the session points and who
 runs it, a few pieces of the conversation (the last page listed, the previous outcome), and the session's services
 (progress, first-time notices, the Idempotency-Key of the request, help, history, held writes: confirmations
-and approvals, the audit trail).
+and approvals, the audit trail, a chat bot's watches and schedules).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Protocol
 
 from .errors import Failure
-from .policy import Actor, Policy
-from .ports import AuditTrail, PetStoreAPI
+from .policy import Access, Actor, Policy
+from .ports import AuditTrail, Notifications, PetStoreAPI
 from .results import Denied, EnvInfo, Help, HistoryScript, PetList, Result
 
 __all__ = ["CommandContext", "PreviousOutcome"]
@@ -104,4 +104,13 @@ class CommandContext(Protocol):
 
     async def deny_pending(self, code: str, reason: str = "") -> Denied:
         """Drop another person's write waiting for approval under ``code``."""
+        ...
+
+    @property
+    def notifications(self) -> Notifications | None:
+        """The chat bot's watches and schedules for this room and person; None on faces without them."""
+        ...
+
+    def access_of(self, line: str) -> tuple[str, Access]:
+        """The name and access of the command ``line`` would run, without running it (raises UsageError)."""
         ...

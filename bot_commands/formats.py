@@ -41,6 +41,8 @@ from .results import (
     PetDetail,
     PetList,
     Result,
+    ScheduleList,
+    WatchList,
     WhoAmI,
 )
 from .sanitize import visible
@@ -113,6 +115,10 @@ def data_of(result: Result) -> Data | None:
     if isinstance(result, HistoryListing):
         records: tuple[Record, ...] = tuple({"command": line} for line in result.lines)
         return Data(records, ("command",))
+    if isinstance(result, WatchList):
+        return Data(tuple({"watch": status or "all"} for status in result.statuses), ("watch",))
+    if isinstance(result, ScheduleList):
+        return Data(tuple(_objects([row.to_json() for row in result.rows])), ("id", "every", "command", "by", "next"))
     if isinstance(result, AuditListing):
         records = tuple(record.to_json() for record in result.records)
         return Data(records, _fields_of(records))

@@ -5,7 +5,8 @@
 client's events (attempts, retries, each exchange; re-exported here, so a face that may not import the
 client still names them). :class:`Confirm`
 asks a person to confirm a write. :class:`AuditTrail` gives ``/audit`` the last audit lines of a room
-(:class:`~bot_commands.audit.AuditLog` is one: the format is the command layer's own). Handlers see the session through
+(:class:`~bot_commands.audit.AuditLog` is one: the format is the command layer's own). :class:`Notifications` is a
+chat bot's watches and schedules as one room and one person see them. Handlers see the session through
 :class:`~bot_commands.context.CommandContext`; faces drive
 :class:`~bot_commands.session.CommandSession` itself, built by their composition root.
 """
@@ -13,11 +14,14 @@ asks a person to confirm a write. :class:`AuditTrail` gives ``/audit`` the last 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from petstore_api.events import AttemptStarted, ClientEvent, EventHook, Exchange, Retrying
 from petstore_api.models import CreatedPet, NewPet, PetPage, PetStatus, PetWithNotice
 
+from .every import Every
 from .results import JSON, AuditRecord
 
 __all__ = [
@@ -27,8 +31,10 @@ __all__ = [
     "Confirm",
     "EventHook",
     "Exchange",
+    "Notifications",
     "PetStoreAPI",
     "Retrying",
+    "ScheduledCommand",
 ]
 
 
@@ -75,4 +81,53 @@ class AuditTrail(Protocol):
 
     def recent(self, *, where: str, count: int) -> list[AuditRecord]:
         """The last ``count`` lines whose ``where`` is ``where`` (a chat room), oldest first."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledCommand:
+    """A schedule as the port gives it: its number, rhythm as typed, command, creator and next run (aware)."""
+
+    id: int
+    rhythm: str
+    command: str
+    creator: str
+    next_run: datetime
+
+
+class Notifications(Protocol):
+    """The bot's watches and schedules, as one room and one person see them."""
+
+    @property
+    def interval(self) -> float:
+        """Seconds between two looks for new pets (``[bot] watch_interval``)."""
+        ...
+
+    @property
+    def timezone(self) -> str:
+        """The time zone of schedules' times of day (``[bot] timezone``)."""
+        ...
+
+    async def watch(self, status: str) -> bool:
+        """Announce new pets of ``status`` (``""``: every pet) here; False when that was already so."""
+        ...
+
+    async def unwatch(self, status: str) -> bool:
+        """Stop announcing ``status`` here; False when it was not watched."""
+        ...
+
+    async def watches(self) -> list[str]:
+        """The filters watched here (``""``: every pet)."""
+        ...
+
+    async def schedule(self, every: Every, command: str) -> ScheduledCommand:
+        """Run ``command`` here as this person at the times ``every`` names."""
+        ...
+
+    async def schedules(self) -> list[ScheduledCommand]:
+        """The schedules of this room."""
+        ...
+
+    async def unschedule(self, schedule_id: int) -> ScheduledCommand:
+        """Drop schedule ``schedule_id`` of this room (its creator, or an operator); raises NotScheduled."""
         ...

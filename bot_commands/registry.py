@@ -63,6 +63,9 @@ class Command(ABC):
     history: bool
     group: str | None
     one_shot: bool
+    #: The words after the name are the arguments as typed: no option is taken from them (``/every 10m /list
+    #: --limit 5``: the ``--limit`` is the scheduled command's).
+    raw: bool
 
     @abstractmethod
     def bind(self, values: _Values) -> object:
@@ -111,7 +114,7 @@ class Command(ABC):
         """Words after the command name -> its parameters; raises UsageError."""
         values: _Values = {}
         if words or self.args:  # else nothing to take, default or miss (/whoami, /help alone)
-            positional = self._take_options(list(words), values)
+            positional = list(words) if self.raw else self._take_options(list(words), values)
             self._take_positionals(positional, values)
             for arg in self.args:
                 if arg.required and values.get(arg.dest) is None:
@@ -217,6 +220,7 @@ class TypedCommand(Command, Generic[P]):
     describe: Callable[[P], str] | None = None
     sends: Callable[[P], Mapping[str, object]] | None = None
     one_shot: bool = True
+    raw: bool = False
     args: tuple[Arg, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -329,6 +333,7 @@ def command(
     describe: Callable[[P], str] | None = None,
     sends: Callable[[P], Mapping[str, object]] | None = None,
     one_shot: bool = True,
+    raw: bool = False,
 ) -> Callable[[Handler[P]], TypedCommand[P]]:
     """Decorator declaring ``handler`` as the command ``/name`` taking ``params`` (returns the command).
 
@@ -352,6 +357,7 @@ def command(
             describe=describe,
             sends=sends,
             one_shot=one_shot,
+            raw=raw,
         )
 
     return declare

@@ -38,6 +38,9 @@ __all__ = [
     "PetList",
     "Quit",
     "Result",
+    "ScheduleList",
+    "ScheduleRow",
+    "WatchList",
     "WhoAmI",
 ]
 
@@ -341,3 +344,41 @@ class AuditListing(Result):
 
     def to_json(self) -> JSON:
         return {"where": self.where, "records": [record.to_json() for record in self.records]}
+
+
+@dataclass(frozen=True, slots=True)
+class WatchList(Result):
+    """``/watch``, ``/unwatch``, ``/watches``: what was done (``text``, empty for a listing) and what the room
+    watches now (``""``: every new pet)."""
+
+    statuses: tuple[str, ...]
+    text: str = ""
+
+    def to_json(self) -> JSON:
+        return {"watches": [status or "all" for status in self.statuses], "notice": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleRow:
+    """One schedule as listed: number, rhythm as typed, command, who set it up, next run (ISO 8601, local)."""
+
+    id: int
+    rhythm: str
+    command: str
+    creator: str
+    next_run: str
+
+    def to_json(self) -> JSON:
+        return {"id": self.id, "every": self.rhythm, "command": self.command, "by": self.creator, "next": self.next_run}
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleList(Result):
+    """``/every`` (the schedule made, said in ``text``), ``/schedules`` (the room's); times in ``timezone``."""
+
+    rows: tuple[ScheduleRow, ...]
+    timezone: str
+    text: str = ""
+
+    def to_json(self) -> JSON:
+        return {"schedules": [row.to_json() for row in self.rows], "timezone": self.timezone, "notice": self.text}

@@ -39,7 +39,7 @@ from .outcome import Outcome
 from .parser import show
 from .pending import Decision, HeldWrite, HoldKind, HoldRequest, MemoryPending, PendingWrites, refusal_message
 from .policy import Access, Actor, Policy, local_actor
-from .ports import Confirm, PetStoreAPI
+from .ports import Confirm, Notifications, PetStoreAPI
 from .registry import Command, Invocation, Registry
 from .results import (
     ApprovalNeeded,
@@ -140,6 +140,8 @@ class CommandSession:
         #: How consent is given where there is no one to ask (``confirm`` is None): the command as the person typed
         #: it, named in the refusal of a write on production (``petstore add needs --yes``).
         self.consent_hint = "petstore run needs --yes"
+        #: A chat bot's watches and schedules for this session's room and person (None: /watch says chat only).
+        self.notifications: Notifications | None = None
 
     # -- state --------------------------------------------------------------
 
@@ -225,6 +227,11 @@ class CommandSession:
     def parse(self, line: str) -> Invocation:
         """Expand and parse without running (raises UsageError)."""
         return self.registry.parse(self.expand(line))
+
+    def access_of(self, line: str) -> tuple[str, Access]:
+        """The name and access of the command ``line`` would run (raises UsageError); a schedule checks it."""
+        found = self.registry.parse(line).command
+        return found.name, found.access
 
     def prepare(self, line: str) -> Prepared:
         """Parse ``line`` without running it; never raises."""

@@ -41,6 +41,8 @@ from .results import (
     PetList,
     Quit,
     Result,
+    ScheduleList,
+    WatchList,
     WhoAmI,
 )
 
@@ -494,3 +496,32 @@ def _duration(seconds: int) -> str:
     if seconds >= 120:
         return f"{round(seconds / 60)} minutes"
     return f"{seconds} seconds"
+
+
+@_presents(WatchList)
+def _watches(result: WatchList, prefix: str) -> Presentation:
+    watched = ", ".join(status or "every new pet" for status in result.statuses)
+    now = f"This room watches: {watched}." if watched else f"This room watches nothing ({prefix}watch [STATUS] starts)."
+    lines = tuple(Cell(text) for text in (result.text, now) if text)
+    return Presentation(view=LinesView(lines), summary=" ".join(cell.text for cell in lines))
+
+
+@_presents(ScheduleList)
+def _schedules(result: ScheduleList, prefix: str) -> Presentation:
+    columns = (
+        Column("id", "right"),
+        Column("every"),
+        Column("command", width=NAME_WIDTH),
+        Column("by"),
+        Column("next"),
+    )
+    rows = tuple(
+        (Cell(str(row.id), "id"), Cell(row.rhythm), Cell(row.command), Cell(row.creator), Cell(row.next_run))
+        for row in result.rows
+    )
+    caption = f"times in {result.timezone}"
+    empty = f"no schedules here ({prefix}every RHYTHM COMMAND makes one)"
+    table = TableView(columns=columns, rows=rows, caption=caption, empty=empty)
+    if result.text:
+        return Presentation(view=GroupView((NoticeView(result.text, "success"), table)), summary=result.text)
+    return Presentation(view=table, summary=_plural(len(rows), "schedule"))

@@ -163,6 +163,16 @@ class BotCore:
         except StateError as exc:
             log.warning("$last not kept in the state: %s", exc)
 
+    async def reply_as(self, *, room: str, user: str, line: str) -> Reply:
+        """The reply to ``line`` run in ``room`` as ``user`` with their role now, in a session of its own (a
+        schedule's run: the person's conversation and its ``$last`` are left alone); writes are refused."""
+        actor = Actor(id=user, role=self._roles.role_for(user, room), where=f"{self.platform}:{room}")
+        session = self._make_session(actor)
+        session.policy = replace(session.policy, read_only=True)
+        outcome = await session.run(line)
+        _log_outcome(Incoming(platform=self.platform, room=room, user=user, event_id="", text=line), outcome)
+        return reply_for(outcome, prefix=self.prefix, commands=self.commands, addressing=self.addressing)
+
     def session_of(self, *, room: str, user: str) -> CommandSession | None:
         """The session of ``user`` in ``room``, if they have talked to the bot there (for tests and demos)."""
         found = self._conversations.get((room, user))

@@ -213,9 +213,32 @@ class MatrixTransport:
         self._state = _State()
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._session_token: str | None = None
+        #: The client while the bot is ready (announce posts with it).
+        self._client: AsyncClient | None = None
+        self._synced = False
 
     def __repr__(self) -> str:
         return f"MatrixTransport(homeserver={self._homeserver!r}, user_id={self._user_id!r})"
+
+    @property
+    def connected(self) -> bool:
+        """Whether the bot is logged in and synced, so :meth:`announce` can post."""
+        return self._client is not None and self._synced
+
+    async def announce(self, room: str, reply: Reply, /, *, key: str | None = None) -> bool:
+        """Post ``reply`` in ``room`` unasked (a watched new pet, a schedule's answer): an m.notice pinging nobody.
+        ``key`` names the post: the same key gives the same transaction id, so a post repeated after a crash is
+        one event. False when the bot is not connected or the homeserver did not take it (try again later)."""
+        client = self._client
+        if client is None or not self._synced:
+            return False
+        content = reply_content(event={}, event_id="", reply=reply, style="plain")
+        tx_id = transaction_id(key) if key else transaction_id(f"{room} {time.time_ns()} {id(reply)}")
+        try:
+            return bool(await self._send(client, room, content, tx_id))
+        except Exception as exc:  # noqa: BLE001 -- the homeserver's or the network's: the caller tries again
+            log.warning("posting in %s failed: %s", room, self._redact(_describe(exc)))
+            return False
 
     # -- the loop -------------------------------------------------------------------------------------------
 
@@ -226,6 +249,7 @@ class MatrixTransport:
         """
         self._state_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._state = _State.load(self._state_path)
+        self._synced = False
         config = AsyncClientConfig(
             max_timeouts=0,
             max_limit_exceeded=0,
@@ -248,11 +272,13 @@ class MatrixTransport:
             if self._state.since is None and not await self._first_sync(client, stop=stop):
                 return
             log.info("ready: answering new messages as %s", self._user_id)
+            self._client = client
             ready_at = time.time()
             if ready is not None:
                 ready.set()
             await self._serve(client, handler, stop=stop, ready_at=ready_at)
         finally:
+            self._client = None
             self._save()
             await self._crypto.aclose()
             await client.close()
@@ -622,10 +648,15 @@ class MatrixTransport:
         if since is None:
             response = await client.sync(timeout=0, sync_filter=_sync_filter(timeline_limit=1), full_state=True)
         else:
+            # The first sync of a run carries every room's full state: the client then knows each room the bot is
+            # in (and which are encrypted) before it posts in one unasked (announce), not only those that spoke.
             limit = _sync_filter(timeline_limit=100)
-            response = await client.sync(timeout=self._sync_timeout_ms, since=since, sync_filter=limit)
+            response = await client.sync(
+                timeout=self._sync_timeout_ms, since=since, sync_filter=limit, full_state=not self._synced
+            )
         if not isinstance(response, SyncResponse):
             raise self._error("sync", response)
+        self._synced = True
         await self._crypto.after_sync(client, response)
         return response
 

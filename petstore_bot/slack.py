@@ -34,7 +34,7 @@ from starlette.types import Receive, Scope, Send
 
 from bot_commands.outcome import Outcome
 
-from .chat import INTERNAL_ERROR, Incoming
+from .chat import INTERNAL_ERROR, Incoming, Reply
 from .core import BotCore
 from .slack_acks import Acks
 from .slack_events import ChatEvent, EventGate, chat_event
@@ -109,6 +109,19 @@ class SlackFace:
             self._bot_user = await self._web.bot_user()
             names = (f"@{self._web.bot_name}",) if self._web.bot_name else ()  # help: mentions and DMs work too
             self.core.addressing = replace(self.core.addressing, names=names, bare_in_direct=True)
+
+    @property
+    def can_announce(self) -> bool:
+        """Whether the face can post unasked (Slack with a bot token: ``chat.postMessage``)."""
+        return self._web is not None and self.flavour == "slack"
+
+    async def announce(self, room: str, reply: Reply, /, *, key: str | None = None) -> bool:
+        """Post ``reply`` in ``room`` (``TEAM/CHANNEL``) unasked, with ``chat.postMessage`` and the bot token; the
+        text escaped as every reply is. Slack keeps no key: ``key`` is not used. Whether Slack took it."""
+        if self._web is None:
+            return False
+        channel = room.rpartition("/")[2]
+        return await self._web.post_message(channel, slack_payload(Message(text=reply.text, in_channel=True)), None)
 
     def app(self) -> Starlette:
         """The HTTP endpoints (Slack's need its signature check: ``signature``)."""

@@ -45,8 +45,9 @@ class SlackWeb:
         self.bot_name = name if isinstance(name, str) and name else None
         return user
 
-    async def post_message(self, channel: str, payload: dict[str, object], thread_ts: str | None) -> None:
-        """Post ``payload`` (text and blocks) to ``channel``; a failure is logged, the bot stays up."""
+    async def post_message(self, channel: str, payload: dict[str, object], thread_ts: str | None) -> bool:
+        """Post ``payload`` (text and blocks) to ``channel``; whether Slack took it (a failure is logged, the bot
+        stays up)."""
         try:
             await self.client.chat_postMessage(
                 channel=channel,
@@ -58,5 +59,8 @@ class SlackWeb:
             )
         except SlackApiError as exc:
             log.error("chat.postMessage to %s failed: %s", channel, exc.response.get("error"))
+            return False
         except Exception as exc:  # noqa: BLE001 -- the bot stays up; the audit log has any write
             log.error("chat.postMessage to %s failed: %s", channel, type(exc).__name__)
+            return False
+        return True

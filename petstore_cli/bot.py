@@ -12,6 +12,7 @@ import functools
 import logging
 import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,22 +26,29 @@ from bot_commands.errors import EXIT_FAILED, EXIT_OK, Forbidden
 from bot_commands.policy import Actor, Policy, Role
 from bot_commands.session import CommandSession
 from petstore_api.errors import ConfigError
+from petstore_bot.chat import Reply
 from petstore_bot.core import BotCore
+from petstore_bot.notifier import BotNotifications, Notifier, ShouldRun, always
 from petstore_bot.pending import StoredPending, room_approvers, sweep
 from petstore_bot.ratelimit import RateLimiter, StoredRateLimiter
 from petstore_bot.roles import Grants, RoleBook, RoomRules
+from petstore_bot.scheduler import Scheduler
 from petstore_bot.settings import BotSettings
+from petstore_bot.watcher import Announce, Watcher
 from petstore_cli.settings.model import Settings
 from petstore_cli.settings.paths import default_config_path, default_data_dir
 from petstore_state import Database, StateError, open_database
 from petstore_state.conversations import ConversationStore
 from petstore_state.pending import PendingStore
+from petstore_state.schedules import ScheduleStore
+from petstore_state.watches import WatchStore
 
 from .compose import Composition, compose
 
 if TYPE_CHECKING:
     import uvicorn
 
+    from petstore_bot.matrix import MatrixTransport
     from petstore_bot.slack import SlackFace
 
 log = logging.getLogger("petstore_bot")
@@ -122,10 +130,12 @@ def build_core(
     prefix: str | None = None,
     names: Sequence[str] = (),
     state: BotState | None = None,
+    notifications: BotNotifications | None = None,
 ) -> BotCore:
     """The bot core on ``composition``'s client, with the ``[bot]`` settings (``prefix`` overrides bot.prefix:
     a slash command's, so no bare commands in direct messages); ``names``: what people call the bot; ``state``:
-    where held writes, rate windows and ``$last`` are kept (None: in memory, for tests of the core alone)."""
+    where held writes, rate windows and ``$last`` are kept (None: in memory, for tests of the core alone);
+    ``notifications``: the watches and schedules its sessions reach (!watch, !every), when it can post unasked."""
     pending = state.pending if state is not None else None
     policy = bot_policy(composition.policy, bot, env=composition.env.env)
 
@@ -139,6 +149,8 @@ def build_core(
             approval_ttl=bot.approval_ttl,
         )
         made.sleep = _chat_sleep
+        if notifications is not None:
+            made.notifications = notifications.for_actor(actor)
         return made
 
     return BotCore(
@@ -159,6 +171,46 @@ async def _chat_sleep(seconds: float) -> None:
     if seconds > CHAT_SLEEP_MAX:
         raise Forbidden(f"/sleep in chat is at most {CHAT_SLEEP_MAX:g} s: a pause holds your next commands")
     await asyncio.sleep(seconds)
+
+
+def bot_notifications(
+    composition: Composition,
+    bot: BotSettings,
+    *,
+    database: Database,
+    announce: Announce,
+    clock: Callable[[], float] = time.time,
+) -> BotNotifications:
+    """Watches and schedules of this bot's service in ``database``, posted with ``announce``."""
+    service = composition.env.base_url
+    watcher = Watcher(store=WatchStore(database, service=service), client=composition.client, announce=announce)
+    return BotNotifications(
+        watcher=watcher,
+        schedules=ScheduleStore(database, service=service),
+        interval=bot.watch_interval,
+        timezone=bot.timezone,
+        clock=clock,
+    )
+
+
+def notifier(
+    notifications: BotNotifications, core: BotCore, *, announce: Announce, should_run: ShouldRun = always
+) -> Notifier:
+    """The bot's background task: polls for the watches, posts, runs the schedules as their creators via ``core``."""
+
+    async def run_as(room: str, user: str, line: str) -> Reply:
+        return await core.reply_as(room=room, user=user, line=line)
+
+    scheduler = Scheduler(
+        store=notifications.schedules,
+        run_as=run_as,
+        announce=announce,
+        zone=notifications.zone,
+        clock=notifications.clock,
+    )
+    return Notifier(
+        watcher=notifications.watcher, scheduler=scheduler, interval=notifications.interval, should_run=should_run
+    )
 
 
 def accept_invite(core: BotCore, inviter: str, direct: bool, room: str) -> bool:
@@ -209,7 +261,19 @@ def matrix_main(
     assert matrix.homeserver is not None and matrix.user_id is not None
     state_dir = (matrix.state_dir or default_data_dir() / "bot").expanduser()
     state = open_state(settings.bot, state_dir=state_dir, audit=composition.audit)
-    core = build_core(composition, settings.bot, platform="matrix", names=matrix_names(matrix.user_id), state=state)
+
+    async def announce(room: str, reply: Reply, /, *, key: str | None = None) -> bool:
+        return await transport.announce(room, reply, key=key)
+
+    notifications = bot_notifications(composition, settings.bot, database=state.database, announce=announce)
+    core = build_core(
+        composition,
+        settings.bot,
+        platform="matrix",
+        names=matrix_names(matrix.user_id),
+        state=state,
+        notifications=notifications,
+    )
     transport = MatrixTransport(
         homeserver=matrix.homeserver,
         user_id=matrix.user_id,
@@ -234,11 +298,36 @@ def matrix_main(
         state.database.where,
     )
     try:
-        asyncio.run(_serve(lambda stop: transport.run(core.handle, stop=stop), composition, state))
+        background = notifier(notifications, core, announce=announce, should_run=_connected(transport))
+        run = _with(background, lambda stop: transport.run(core.handle, stop=stop))
+        asyncio.run(_serve(run, composition, state))
     except MatrixError as exc:
         print(f"petstore: matrix: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _connected(transport: MatrixTransport) -> ShouldRun:
+    """Background work runs while the transport can post."""
+
+    async def connected() -> bool:
+        return transport.connected
+
+    return connected
+
+
+def _with(background: Notifier, run: Run) -> Run:
+    """``run``, with the bot's background task beside it until ``run`` ends."""
+
+    async def both(stop: asyncio.Event) -> None:
+        task = asyncio.create_task(background.run(stop))
+        try:
+            await run(stop)
+        finally:
+            stop.set()
+            await task
+
+    return both
 
 
 async def _serve(run: Run, composition: Composition, state: BotState) -> None:
@@ -309,7 +398,16 @@ def slack_main(
     _configure_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     state = open_state(bot, state_dir=default_data_dir() / "bot", audit=composition.audit)
-    core = build_core(composition, bot, platform=flavour, prefix=bot.slack.command + " ", state=state)
+    notifications, announce = None, None
+    if bot_token is not None:  # posting unasked (watches, schedules) needs chat.postMessage and so the bot token
+
+        async def announce(room: str, reply: Reply, /, *, key: str | None = None) -> bool:
+            return await face.announce(room, reply, key=key)
+
+        notifications = bot_notifications(composition, bot, database=state.database, announce=announce)
+    core = build_core(
+        composition, bot, platform=flavour, prefix=bot.slack.command + " ", state=state, notifications=notifications
+    )
     face = SlackFace(
         core=core,
         flavour=flavour,
@@ -335,9 +433,12 @@ def slack_main(
             from petstore_bot.slack_socket import SocketMode
 
             socket = SocketMode(face=face, app_token=app_token, api_url=bot.slack.api_url)
-            asyncio.run(_serve(_started(face, socket.run), composition, state))
+            background = None if notifications is None else notifier(notifications, core, announce=announce)
+            run = _started(face, socket.run)
+            asyncio.run(_serve(run if background is None else _with(background, run), composition, state))
             return EXIT_OK
-        return _serve_slack_http(face, composition, state, host=host, port=port)
+        background = None if notifications is None else notifier(notifications, core, announce=announce)
+        return _serve_slack_http(face, composition, state, host=host, port=port, background=background)
     except SlackWebError as exc:
         print(f"petstore: slack: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -383,7 +484,15 @@ def _started(
     return started
 
 
-def _serve_slack_http(face: SlackFace, composition: Composition, state: BotState, *, host: str, port: int) -> int:
+def _serve_slack_http(
+    face: SlackFace,
+    composition: Composition,
+    state: BotState,
+    *,
+    host: str,
+    port: int,
+    background: Notifier | None = None,
+) -> int:
     import uvicorn
 
     from petstore_server.serve import QuietServer
@@ -392,21 +501,28 @@ def _serve_slack_http(face: SlackFace, composition: Composition, state: BotState
         uvicorn.Config(face.app(), host=host, port=port, log_level="warning", access_log=False, lifespan="on")
     )
     try:
-        asyncio.run(_serve_http(server, face, composition, state))
+        asyncio.run(_serve_http(server, face, composition, state, background=background))
     except (OSError, SystemExit):  # uvicorn exits when it cannot listen (it logged why)
         return EXIT_FAILED
     return EXIT_OK if server.started else EXIT_FAILED
 
 
-async def _serve_http(server: uvicorn.Server, face: SlackFace, composition: Composition, state: BotState) -> None:
+async def _serve_http(
+    server: uvicorn.Server, face: SlackFace, composition: Composition, state: BotState, *, background: Notifier | None
+) -> None:
     stop = asyncio.Event()
     sweeper = asyncio.create_task(sweep(state.pending, stop=stop))
+    task = None
     try:
         await face.start()
+        if background is not None:
+            task = asyncio.create_task(background.run(stop))
         await server.serve()
     finally:
         stop.set()
         await sweeper
+        if task is not None:
+            await task
         await composition.aclose()
         state.close()
         log.info("petstore bot stopped")

@@ -199,13 +199,17 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def bot_process(tmp: Path, *, mattermost: bool = False, config: str = "") -> Iterator[BotProcess]:
-    """Start the bot on the sandbox (rate limit off unless ``config`` sets one), wait for /healthz, SIGTERM at exit."""
+def bot_process(
+    tmp: Path, *, mattermost: bool = False, config: str = "", env: dict[str, str] | None = None
+) -> Iterator[BotProcess]:
+    """Start the bot on the sandbox (rate limit off unless ``config`` sets one; ``env``: more of its environment),
+    wait for /healthz, SIGTERM at exit."""
     port = _free_port()
     toml = tmp / "bot.toml"
     rate = "" if "rate_limit" in config else 'rate_limit = "off"\n'
     toml.write_text(f"[bot]\n{rate}{config}\n", encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+    extra, env = env or {}, {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
+    env.update(extra)
     env.update(XDG_CONFIG_HOME=str(tmp / "config"), XDG_DATA_HOME=str(tmp / "data"))
     env.update(PETSTORE_BOT__SLACK__SIGNING_SECRET=SECRET, PETSTORE_BOT__MATTERMOST__TOKEN=TOKEN)
     env.update(PETSTORE_BOT__MATTERMOST__URL="http://127.0.0.1:9")

@@ -295,12 +295,22 @@ SAMPLE_LINES = {
     "sleep": "sleep 0",
     "expect": "expect ok",
     "quit": "quit",
+    "watch": "watch available",
+    "unwatch": "unwatch",
+    "watches": "watches",
+    "every": "every 10m /list",
+    "schedules": "schedules",
+    "unschedule": "unschedule 1",
 }
+#: Need a port this rig's face has not (its bot posts nothing unasked): one line saying so.
+NOT_HERE = ("watch", "unwatch", "watches", "every", "schedules", "unschedule")
 #: What each role gets: the commands refused (and why, after the command's name); every other command runs.
 NO_APPROVALS = dict.fromkeys(["approve", "deny"], ": writes here need no second person")
 REFUSED = {
     "none": {
-        **dict.fromkeys(["list", "more", "get", "orders", "env"], " needs the viewer role in this room; you have none"),
+        **dict.fromkeys(
+            ["list", "more", "get", "orders", "env", *NOT_HERE], " needs the viewer role in this room; you have none"
+        ),
         **dict.fromkeys(["add", "confirm", "cancel"], " needs the operator role in this room; you have none"),
         "audit": " needs the admin role in this room; you have none (ask an admin)",
         **NO_APPROVALS,
@@ -331,6 +341,8 @@ async def test_every_command_for_every_role(rig: Callable[..., Any], role: str) 
             assert f"Not allowed: /pets {name} is only available in a terminal" in text, line
         elif name in REFUSED[role]:
             assert f"Not allowed: /pets {name}{REFUSED[role][name]}" in text and buttons(payload) == {}, line
+        elif name in NOT_HERE:
+            assert f"Not allowed: /pets {name} works in chat rooms only, with a bot that can post" in text, line
         else:
             assert "Not allowed" not in text, (line, text)
     assert await r.bot.pet_count() == before  # the operator's add waits for its Confirm

@@ -40,6 +40,12 @@ SAMPLES: dict[type[r.Result], r.Result] = {
     r.HistoryListing: r.HistoryListing(lines=("/list", HOSTILE)),
     r.HistoryScript: r.HistoryScript(name=HOSTILE, text="# petstore script\n/list\n", count=1),
     r.WhoAmI: r.WhoAmI(actor="@alice:x", role="viewer", where="!room", commands=("/list",)),
+    r.WatchList: r.WatchList(statuses=("", "available"), text=HOSTILE),
+    r.ScheduleList: r.ScheduleList(
+        rows=(r.ScheduleRow(id=1, rhythm="every 10m", command=HOSTILE, creator="@a:x", next_run="2026-11-27T12:00"),),
+        timezone="UTC",
+        text=HOSTILE,
+    ),
     r.ConfirmationNeeded: r.ConfirmationNeeded(code="7F3K", what="add pet 'Rex'", line="/add Rex", ttl=60),
     r.Cancelled: r.Cancelled(code="7F3K", what="add pet 'Rex'"),
     r.AuditListing: r.AuditListing(

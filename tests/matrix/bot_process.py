@@ -94,10 +94,13 @@ def petstore_env(root: Path, **extra: str) -> dict[str, str]:
 class BotProcess:
     """One running ``petstore bot matrix``; ``stop()`` sends SIGTERM and returns the exit code."""
 
-    def __init__(self, config: BotConfig, *, password: str, args: Sequence[str] = ()) -> None:
+    def __init__(
+        self, config: BotConfig, *, password: str, args: Sequence[str] = (), env: dict[str, str] | None = None
+    ) -> None:
         self.config = config
         self.password = password
         self.args = list(args)
+        self.env = dict(env or {})  # e.g. PETSTORE_BASE_URL and PETSTORE_API_KEY of a real service
         config.root.mkdir(parents=True, exist_ok=True)
         self.config_path = config.root / "petstore.toml"
         self.stderr_path = config.root / "bot.stderr"
@@ -105,7 +108,7 @@ class BotProcess:
 
     def start(self) -> BotProcess:
         self.config_path.write_text(self.config.text(), encoding="utf-8")
-        env = petstore_env(self.config.root, PETSTORE_BOT__MATRIX__PASSWORD=self.password)
+        env = petstore_env(self.config.root, PETSTORE_BOT__MATRIX__PASSWORD=self.password, **self.env)
         command = [sys.executable, "-m", "petstore_cli", *self.args, "bot", "matrix", "--config", str(self.config_path)]
         with self.stderr_path.open("ab") as err:
             self.process = subprocess.Popen(

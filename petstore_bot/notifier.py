@@ -1,0 +1,160 @@
+"""What a bot does unasked: the background task (watches polled, announcements posted, schedules run) and the
+:class:`~bot_commands.ports.Notifications` port the ``!watch`` and ``!every`` commands reach the store through.
+
+:class:`Notifier` is one task per bot process. Each step it asks ``should_run`` first (the transport is connected;
+with replicas, this process holds the lease), so background work can be confined to one process while every
+replica answers commands; then it polls every ``interval`` seconds and, each step, posts what is queued and runs
+what is due. :class:`BotNotifications` makes a session's port, bound to its room and person.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+from bot_commands.every import Every
+from bot_commands.notify import NotScheduled
+from bot_commands.policy import Actor, Role
+from bot_commands.ports import ScheduledCommand
+from petstore_state.schedules import Schedule, ScheduleStore
+
+from .scheduler import Scheduler
+from .watcher import Watcher
+
+__all__ = ["BotNotifications", "Notifier", "RoomNotifications", "always"]
+
+log = logging.getLogger("petstore_bot")
+ShouldRun = Callable[[], Awaitable[bool]]
+
+
+async def always() -> bool:
+    """The gate of a bot without replicas: background work always runs."""
+    return True
+
+
+class Notifier:
+    """The background task of one bot process (see the module docstring); ``run`` until ``stop`` is set."""
+
+    def __init__(
+        self,
+        *,
+        watcher: Watcher,
+        scheduler: Scheduler,
+        interval: float,
+        should_run: ShouldRun = always,
+        step: float = 1.0,
+    ) -> None:
+        self.watcher = watcher
+        self.scheduler = scheduler
+        self.interval = interval
+        self.should_run = should_run
+        self.step = min(step, interval)
+        self._next_poll = 0.0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self.once()
+            except Exception:  # a bug must not end the bot's background work: logged, tried again next step
+                log.exception("the bot's background work failed (tried again in %g s)", self.step)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=self.step)
+
+    async def once(self) -> None:
+        """One step: poll when the interval has passed, post what is queued, run what is due (if ``should_run``)."""
+        if not await self.should_run():
+            return
+        now = time.monotonic()
+        if now >= self._next_poll:
+            self._next_poll = max(self._next_poll + self.interval, now + self.step)
+            await self.watcher.poll()
+        await self.watcher.deliver()
+        await self.scheduler.tick()
+
+
+class BotNotifications:
+    """Watches and schedules of one bot on one service; :meth:`for_actor` is a session's port."""
+
+    def __init__(
+        self,
+        *,
+        watcher: Watcher,
+        schedules: ScheduleStore,
+        interval: float,
+        timezone: str,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.watcher = watcher
+        self.schedules = schedules
+        self.interval = interval
+        self.timezone = timezone
+        self.zone = ZoneInfo(timezone)
+        self.clock = clock
+
+    def for_actor(self, actor: Actor) -> RoomNotifications:
+        """The port of a session whose actor is in a room (``where`` is ``platform:room``)."""
+        return RoomNotifications(self, room=actor.where.partition(":")[2], actor=actor)
+
+    def scheduled(self, found: Schedule) -> ScheduledCommand:
+        return ScheduledCommand(
+            id=found.id,
+            rhythm=found.rhythm,
+            command=found.command,
+            creator=found.creator,
+            next_run=datetime.fromtimestamp(found.next_run, self.zone),
+        )
+
+
+class RoomNotifications:
+    """:class:`~bot_commands.ports.Notifications` for one room and person."""
+
+    def __init__(self, bot: BotNotifications, *, room: str, actor: Actor) -> None:
+        self._bot = bot
+        self.room = room
+        self.actor = actor
+
+    @property
+    def interval(self) -> float:
+        return self._bot.interval
+
+    @property
+    def timezone(self) -> str:
+        return self._bot.timezone
+
+    async def watch(self, status: str) -> bool:
+        await self._bot.watcher.start_filter(status)  # before the room: its first poll already knows where to start
+        return await self._bot.watcher.store.add(status=status, room=self.room, by=self.actor.id)
+
+    async def unwatch(self, status: str) -> bool:
+        return await self._bot.watcher.store.remove(status=status, room=self.room)
+
+    async def watches(self) -> list[str]:
+        return await self._bot.watcher.store.of_room(room=self.room)
+
+    async def schedule(self, every: Every, command: str) -> ScheduledCommand:
+        now = datetime.fromtimestamp(self._bot.clock(), UTC)
+        made = await self._bot.schedules.add(
+            room=self.room,
+            creator=self.actor.id,
+            rhythm=every.text,
+            command=command,
+            next_run=every.next_after(now, self._bot.zone).timestamp(),
+        )
+        return self._bot.scheduled(made)
+
+    async def schedules(self) -> list[ScheduledCommand]:
+        return [self._bot.scheduled(found) for found in await self._bot.schedules.of_room(self.room)]
+
+    async def unschedule(self, schedule_id: int) -> ScheduledCommand:
+        found = await self._bot.schedules.get(schedule_id)
+        if found is None or found.room != self.room:
+            raise NotScheduled(f"this room has no schedule {schedule_id}: /schedules lists them")
+        if found.creator != self.actor.id and self.actor.role is not Role.OPERATOR:
+            raise NotScheduled(f"schedule {schedule_id} is {found.creator}'s: only they or an operator may drop it")
+        await self._bot.schedules.remove(schedule_id)
+        return self._bot.scheduled(found)

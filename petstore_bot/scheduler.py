@@ -1,0 +1,117 @@
+"""Schedules (``!every``) run when due: the command as its creator, its answer posted in the room.
+
+:meth:`Scheduler.tick` takes the schedules whose next run has come (by its clock, injectable), claims each run in
+the store (so one process runs it), and runs it through ``run_as`` (the bot core: the creator's role in that room
+now, read-only). A run found more than ``max_late`` (an hour) late, because the bot was not running, is skipped
+and the room is told; a later one runs once however many runs were missed.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+from bot_commands.every import parse_every
+from bot_commands.sanitize import visible
+from petstore_state.db import StateError
+from petstore_state.schedules import Schedule, ScheduleStore
+
+from .chat import Reply
+from .watcher import Announce
+
+__all__ = ["MAX_LATE", "RunAs", "Scheduler", "next_run_after"]
+
+log = logging.getLogger("petstore_bot.schedule")
+#: A run found later than this (seconds) is skipped, and the room told.
+MAX_LATE = 3600.0
+RunAs = Callable[[str, str, str], Awaitable[Reply]]
+"""``run_as(room, user, line)``: the reply to ``line`` run in ``room`` as ``user`` (their role there now)."""
+
+
+def next_run_after(schedule: Schedule, *, now: float, zone: ZoneInfo) -> float:
+    """The first run of ``schedule`` after ``now``: an interval keeps its beat from the run that was due."""
+    rhythm = parse_every(schedule.rhythm)
+    if rhythm.minutes is not None:
+        step = rhythm.minutes * 60.0
+        return schedule.next_run + step * (math.floor((now - schedule.next_run) / step) + 1)
+    return rhythm.next_after(datetime.fromtimestamp(now, UTC), zone).timestamp()
+
+
+class Scheduler:
+    """Runs the due schedules of one service (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        store: ScheduleStore,
+        run_as: RunAs,
+        announce: Announce,
+        zone: ZoneInfo,
+        clock: Callable[[], float] = time.time,
+        max_late: float = MAX_LATE,
+    ) -> None:
+        self.store = store
+        self.run_as = run_as
+        self.announce = announce
+        self.zone = zone
+        self.clock = clock
+        self.max_late = max_late
+
+    async def tick(self) -> int:
+        """Run (or skip) every due schedule once; the number run."""
+        now = self.clock()
+        try:
+            due = await self.store.due(now)
+        except StateError as exc:
+            log.warning("reading the schedules failed (tried again shortly): %s", exc)
+            return 0
+        ran = 0
+        for schedule in due:
+            ran += await self._one(schedule, now=now)
+        return ran
+
+    async def _one(self, schedule: Schedule, *, now: float) -> int:
+        try:
+            if not await self.store.claim(schedule, next_run=next_run_after(schedule, now=now, zone=self.zone)):
+                return 0  # another process has it
+        except StateError as exc:
+            log.warning("claiming schedule %s failed: %s", schedule.id, exc)
+            return 0
+        late = now - schedule.next_run
+        if late > self.max_late:
+            log.info("schedule %s skipped: %.0f s late", schedule.id, late)
+            await self.announce(schedule.room, self._skipped(schedule, now=now), key=None)
+            return 0
+        log.info("schedule %s runs %s as %s in %s", schedule.id, schedule.command, schedule.creator, schedule.room)
+        try:
+            reply = await self.run_as(schedule.room, schedule.creator, schedule.command)
+        except Exception:  # a bug: the room hears one line, the log has the details, the scheduler goes on
+            log.exception("schedule %s failed inside the bot", schedule.id)
+            reply = Reply(text="an internal error stopped it (it has been logged)")
+        await self.announce(schedule.room, _headed(schedule, reply), key=None)
+        return 1
+
+    def _skipped(self, schedule: Schedule, *, now: float) -> Reply:
+        due = self._local(schedule.next_run)
+        upcoming = self._local(next_run_after(schedule, now=now, zone=self.zone))
+        text = (
+            f"Schedule {schedule.id} ({schedule.rhythm} {visible(schedule.command)}) did not run at {due}: the bot "
+            f"was not running then, and a run more than {self.max_late / 60:g} minutes late is skipped. "
+            f"Next run: {upcoming}."
+        )
+        return Reply(text=text, html=html.escape(text))
+
+    def _local(self, instant: float) -> str:
+        return datetime.fromtimestamp(instant, self.zone).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def _headed(schedule: Schedule, reply: Reply) -> Reply:
+    """``reply`` under a line saying which schedule it is."""
+    head = f"Schedule {schedule.id} ({schedule.rhythm}, by {visible(schedule.creator)}): {visible(schedule.command)}"
+    markup = f"<p><em>{html.escape(head)}</em></p>" + (reply.html or html.escape(reply.text))
+    return Reply(text=f"{head}\n{reply.text}", html=markup)
