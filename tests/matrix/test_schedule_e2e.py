@@ -60,15 +60,17 @@ async def running_bot(
     )
     settings = Settings.model_validate(settings.model_dump())
     composition = compose_bot(settings, audit_flag=tmp_path / "audit.ndjson")
-    database = open_state(settings.bot, state_dir=tmp_path / "state")
-    composition.on_close(database.close)
+    state = open_state(settings.bot, state_dir=tmp_path / "state", audit=composition.audit)
+    composition.on_close(state.close)
     transport = bot.transport()
 
     async def announce(room: str, reply: Reply, /, *, key: str | None = None) -> bool:
         return await transport.announce(room, reply, key=key)
 
-    notifications = bot_notifications(composition, settings.bot, database=database, announce=announce, clock=clock)
-    core = build_core(composition, settings.bot, platform="matrix", notifications=notifications)
+    notifications = bot_notifications(
+        composition, settings.bot, database=state.database, announce=announce, clock=clock
+    )
+    core = build_core(composition, settings.bot, platform="matrix", state=state, notifications=notifications)
     background = notifier(notifications, core, announce=announce)
     stop, ready = asyncio.Event(), asyncio.Event()
     tasks = [
