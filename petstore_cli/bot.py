@@ -36,6 +36,7 @@ from petstore_state import Database, StateError, open_database
 from petstore_state.conversations import ConversationStore
 from petstore_state.pending import PendingStore
 
+from .bot_replicas import Replication, open_replication
 from .compose import Composition, compose
 
 if TYPE_CHECKING:
@@ -194,6 +195,8 @@ def matrix_main(
     assert matrix.homeserver is not None and matrix.user_id is not None
     state_dir = (matrix.state_dir or default_data_dir() / "bot").expanduser()
     state = open_state(settings.bot, state_dir=state_dir, audit=composition.audit)
+    account = f"matrix {matrix.homeserver} {matrix.user_id}"
+    replication = open_replication(settings.bot.state, state_dir=state_dir, name=account, database=state.database)
     core = build_core(composition, settings.bot, platform="matrix", names=matrix_names(matrix.user_id), state=state)
     transport = MatrixTransport(
         homeserver=matrix.homeserver,
@@ -207,6 +210,7 @@ def matrix_main(
         reply_style=settings.bot.reply_style,
         crypto=Crypto(key_sharing=matrix.key_sharing, verified_devices=matrix.verified_devices),
         max_backlog_age=settings.bot.max_backlog_age,
+        replicas=replication.replicas,
     )
     log.info(
         "petstore bot on %s as %s; service %s %s; audit %s; state %s",
@@ -218,7 +222,8 @@ def matrix_main(
         state.database.where,
     )
     try:
-        asyncio.run(_serve(lambda stop: transport.run(core.handle, stop=stop), composition, state))
+        run = functools.partial(transport.run, core.handle)
+        asyncio.run(_serve(lambda stop: replication.around(lambda stop: run(stop=stop), stop), composition, state))
     except MatrixError as exc:
         print(f"petstore: matrix: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -250,8 +255,9 @@ def _configure_logging(*, verbose: int) -> None:
     reads too, with ``-v``."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    log.addHandler(handler)
-    log.setLevel(logging.DEBUG if verbose else logging.INFO)
+    for logger in (log, logging.getLogger("petstore_state")):  # the lease changing hands, the shared state failing
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG if verbose else logging.INFO)
 
 
 def slack_main(
@@ -293,6 +299,8 @@ def slack_main(
     _configure_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     state = open_state(bot, state_dir=default_data_dir() / "bot", audit=composition.audit)
+    # every replica serves; the lease holder alone runs the background work
+    replication = open_replication(bot.state, state_dir=default_data_dir() / "bot", name=f"{flavour} bot")
     core = build_core(composition, bot, platform=flavour, prefix=bot.slack.command + " ", state=state)
     face = SlackFace(
         core=core,
@@ -319,9 +327,10 @@ def slack_main(
             from petstore_bot.slack_socket import SocketMode
 
             socket = SocketMode(face=face, app_token=app_token, api_url=bot.slack.api_url)
-            asyncio.run(_serve(_started(face, socket.run), composition, state))
+            run = _started(face, socket.run)
+            asyncio.run(_serve(lambda stop: replication.around(run, stop), composition, state))
             return EXIT_OK
-        return _serve_slack_http(face, composition, state, host=host, port=port)
+        return _serve_slack_http(face, composition, state, replication, host=host, port=port)
     except SlackWebError as exc:
         print(f"petstore: slack: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -367,7 +376,9 @@ def _started(
     return started
 
 
-def _serve_slack_http(face: SlackFace, composition: Composition, state: BotState, *, host: str, port: int) -> int:
+def _serve_slack_http(
+    face: SlackFace, composition: Composition, state: BotState, replication: Replication, *, host: str, port: int
+) -> int:
     import uvicorn
 
     from petstore_server.serve import QuietServer
@@ -376,18 +387,24 @@ def _serve_slack_http(face: SlackFace, composition: Composition, state: BotState
         uvicorn.Config(face.app(), host=host, port=port, log_level="warning", access_log=False, lifespan="on")
     )
     try:
-        asyncio.run(_serve_http(server, face, composition, state))
+        asyncio.run(_serve_http(server, face, composition, state, replication))
     except (OSError, SystemExit):  # uvicorn exits when it cannot listen (it logged why)
         return EXIT_FAILED
     return EXIT_OK if server.started else EXIT_FAILED
 
 
-async def _serve_http(server: uvicorn.Server, face: SlackFace, composition: Composition, state: BotState) -> None:
+async def _serve_http(
+    server: uvicorn.Server, face: SlackFace, composition: Composition, state: BotState, replication: Replication
+) -> None:
     stop = asyncio.Event()
     sweeper = asyncio.create_task(sweep(state.pending, stop=stop))
-    try:
+
+    async def serve(_: asyncio.Event) -> None:
         await face.start()
         await server.serve()
+
+    try:
+        await replication.around(serve, asyncio.Event())
     finally:
         stop.set()
         await sweeper

@@ -105,9 +105,10 @@ class Lease:
 
     async def release(self) -> None:
         """Give the lease up now (the other replica takes it at its next try)."""
-        was = self._held
+        was, self._held = self._held, False
         self._set(False)
         if was:
+            log.info("lease %s released by %s", self.name, self.holder)
             await self._call(self._backend.give_up, "release")
 
     async def hold(self, stop: asyncio.Event) -> None:

@@ -1,0 +1,114 @@
+"""Two real ``petstore bot matrix`` processes on one account, each its own device and state dir, sharing one
+PostgreSQL ``[bot] state`` (a database of the test's own) and one sandbox: exactly one answers; when it is killed
+with SIGKILL mid-conversation, the other answers what was left and what comes next, and nothing is answered twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pg_support import database_url, start_pg_server
+
+from matrix.bot_process import BotConfig, BotProcess, answered_once, room_with
+from matrix.conftest import Account, register
+from matrix.cs_client import MatrixUser, replies_to
+from matrix.synapse_server import SynapseServer
+
+pytestmark = pytest.mark.slow
+
+#: The deadline of a takeover: the standby answers within 10 s of the holder's death (waited for, not timed).
+TAKEOVER = 10.0
+LEASE_TAKEN = "lease matrix "
+
+
+@pytest.fixture
+def state_url() -> Iterator[str]:
+    with start_pg_server() as server, database_url(server) as url:
+        yield url
+
+
+def _replica(
+    server: SynapseServer, account: Account, root: Path, *, state: str, sandbox: Path, alice: str
+) -> BotProcess:
+    config = BotConfig(
+        homeserver=server.url,
+        user_id=account.user_id,
+        root=root,
+        operators=[alice],
+        confirm_writes=False,
+        extra={"bot": {"state": state}, "sandbox": {"data_dir": str(sandbox)}},
+    )
+    return BotProcess(config, password=account.password, args=["-v"])
+
+
+def _handled(bot: BotProcess, text: str) -> bool:
+    """The bot ran the command ``text`` (its ``-v`` log line of every command)."""
+    return f"{text!r} ->" in bot.log()
+
+
+async def _answered(user: MatrixUser, room: str, asked: str, *, bot_id: str, deadline: float = 60.0) -> dict:
+    events = await user.wait_for(room, lambda ev: replies_to(ev, asked, sender=bot_id), deadline=deadline)
+    return dict(replies_to(events, asked, sender=bot_id)[0]["content"])
+
+
+async def test_one_of_two_replicas_answers_and_the_other_takes_over_after_sigkill(
+    homeserver: SynapseServer, tmp_path: Path, state_url: str
+) -> None:
+    account, person = register(homeserver, "petbot"), register(homeserver, "alice")
+    sandbox = tmp_path / "sandbox"
+    first = _replica(homeserver, account, tmp_path / "a", state=state_url, sandbox=sandbox, alice=person.user_id)
+    second = _replica(homeserver, account, tmp_path / "b", state=state_url, sandbox=sandbox, alice=person.user_id)
+    alice = await MatrixUser.login(base_url=homeserver.url, user_id=person.user_id, password=person.password)
+    try:
+        first.start()
+        await first.logged(LEASE_TAKEN)  # the first one holds the lease before the second starts
+        await asyncio.to_thread(first.ready)
+        await asyncio.to_thread(second.start().ready)
+        room = await room_with(alice, account.user_id)
+        pets = _pet_count(sandbox)
+
+        asked = [await alice.send_text(room, f"!add Twin{n} --category 1") for n in range(3)]
+        for event_id in asked:
+            body = (await _answered(alice, room, event_id, bot_id=account.user_id))["body"]
+            assert body.startswith("Added pet"), body
+        assert all(_handled(first, f"/add Twin{n} --category 1") for n in range(3))
+        assert not any(_handled(second, f"/add Twin{n} --category 1") for n in range(3)), "the standby answered"
+
+        # Mid-conversation: the holder is running a command (it said ⏳) when it is killed.
+        slow = await alice.send_text(room, "!sleep 2")
+        await alice.wait_for(room, lambda ev: any(_reacted(e, slow, "⏳") for e in ev))
+        first.crash()
+        after = await alice.send_text(room, "!add Survivor --category 1")
+        await _answered(alice, room, slow, bot_id=account.user_id, deadline=TAKEOVER)
+        body = (await _answered(alice, room, after, bot_id=account.user_id, deadline=TAKEOVER))["body"]
+        assert body.startswith("Added pet"), body
+        assert _handled(second, "/add Survivor --category 1")
+        assert LEASE_TAKEN in second.log()
+
+        # One more exchange with the survivor alone, then every message has exactly one answer.
+        last = await alice.send_text(room, "!whoami")
+        await _answered(alice, room, last, bot_id=account.user_id)
+        events = await alice.messages(room)
+        answered_once(events, account.user_id)
+        for event_id in [*asked, slow, after, last]:
+            assert len(replies_to(events, event_id, sender=account.user_id)) == 1, event_id
+        assert _pet_count(sandbox) == pets + 4, "no write ran twice: three twins and the survivor"
+    finally:
+        first.crash()
+        code = await asyncio.to_thread(second.stop)
+        await alice.aclose()
+    assert code == 0, second.log()[-3000:]
+
+
+def _pet_count(sandbox: Path) -> int:
+    with sqlite3.connect(f"file:{sandbox / 'sandbox.db'}?mode=ro", uri=True) as conn:
+        return int(conn.execute("SELECT count(*) FROM pets").fetchone()[0])
+
+
+def _reacted(event: dict, event_id: str, key: str) -> bool:
+    relates = event.get("content", {}).get("m.relates_to", {})
+    return event.get("type") == "m.reaction" and relates.get("event_id") == event_id and relates.get("key") == key
