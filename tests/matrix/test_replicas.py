@@ -6,17 +6,20 @@ with SIGKILL mid-conversation, the other answers what was left and what comes ne
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from pg_support import database_url, start_pg_server
 
 from matrix.bot_process import BotConfig, BotProcess, answered_once, room_with
-from matrix.conftest import Account, register
+from matrix.conftest import Account, BotRunner, register
 from matrix.cs_client import MatrixUser, replies_to
+from matrix.e2e_person import E2EPerson
 from matrix.synapse_server import SynapseServer
+from petstore_cli.bot_replicas import Replication, open_replication
 
 pytestmark = pytest.mark.slow
 
@@ -112,3 +115,55 @@ def _pet_count(sandbox: Path) -> int:
 def _reacted(event: dict, event_id: str, key: str) -> bool:
     relates = event.get("content", {}).get("m.relates_to", {})
     return event.get("type") == "m.reaction" and relates.get("event_id") == event_id and relates.get("key") == key
+
+
+@contextlib.asynccontextmanager
+async def _replica(
+    bot: BotRunner, *, state: str, state_dir: Path, name: str
+) -> AsyncIterator[tuple[Replication, asyncio.Event]]:
+    """A replica's lease held in this process (its transport is run by the caller with its ``replicas``)."""
+    replication = open_replication(state, state_dir=state_dir, name=name, answers=True)
+    stop = asyncio.Event()
+    holding = asyncio.create_task(replication.leadership.run(stop))
+    try:
+        yield replication, stop
+    finally:
+        stop.set()
+        await holding
+        replication.close()
+
+
+async def test_encrypted_a_new_holder_reads_what_the_person_sent_to_both_devices(
+    bot: BotRunner, homeserver: SynapseServer, tmp_path: Path
+) -> None:
+    """Encryption: the person's client encrypts each message for every device of the bot's account (both
+    replicas), so the replica that takes the lease decrypts what was sent before and after; the first one stops
+    here (SIGTERM-like: its lease released), the SIGKILL case is the test above."""
+    alice = await E2EPerson.login(
+        base_url=homeserver.url,
+        user_id=(person := register(homeserver, "alice")).user_id,
+        password=person.password,
+        store=tmp_path / "alice",
+    )
+    state, me = f"sqlite:///{tmp_path / 'shared.sqlite3'}", bot.account.user_id
+    try:
+        async with _replica(bot, state=state, state_dir=tmp_path / "a", name="matrix e2e") as (first, stop_first):
+            await asyncio.wait_for(first.leadership.lease.wait_held(), timeout=10)
+            async with _replica(bot, state=state, state_dir=tmp_path / "b", name="matrix e2e") as (second, _):
+                standby = bot.running(state_dir=tmp_path / "b-state", replicas=second.replicas)
+                leader = bot.running(state_dir=tmp_path / "a-state", replicas=first.replicas, stop=stop_first)
+                async with standby, leader:
+                    room = await alice.create_room(invite=[me])
+                    await alice.knows_device_of(me, room)
+                    await alice.until(lambda: len(alice.devices_of(me)) == 2, what="both devices of the bot")
+                    asked = await alice.send(room, "!hello")
+                    [reply] = await alice.until(lambda: alice.replies_to(asked, sender=me), what="the answer")
+                    assert reply.decrypted and reply.body == "HELLO"
+                    stop_first.set()  # the holder stops: its lease is released, the standby takes it
+                    later = await alice.send(room, "!later")
+                    await asyncio.wait_for(second.leadership.lease.wait_held(), timeout=TAKEOVER)
+                    [answer] = await alice.until(lambda: alice.replies_to(later, sender=me), what="the new holder")
+                    assert answer.decrypted and answer.body == "LATER"
+                    assert len(alice.replies_to(asked, sender=me)) == 1
+    finally:
+        await alice.aclose()
