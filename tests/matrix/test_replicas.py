@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from matrix.cs_client import MatrixUser, replies_to
 from matrix.e2e_person import E2EPerson
 from matrix.synapse_server import SynapseServer
 from petstore_cli.bot_replicas import Replication, open_replication
+from petstore_state import open_database
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +36,7 @@ def state_url() -> Iterator[str]:
         yield url
 
 
-def _replica(
+def _replica_process(
     server: SynapseServer, account: Account, root: Path, *, state: str, sandbox: Path, alice: str
 ) -> BotProcess:
     config = BotConfig(
@@ -42,7 +44,6 @@ def _replica(
         user_id=account.user_id,
         root=root,
         operators=[alice],
-        confirm_writes=False,
         extra={"bot": {"state": state}, "sandbox": {"data_dir": str(sandbox)}},
     )
     return BotProcess(config, password=account.password, args=["-v"])
@@ -63,8 +64,12 @@ async def test_one_of_two_replicas_answers_and_the_other_takes_over_after_sigkil
 ) -> None:
     account, person = register(homeserver, "petbot"), register(homeserver, "alice")
     sandbox = tmp_path / "sandbox"
-    first = _replica(homeserver, account, tmp_path / "a", state=state_url, sandbox=sandbox, alice=person.user_id)
-    second = _replica(homeserver, account, tmp_path / "b", state=state_url, sandbox=sandbox, alice=person.user_id)
+    first = _replica_process(
+        homeserver, account, tmp_path / "a", state=state_url, sandbox=sandbox, alice=person.user_id
+    )
+    second = _replica_process(
+        homeserver, account, tmp_path / "b", state=state_url, sandbox=sandbox, alice=person.user_id
+    )
     alice = await MatrixUser.login(base_url=homeserver.url, user_id=person.user_id, password=person.password)
     try:
         first.start()
@@ -74,22 +79,25 @@ async def test_one_of_two_replicas_answers_and_the_other_takes_over_after_sigkil
         room = await room_with(alice, account.user_id)
         pets = _pet_count(sandbox)
 
-        asked = [await alice.send_text(room, f"!add Twin{n} --category 1") for n in range(3)]
+        asked = [await alice.send_text(room, f"!whoami {n}") for n in range(3)]
         for event_id in asked:
-            body = (await _answered(alice, room, event_id, bot_id=account.user_id))["body"]
-            assert body.startswith("Added pet"), body
-        assert all(_handled(first, f"/add Twin{n} --category 1") for n in range(3))
-        assert not any(_handled(second, f"/add Twin{n} --category 1") for n in range(3)), "the standby answered"
+            await _answered(alice, room, event_id, bot_id=account.user_id)
+        twin = await alice.send_text(room, "!add Twin --category 1")
+        body = (await _answered(alice, room, twin, bot_id=account.user_id))["body"]
+        code = re.search(r"reply !confirm (\w{4})", body)
+        assert code, body
+        assert _handled(first, "/add Twin --category 1") and _handled(first, "/whoami 2")
+        assert not _handled(second, "/add Twin --category 1") and not _handled(second, "/whoami"), "the standby ran it"
 
         # Mid-conversation: the holder is running a command (it said ⏳) when it is killed.
         slow = await alice.send_text(room, "!sleep 2")
         await alice.wait_for(room, lambda ev: any(_reacted(e, slow, "⏳") for e in ev))
         first.crash()
-        after = await alice.send_text(room, "!add Survivor --category 1")
+        confirm = await alice.send_text(room, f"!confirm {code[1]}")
         await _answered(alice, room, slow, bot_id=account.user_id, deadline=TAKEOVER)
-        body = (await _answered(alice, room, after, bot_id=account.user_id, deadline=TAKEOVER))["body"]
+        body = (await _answered(alice, room, confirm, bot_id=account.user_id, deadline=TAKEOVER))["body"]
         assert body.startswith("Added pet"), body
-        assert _handled(second, "/add Survivor --category 1")
+        assert _handled(second, f"/confirm {code[1]}")
         assert LEASE_TAKEN in second.log()
 
         # One more exchange with the survivor alone, then every message has exactly one answer.
@@ -97,9 +105,9 @@ async def test_one_of_two_replicas_answers_and_the_other_takes_over_after_sigkil
         await _answered(alice, room, last, bot_id=account.user_id)
         events = await alice.messages(room)
         answered_once(events, account.user_id)
-        for event_id in [*asked, slow, after, last]:
+        for event_id in [*asked, twin, slow, confirm, last]:
             assert len(replies_to(events, event_id, sender=account.user_id)) == 1, event_id
-        assert _pet_count(sandbox) == pets + 4, "no write ran twice: three twins and the survivor"
+        assert _pet_count(sandbox) == pets + 1, "one Twin, added once"
     finally:
         first.crash()
         code = await asyncio.to_thread(second.stop)
@@ -122,7 +130,8 @@ async def _replica(
     bot: BotRunner, *, state: str, state_dir: Path, name: str
 ) -> AsyncIterator[tuple[Replication, asyncio.Event]]:
     """A replica's lease held in this process (its transport is run by the caller with its ``replicas``)."""
-    replication = open_replication(state, state_dir=state_dir, name=name, answers=True)
+    database = open_database(state, state_dir=state_dir)
+    replication = open_replication(state, state_dir=state_dir, name=name, database=database)
     stop = asyncio.Event()
     holding = asyncio.create_task(replication.leadership.run(stop))
     try:
@@ -130,7 +139,8 @@ async def _replica(
     finally:
         stop.set()
         await holding
-        replication.close()
+        replication.leadership.lease.close()
+        database.close()
 
 
 async def test_encrypted_a_new_holder_reads_what_the_person_sent_to_both_devices(
