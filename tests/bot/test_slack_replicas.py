@@ -1,6 +1,7 @@
 """Two real ``petstore bot slack`` processes behind a real nginx (Debian's package, the documented site file
 docs/nginx-petstore-bot.conf on a free loopback port), sharing one PostgreSQL ``[bot] state`` (a database of the
-test's own) and one sandbox: a Confirm pressed on the prompt one replica gave lands on the other and writes once.
+test's own) and one sandbox: a Confirm or Approve pressed on the prompt one replica gave lands on the other (nginx
+takes turns) and writes once.
 
 Slack cannot be reached from here: the tests speak its published protocol (v0-signed slash commands and
 block_actions presses) through nginx. Answers to a press go to response_url, which the Slack flavour only ever
@@ -20,7 +21,7 @@ import pytest
 from nginx_support import ROOT, running_nginx_site
 from pg_support import database_url, start_pg_server
 
-from petstore_bot.slack_render import CONFIRM_ACTION
+from petstore_bot.slack_render import APPROVE_ACTION, CONFIRM_ACTION
 
 from .slack_support import BotProcess, SlackClient, block_text, bot_process, buttons
 
@@ -113,3 +114,32 @@ async def _until(check: object, *, what: str, deadline: float = 20.0) -> None:
         if time.monotonic() > end:
             raise AssertionError(f"{what}: not within {deadline:.0f}s")
         await asyncio.sleep(0.05)  # polling interval of files written by other processes
+
+
+async def test_an_approve_landing_on_the_other_replica_runs_the_write_once(tmp_path: Path, state_url: str) -> None:
+    """``[bot] approvals`` names the sandbox here: alice's write waits for a second person; oscar's Approve reaches
+    the other replica, which runs it once."""
+    with _replicas(tmp_path, state=state_url, extra='approvals = ["sandbox"]\n') as (first, second, port):
+        async with httpx.AsyncClient(timeout=30) as http:
+            slack = SlackClient(http=http, base=f"http://127.0.0.1:{port}", hook="http://127.0.0.1:9")
+            before = _pets(tmp_path / "sandbox")
+            request = await slack.command("add Quorum --category 2", user=ALICE)
+            assert request.status_code == 200, request.text
+            assert "asks to add a pet on sandbox" in block_text(request.json())
+            code = buttons(request.json())[APPROVE_ACTION]
+            asked = _which(first, second, "'/add Quorum --category 2'")
+            assert len(asked) == 1, "one replica held the write"
+
+            pressed = await slack.press(APPROVE_ACTION, code, user=OSCAR, prompt=request.json())
+            assert pressed.status_code == 200
+            await _until(lambda: _which(first, second, f"'/approve {code}' -> PetCreated"), what="the approved write")
+            assert _which(first, second, f"'/approve {code}'") != asked, "the other replica ran it"
+            assert _pets(tmp_path / "sandbox") == before + 1
+            approved = [json.loads(line) for bot in (first, second) for line in _lines(bot) if "approver" in line]
+            assert [(e["actor"], e["approver"], e["outcome"]) for e in approved] == [
+                (f"slack:T1/{ALICE}", f"slack:T1/{OSCAR}", "ok")
+            ]
+
+
+def _lines(bot: BotProcess) -> list[str]:
+    return bot.audit.read_text(encoding="utf-8").splitlines() if bot.audit.exists() else []
