@@ -57,17 +57,24 @@ class Replicas:
     async def turn(self, event_id: str, *, stop: asyncio.Event) -> bool | None:
         """True when this process is to answer ``event_id`` now, False when another replica answered it, None when
         ``stop`` came first. Waits meanwhile (the store is looked at every ``poll`` seconds)."""
+        told = False
         while not stop.is_set():
             if event_id in self._replied:
                 return False
             try:
                 if self.lease.held:
-                    return await self._claims.claim(event_id, holder=self.lease.holder)
+                    mine = await self._claims.claim(event_id, holder=self.lease.holder, fence=self.lease.fence())
+                    if mine is not None:
+                        return mine
+                    await self.lease.check()  # the database says the lease is gone: the holder's check learns it
                 if await self._claims.is_answered(event_id):
                     return False
             except StateError as exc:
-                log.warning("the shared state failed (%s); %s waits", exc, event_id)
-            await _first(stop.wait(), self.lease.wait_held(), timeout=self._poll)
+                if not told:
+                    log.warning("the shared state failed (%s); %s waits", exc, event_id)
+                told = True
+            held = self.lease.held  # a holder fenced out waits a poll too, for its check to catch up
+            await _first(stop.wait(), *([] if held else [self.lease.wait_held()]), timeout=self._poll)
         return None
 
     async def answered(self, *event_ids: str) -> None:

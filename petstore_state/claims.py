@@ -1,9 +1,11 @@
 """Which chat messages are answered, shared by the replicas of a bot: each message answered once, none lost.
 
-The replica holding the lease (:mod:`petstore_state.lease`) claims a message before it handles it and marks it
-answered once its reply went out; the others wait on their copy of the message until it is answered, and answer it
-themselves if they take the lease first. A claim left by a replica that died (claimed, never answered) is taken over
-by the next holder: only the holder claims, so the claim of another holder is a former one's.
+The replica holding the lease (:mod:`petstore_state.lease`) claims a message before it handles it (in a
+transaction that checks, in the database itself, that it still holds the lease: its
+:class:`~petstore_state.lease.Fence`) and marks it answered once its reply went out; the others wait on their copy
+of the message until it is answered, and answer it themselves if they take the lease first. A claim left by a
+replica that died (claimed, never answered) is taken over by the next holder: only the holder claims, so the claim
+of another holder is a former one's.
 
 One table, ``lease_claims``: ``(scope, event_id)`` (``scope`` names the bot account), who claimed it, ``claimed`` or
 ``answered``, and when (rows older than a day are pruned by the holder).
@@ -15,6 +17,7 @@ import time
 from collections.abc import Sequence
 
 from .db import Database, Transaction
+from .lease import Fence
 
 __all__ = ["Claims"]
 
@@ -35,10 +38,13 @@ class Claims:
         self._scope = scope
         database.ensure_schema("lease_claims", _SCHEMA)
 
-    async def claim(self, event_id: str, *, holder: str) -> bool:
-        """``holder`` is to answer ``event_id``: False when it is answered already (by anyone)."""
+    async def claim(self, event_id: str, *, holder: str, fence: Fence | None = None) -> bool | None:
+        """``holder`` is to answer ``event_id``: False when it is answered already (by anyone), None when
+        ``fence`` (the lease's, :meth:`Lease.fence`) says ``holder`` no longer holds the lease."""
 
-        def claim(tx: Transaction) -> bool:
+        def claim(tx: Transaction) -> bool | None:
+            if fence is not None and tx.one(f"SELECT 1 WHERE {fence.sql}", fence.params) is None:
+                return None
             inserted = tx.execute(
                 "INSERT INTO lease_claims (scope, event_id, holder, state, at) VALUES (?, ?, ?, ?, ?)"
                 " ON CONFLICT (scope, event_id) DO NOTHING",

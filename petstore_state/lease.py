@@ -26,6 +26,7 @@ import socket
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -34,7 +35,7 @@ from .db import Database, StateError, Transaction, open_database, parse_state_ur
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["Lease", "open_lease"]
+__all__ = ["Fence", "Lease", "open_lease"]
 
 log = logging.getLogger("petstore_state.lease")
 T = TypeVar("T")
@@ -43,14 +44,31 @@ _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS lease_leases ("
     " name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at DOUBLE PRECISION NOT NULL)"
 ]
-#: Server-side keepalives of the lease's PostgreSQL session: a holder whose host vanished is dropped in ~9 s.
+#: The lease's PostgreSQL session: server-side keepalives (a holder whose host vanished is dropped in ~9 s); the
+#: connection also sets client keepalives and a TCP user timeout (a check on a silent network fails within ~5 s).
 _PG_OPTIONS = "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2"
+
+
+@dataclass(frozen=True)
+class Fence:
+    """A SQL condition (``?`` placeholders, for :class:`~petstore_state.db.Transaction`) true only while this
+    process holds the lease, checked inside another transaction of the same database: work guarded by it is not done
+    by a holder that lost the lease without knowing yet."""
+
+    sql: str
+    params: tuple[object, ...]
+
+
+#: No lease held (yet): a condition that is never true.
+_NOT_HELD = Fence("1 = 0", ())
 
 
 class _Backend(Protocol):
     """One way of holding a lease; every call blocks (the lease runs it on a thread of its own)."""
 
     def take(self) -> bool: ...
+
+    def fence(self) -> Fence: ...
 
     def still_held(self) -> bool: ...
 
@@ -72,6 +90,7 @@ class Lease:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="petstore-lease")
         self._held = False
         self._closed = False
+        self._failing = False
         self._got = asyncio.Event()
         self._lost = asyncio.Event()
         self._lost.set()
@@ -91,6 +110,10 @@ class Lease:
     async def wait_lost(self) -> None:
         """Returns once this process does not hold the lease."""
         await self._lost.wait()
+
+    def fence(self) -> Fence:
+        """The condition, for a statement in the same database, that this process holds the lease right then."""
+        return self._backend.fence() if self._held else _NOT_HELD
 
     async def acquire(self) -> bool:
         """One attempt to take the lease (True: held now); a database failure counts as not held."""
@@ -144,10 +167,16 @@ class Lease:
     async def _call(self, work: Callable[[], bool] | Callable[[], None], what: str) -> bool:
         loop = asyncio.get_running_loop()
         try:
-            return bool(await asyncio.wait_for(loop.run_in_executor(self._thread, work), timeout=self._check + 5))
+            done = bool(await asyncio.wait_for(loop.run_in_executor(self._thread, work), timeout=self._check + 5))
         except (StateError, TimeoutError) as exc:
-            log.warning("lease %s: %s failed (%s)", self.name, what, exc or type(exc).__name__)
+            if not self._failing:  # once per outage: a replica tries every second
+                log.warning("lease %s: %s failed (%s)", self.name, what, exc or type(exc).__name__)
+            self._failing = True
             return False
+        if self._failing:
+            log.info("lease %s: the state database answers again", self.name)
+            self._failing = False
+        return done
 
 
 class _SqliteLease:
@@ -169,6 +198,12 @@ class _SqliteLease:
             return changed == 1
 
         return self._db.run_sync(take)
+
+    def fence(self) -> Fence:
+        return Fence(
+            "EXISTS (SELECT 1 FROM lease_leases WHERE name = ? AND holder = ? AND expires_at >= ?)",
+            (self._name, self._holder, time.time()),
+        )
 
     def still_held(self) -> bool:
         def beat(tx: Transaction) -> bool:
@@ -203,6 +238,15 @@ class _PgLease:
         digest = hashlib.sha256(f"petstore lease {name}".encode()).digest()
         self._key = int.from_bytes(digest[:8], "big", signed=True)
         self._conn: psycopg.Connection[tuple[object, ...]] | None = None
+        self._pid = 0
+
+    def fence(self) -> Fence:
+        """The lock in ``pg_locks``: held by this lease's session (its backend pid), granted."""
+        return Fence(
+            "EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = ?"
+            " AND classid::bigint = ? AND objid::bigint = ? AND objsubid = 1)",
+            (self._pid, (self._key >> 32) & 0xFFFFFFFF, self._key & 0xFFFFFFFF),
+        )
 
     def take(self) -> bool:
         import psycopg
@@ -210,9 +254,22 @@ class _PgLease:
         if self._conn is None or self._conn.closed or self._conn.broken:
             self._drop()
             try:
-                self._conn = psycopg.connect(self._url, autocommit=True, connect_timeout=5, options=_PG_OPTIONS)
+                self._conn = psycopg.connect(
+                    self._url,
+                    autocommit=True,
+                    connect_timeout=5,
+                    options=_PG_OPTIONS,
+                    keepalives=1,
+                    keepalives_idle=5,
+                    keepalives_interval=2,
+                    keepalives_count=2,
+                    tcp_user_timeout=5000,
+                )
+                pid = self._conn.execute("SELECT pg_backend_pid()").fetchone()
             except psycopg.Error as exc:
+                self._drop()
                 raise StateError(f"cannot connect to the bot's state at {self._where}: {exc}") from None
+            self._pid = pid[0] if pid and isinstance(pid[0], int) else 0
         try:
             row = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (self._key,)).fetchone()
         except psycopg.Error as exc:

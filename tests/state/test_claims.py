@@ -88,3 +88,37 @@ async def test_a_standby_answers_what_the_holder_left_once_it_takes_the_lease(
     finally:
         for lease in leases:
             lease.close()
+
+
+async def test_a_holder_that_lost_the_lease_unknowingly_cannot_claim(
+    database: Database, state_url: str, tmp_path: Path
+) -> None:
+    """The claim checks the lease in the database itself (its Fence): a holder whose lease ended (its PostgreSQL
+    session ended, its SQLite row expired) claims nothing, even before its own check noticed."""
+    old, new = (open_lease(state_url, state_dir=tmp_path, name="bot", ttl=3.0, check=1.0) for _ in range(2))
+    claims = Claims(database, scope="s")
+    try:
+        assert await old.acquire()
+        assert await claims.claim("$before", holder=old.holder, fence=old.fence()) is True
+        if database.dialect == "postgresql":
+            await database.run(
+                lambda tx: tx.one("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'")
+            )
+        else:
+            await database.run(lambda tx: tx.execute("UPDATE lease_leases SET expires_at = 0"))
+        assert old.held, "its own check has not run yet"
+        assert await claims.claim("$after", holder=old.holder, fence=old.fence()) is None
+        assert await new.acquire()
+        assert await claims.claim("$after", holder=new.holder, fence=new.fence()) is True
+        assert await claims.claim("$before", holder=new.holder, fence=new.fence()) is True, "taken over"
+    finally:
+        old.close()
+        new.close()
+
+
+async def test_without_the_lease_the_fence_never_holds(database: Database, state_url: str, tmp_path: Path) -> None:
+    lease = open_lease(state_url, state_dir=tmp_path, name="bot")
+    try:
+        assert await Claims(database, scope="s").claim("$q", holder=lease.holder, fence=lease.fence()) is None
+    finally:
+        lease.close()

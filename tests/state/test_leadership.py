@@ -37,9 +37,10 @@ async def test_work_runs_on_the_holder_only_and_moves_with_the_lease(state_url: 
     for leadership, watch in zip(leaderships, watches, strict=True):
         leadership.add("watches", watch.run)
     stops = [asyncio.Event(), asyncio.Event()]
-    running = [asyncio.create_task(leadership.run(stop)) for leadership, stop in zip(leaderships, stops, strict=True)]
+    running = [asyncio.create_task(leaderships[0].run(stops[0]))]
     try:
         await asyncio.wait_for(watches[0].started.wait(), timeout=10)
+        running.append(asyncio.create_task(leaderships[1].run(stops[1])))  # the second starts once the first holds
         assert first.held and not second.held
         assert not await second.acquire()
         assert not watches[1].started.is_set()
