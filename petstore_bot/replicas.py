@@ -8,7 +8,9 @@ claimed in the store before it is handled, and a reply of the bot's own account 
 answered too (:meth:`Replicas.replied`: the holder died between its reply and its record).
 
 :class:`Leadership` holds the lease and runs background work (watches, schedules, posting approval requests) on the
-holder only: ``leadership.add("watches", poller.run)``; :func:`leader_only` is the same for one piece of work.
+holder only: ``leadership.add("watches", poller.run)`` (started when the lease is taken, cancelled when it is lost),
+or ``should_run=leadership.leading`` for work that asks before each step; :func:`leader_only` is :meth:`add` for
+one piece of work.
 """
 
 from __future__ import annotations
@@ -100,6 +102,11 @@ class Leadership:
     def __init__(self, lease: Lease) -> None:
         self.lease = lease
         self._work: dict[str, Work] = {}
+
+    async def leading(self) -> bool:
+        """Whether this process holds the lease now: a gate for work that asks before each step (a notifier's
+        ``should_run``) rather than being cancelled (:meth:`add`)."""
+        return self.lease.held
 
     def add(self, name: str, work: Work) -> None:
         """Run ``work`` on the lease holder: started when the lease is taken, cancelled when it is lost."""

@@ -42,6 +42,7 @@ async def test_work_runs_on_the_holder_only_and_moves_with_the_lease(state_url: 
         await asyncio.wait_for(watches[0].started.wait(), timeout=10)
         running.append(asyncio.create_task(leaderships[1].run(stops[1])))  # the second starts once the first holds
         assert first.held and not second.held
+        assert await leaderships[0].leading() and not await leaderships[1].leading()
         assert not await second.acquire()
         assert not watches[1].started.is_set()
         stops[0].set()  # the holder stops: its work is cancelled, the other process's starts
