@@ -10,10 +10,13 @@ calls on hooks.slack.com: the effect of a press is read from the shared sandbox 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -65,81 +68,83 @@ def _pets(sandbox: Path) -> int:
         return int(conn.execute("SELECT count(*) FROM pets").fetchone()[0])
 
 
-def _audit(bot: BotProcess) -> list[str]:
-    lines = bot.audit.read_text(encoding="utf-8").splitlines() if bot.audit.exists() else []
-    return [json.loads(line)["outcome"] for line in lines]
+@dataclass
+class _Pair:
+    """Two replicas behind nginx, and a Slack client speaking to nginx."""
+
+    first: BotProcess
+    second: BotProcess
+    slack: SlackClient
+    sandbox: Path
+
+    def which(self, text: str) -> list[str]:
+        """Which replicas logged ``text`` (their log line of every write, confirmation and approval)."""
+        logs = [(name, bot.stderr.read_text(encoding="utf-8", errors="replace")) for name, bot in self._named()]
+        return [name for name, log in logs if text in log]
+
+    def audit(self) -> list[dict]:
+        """Both replicas' audit lines."""
+        lines = [line for _, bot in self._named() if bot.audit.exists() for line in bot.audit.read_text().splitlines()]
+        return [json.loads(line) for line in lines]
+
+    async def held_then_pressed(self, line: str, *, asker: str, action: str, presser: str) -> tuple[str, dict]:
+        """``line`` asked of one replica (its write held), then ``action`` pressed: run by the other replica, once.
+        The code and the prompt."""
+        before = _pets(self.sandbox)
+        answer = await self.slack.command(line, user=asker)
+        assert answer.status_code == 200, answer.text
+        prompt = answer.json()
+        code = buttons(prompt)[action]
+        asked = self.which(f"'/{line}'")
+        assert len(asked) == 1, "one replica held the write"
+        assert (await self.slack.press(action, code, user=presser, prompt=prompt)).status_code == 200
+        verb = "confirm" if action == CONFIRM_ACTION else "approve"
+        await _until(lambda: self.which(f"'/{verb} {code}' -> PetCreated"), what=f"the write after {verb}")
+        assert self.which(f"'/{verb} {code}'") != asked, "nginx took the press to the other replica, which ran it"
+        assert _pets(self.sandbox) == before + 1
+        return code, prompt
+
+    def _named(self) -> list[tuple[str, BotProcess]]:
+        return [("first", self.first), ("second", self.second)]
 
 
-def _which(first: BotProcess, second: BotProcess, text: str) -> list[str]:
-    """Which replicas logged ``text`` (their log line of every write and confirmation)."""
-    logs = [
-        (name, bot.stderr.read_text(encoding="utf-8", errors="replace"))
-        for name, bot in (("first", first), ("second", second))
-    ]
-    return [name for name, log in logs if text in log]
+@contextlib.asynccontextmanager
+async def _pair(tmp_path: Path, *, state: str, extra: str = "") -> AsyncIterator[_Pair]:
+    with _replicas(tmp_path, state=state, extra=extra) as (first, second, port):
+        async with httpx.AsyncClient(timeout=30) as http:
+            slack = SlackClient(http=http, base=f"http://127.0.0.1:{port}", hook="http://127.0.0.1:9")
+            yield _Pair(first=first, second=second, slack=slack, sandbox=tmp_path / "sandbox")
 
 
 async def test_a_confirm_landing_on_the_other_replica_writes_once(tmp_path: Path, state_url: str) -> None:
-    with _replicas(tmp_path, state=state_url) as (first, second, port):
-        async with httpx.AsyncClient(timeout=30) as http:
-            slack = SlackClient(http=http, base=f"http://127.0.0.1:{port}", hook="http://127.0.0.1:9")
-            before = _pets(tmp_path / "sandbox")
-            preview = await slack.command("add Relay --category 2", user=ALICE)
-            assert preview.status_code == 200, preview.text
-            assert "To add a pet, reply" in block_text(preview.json())
-            code = buttons(preview.json())[CONFIRM_ACTION]
-            asked = _which(first, second, "'/add Relay --category 2'")
-            assert len(asked) == 1, "one replica held the write"
-
-            pressed = await slack.press(CONFIRM_ACTION, code, user=ALICE, prompt=preview.json())
-            assert pressed.status_code == 200
-            await _until(lambda: _which(first, second, f"'/confirm {code}' -> PetCreated"), what="the confirmed write")
-            confirmed = _which(first, second, f"'/confirm {code}'")
-            assert confirmed != asked, "nginx took the press to the other replica, which ran it"
-            assert _pets(tmp_path / "sandbox") == before + 1
-
-            again = await slack.press(CONFIRM_ACTION, code, user=ALICE, prompt=preview.json())
-            assert again.status_code == 200
-            await _until(lambda: "refused" in _audit(first) + _audit(second), what="the second press refused")
-            assert _pets(tmp_path / "sandbox") == before + 1, "the code ran once"
-            assert sorted(_audit(first) + _audit(second)) == ["ok", "pending", "refused"]
-
-
-async def _until(check: object, *, what: str, deadline: float = 20.0) -> None:
-    import asyncio
-    import time
-
-    end = time.monotonic() + deadline
-    while not check():  # type: ignore[operator]
-        if time.monotonic() > end:
-            raise AssertionError(f"{what}: not within {deadline:.0f}s")
-        await asyncio.sleep(0.05)  # polling interval of files written by other processes
+    async with _pair(tmp_path, state=state_url) as pair:
+        code, prompt = await pair.held_then_pressed(
+            "add Relay --category 2", asker=ALICE, action=CONFIRM_ACTION, presser=ALICE
+        )
+        assert "To add a pet, reply" in block_text(prompt)
+        pets = _pets(pair.sandbox)
+        again = await pair.slack.press(CONFIRM_ACTION, code, user=ALICE, prompt=prompt)
+        assert again.status_code == 200
+        await _until(lambda: "refused" in [e["outcome"] for e in pair.audit()], what="the second press refused")
+        assert _pets(pair.sandbox) == pets, "the code ran once"
+        assert sorted(e["outcome"] for e in pair.audit()) == ["ok", "pending", "refused"]
 
 
 async def test_an_approve_landing_on_the_other_replica_runs_the_write_once(tmp_path: Path, state_url: str) -> None:
     """``[bot] approvals`` names the sandbox here: alice's write waits for a second person; oscar's Approve reaches
     the other replica, which runs it once."""
-    with _replicas(tmp_path, state=state_url, extra='approvals = ["sandbox"]\n') as (first, second, port):
-        async with httpx.AsyncClient(timeout=30) as http:
-            slack = SlackClient(http=http, base=f"http://127.0.0.1:{port}", hook="http://127.0.0.1:9")
-            before = _pets(tmp_path / "sandbox")
-            request = await slack.command("add Quorum --category 2", user=ALICE)
-            assert request.status_code == 200, request.text
-            assert "asks to add a pet on sandbox" in block_text(request.json())
-            code = buttons(request.json())[APPROVE_ACTION]
-            asked = _which(first, second, "'/add Quorum --category 2'")
-            assert len(asked) == 1, "one replica held the write"
-
-            pressed = await slack.press(APPROVE_ACTION, code, user=OSCAR, prompt=request.json())
-            assert pressed.status_code == 200
-            await _until(lambda: _which(first, second, f"'/approve {code}' -> PetCreated"), what="the approved write")
-            assert _which(first, second, f"'/approve {code}'") != asked, "the other replica ran it"
-            assert _pets(tmp_path / "sandbox") == before + 1
-            approved = [json.loads(line) for bot in (first, second) for line in _lines(bot) if "approver" in line]
-            assert [(e["actor"], e["approver"], e["outcome"]) for e in approved] == [
-                (f"slack:T1/{ALICE}", f"slack:T1/{OSCAR}", "ok")
-            ]
+    async with _pair(tmp_path, state=state_url, extra='approvals = ["sandbox"]\n') as pair:
+        _, prompt = await pair.held_then_pressed(
+            "add Quorum --category 2", asker=ALICE, action=APPROVE_ACTION, presser=OSCAR
+        )
+        assert "asks to add a pet on sandbox" in block_text(prompt)
+        approved = [(e["actor"], e["approver"], e["outcome"]) for e in pair.audit() if "approver" in e]
+        assert approved == [(f"slack:T1/{ALICE}", f"slack:T1/{OSCAR}", "ok")]
 
 
-def _lines(bot: BotProcess) -> list[str]:
-    return bot.audit.read_text(encoding="utf-8").splitlines() if bot.audit.exists() else []
+async def _until(check: Callable[[], object], *, what: str, deadline: float = 20.0) -> None:
+    end = time.monotonic() + deadline
+    while not check():
+        if time.monotonic() > end:
+            raise AssertionError(f"{what}: not within {deadline:.0f}s")
+        await asyncio.sleep(0.05)  # polling interval of files written by other processes
