@@ -65,6 +65,7 @@ from petstore_bot.matrix_crypto import Crypto
 from petstore_bot.matrix_dispatch import Batch, Dispatcher
 from petstore_bot.matrix_events import (
     ReplyStyle,
+    answered,
     content_of,
     edit,
     mentions,
@@ -74,6 +75,7 @@ from petstore_bot.matrix_events import (
     transaction_id,
 )
 from petstore_bot.matrix_signals import Busy, react
+from petstore_bot.replicas import Replicas
 from petstore_bot.roles import PowerLevels
 from petstore_os import open_private
 
@@ -185,6 +187,7 @@ class MatrixTransport:
         sync_timeout_ms: int = 30_000,
         backoff_max: float = 30.0,
         power_levels: PowerLevels | None = None,
+        replicas: Replicas | None = None,
     ) -> None:
         if (password is None) == (access_token is None):
             raise ValueError("give exactly one of password or access_token")
@@ -208,6 +211,7 @@ class MatrixTransport:
         self._display_name: str | None = None
         self._sync_timeout_ms = sync_timeout_ms
         self._backoff_max = backoff_max
+        self._replicas = replicas
         key = hashlib.sha256(f"{self._homeserver} {user_id}".encode()).hexdigest()[:16]
         self._state_path = Path(state_dir) / f"matrix-{key}.json"
         self._state = _State()
@@ -380,14 +384,19 @@ class MatrixTransport:
                     await dispatcher.drain()
                 self._see_levels(room_id, [event])
                 event_id = event.get("event_id")
+                if self._replicas is not None and event.get("sender") == self._user_id and (asked := answered(event)):
+                    self._replicas.replied(asked)
                 if not isinstance(event_id, str) or event_id in self._recent or event_id in self._state.done:
                     continue
                 if dispatcher.in_hand(event_id):
                     continue
-                if backlog.skips(event) and self._command(event, direct=_direct(client, room_id)) is not None:
+                stale = backlog.skips(event) and self._command(event, direct=_direct(client, room_id)) is not None
+                if stale and (self._replicas is None or self._replicas.leading):
                     skipped.append(event_id)
                     continue
-                work = functools.partial(self._handle_event, client, room_id, event_id, event, handler, stop=stop)
+                work = functools.partial(
+                    self._handle_event, client, room_id, event_id, event, handler, stop=stop, stale=stale
+                )
                 await dispatcher.submit(batch, key=(room_id, event.get("sender")), event_id=event_id, work=work)
             if skipped and not await self._tell_skipped(client, room_id, skipped, backlog=backlog, stop=stop):
                 return False
@@ -422,6 +431,8 @@ class MatrixTransport:
         for event_id in skipped:
             self._mark_done(event_id)
         self._save()
+        if self._replicas is not None:
+            await self._replicas.answered(*skipped)
         return True
 
     async def _handle_event(
@@ -433,21 +444,46 @@ class MatrixTransport:
         handler: Handler,
         *,
         stop: asyncio.Event,
+        stale: bool = False,
     ) -> bool:
-        """Answers one event; False when ``stop`` came before its reply went out (answered after a restart)."""
+        """Answers one event; False when ``stop`` came before its reply went out (answered after a restart).
+
+        With replicas, an event to answer waits for this process's turn (or for another replica's answer);
+        a ``stale`` one (backlog too old, see Backlog) is not run when its turn comes."""
         if stop.is_set():
             return False  # a message queued behind another of the same person: left for the restart
         answer: Awaitable[Reply | None]
-        if event.get("type") == "m.room.encrypted" and event.get("sender") != self._user_id:
+        line = None
+        undecryptable = event.get("type") == "m.room.encrypted" and event.get("sender") != self._user_id
+        if not undecryptable:
+            line = self._command(event, direct=_direct(client, room_id))
+        if self._replicas is not None and (undecryptable or line is not None):
+            turn = await self._replicas.turn(event_id, stop=stop)
+            if turn is None:
+                return False
+            if not turn or stale:
+                log.info("%s: %s", event_id, "answered by another replica" if not turn else "skipped (too old)")
+                return await self._done_by_replica(event_id, stale=turn and stale)
+        if undecryptable:
             answer = self._undecryptable(client, room_id, event)
         else:
-            line = self._command(event, direct=_direct(client, room_id))
             answer = self._answer(room_id, event_id, event, handler, line=line)
         busy = Busy(client, room_id=room_id, event_id=event_id, slow_after=self._slow_after, guard=self._crypto.sending)
         try:
-            return await self._reply(client, room_id, event_id, event, await busy.run(answer), stop=stop)
+            done = await self._reply(client, room_id, event_id, event, await busy.run(answer), stop=stop)
         finally:
             await busy.end()
+        if done and self._replicas is not None and (undecryptable or line is not None):
+            await self._replicas.answered(event_id)
+        return done
+
+    async def _done_by_replica(self, event_id: str, *, stale: bool) -> bool:
+        """An event another replica answered (or, ``stale``, this one skips as too old): done, not answered."""
+        self._mark_done(event_id)
+        self._save()
+        if stale and self._replicas is not None:
+            await self._replicas.answered(event_id)
+        return True
 
     async def _reply(
         self,

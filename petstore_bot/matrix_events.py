@@ -73,6 +73,14 @@ def relation(*, event: Mapping[str, object], event_id: str, style: ReplyStyle) -
     return None
 
 
+def answered(event: Mapping[str, object]) -> str | None:
+    """The event a reply answers (its ``m.in_reply_to``, ``reply`` and ``thread`` styles), None for other events."""
+    relates = content_of(event).get("m.relates_to")
+    in_reply_to = relates.get("m.in_reply_to") if isinstance(relates, dict) else None
+    asked = in_reply_to.get("event_id") if isinstance(in_reply_to, dict) else None
+    return asked if isinstance(asked, str) else None
+
+
 def reply_content(*, event: Mapping[str, object], event_id: str, reply: Reply, style: ReplyStyle = "reply") -> JSON:
     """The m.notice answering ``event``: related as ``style`` says, an empty ``m.mentions``, HTML when the reply
     has it."""

@@ -43,6 +43,7 @@ from petstore_state.pending import PendingStore
 from petstore_state.schedules import ScheduleStore
 from petstore_state.watches import WatchStore
 
+from .bot_replicas import Replication, open_replication
 from .compose import Composition, compose
 
 if TYPE_CHECKING:
@@ -261,6 +262,8 @@ def matrix_main(
     assert matrix.homeserver is not None and matrix.user_id is not None
     state_dir = (matrix.state_dir or default_data_dir() / "bot").expanduser()
     state = open_state(settings.bot, state_dir=state_dir, audit=composition.audit)
+    account = f"matrix {matrix.homeserver} {matrix.user_id}"
+    replication = open_replication(settings.bot.state, state_dir=state_dir, name=account, database=state.database)
 
     async def announce(room: str, reply: Reply, /, *, key: str | None = None) -> bool:
         return await transport.announce(room, reply, key=key)
@@ -287,6 +290,7 @@ def matrix_main(
         crypto=Crypto(key_sharing=matrix.key_sharing, verified_devices=matrix.verified_devices),
         max_backlog_age=settings.bot.max_backlog_age,
         power_levels=core.roles.levels,
+        replicas=replication.replicas,
     )
     log.info(
         "petstore bot on %s as %s; service %s %s; audit %s; state %s",
@@ -298,13 +302,26 @@ def matrix_main(
         state.database.where,
     )
     try:
-        background = notifier(notifications, core, announce=announce, should_run=_connected(transport))
-        run = _with(background, lambda stop: transport.run(core.handle, stop=stop))
-        asyncio.run(_serve(run, composition, state))
+        should_run = _all_of(_connected(transport), replication.leadership.leading)
+        background = notifier(notifications, core, announce=announce, should_run=should_run)
+        run = _with(background, functools.partial(transport.run, core.handle))
+        asyncio.run(_serve(lambda stop: replication.around(run, stop), composition, state))
     except MatrixError as exc:
         print(f"petstore: matrix: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _all_of(*gates: ShouldRun) -> ShouldRun:
+    """A gate open when every one of ``gates`` is (asked in order, the first closed one ends it)."""
+
+    async def every() -> bool:
+        for gate in gates:
+            if not await gate():
+                return False
+        return True
+
+    return every
 
 
 def _connected(transport: MatrixTransport) -> ShouldRun:
@@ -355,8 +372,9 @@ def _configure_logging(*, verbose: int) -> None:
     reads too, with ``-v``."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    log.addHandler(handler)
-    log.setLevel(logging.DEBUG if verbose else logging.INFO)
+    for logger in (log, logging.getLogger("petstore_state")):  # the lease changing hands, the shared state failing
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG if verbose else logging.INFO)
 
 
 def slack_main(
@@ -398,6 +416,8 @@ def slack_main(
     _configure_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     state = open_state(bot, state_dir=default_data_dir() / "bot", audit=composition.audit)
+    # every replica serves; the lease holder alone runs the background work
+    replication = open_replication(bot.state, state_dir=default_data_dir() / "bot", name=f"{flavour} bot")
     notifications, announce = None, None
     if bot_token is not None:  # posting unasked (watches, schedules) needs chat.postMessage and so the bot token
 
@@ -428,17 +448,20 @@ def slack_main(
         composition.env.base_url,
         composition.audit.path if composition.audit else "-",
     )
+    background = None
+    if notifications is not None:
+        background = notifier(notifications, core, announce=announce, should_run=replication.leadership.leading)
     try:
         if app_token is not None:
             from petstore_bot.slack_socket import SocketMode
 
             socket = SocketMode(face=face, app_token=app_token, api_url=bot.slack.api_url)
-            background = None if notifications is None else notifier(notifications, core, announce=announce)
             run = _started(face, socket.run)
-            asyncio.run(_serve(run if background is None else _with(background, run), composition, state))
+            if background is not None:
+                run = _with(background, run)
+            asyncio.run(_serve(lambda stop: replication.around(run, stop), composition, state))
             return EXIT_OK
-        background = None if notifications is None else notifier(notifications, core, announce=announce)
-        return _serve_slack_http(face, composition, state, host=host, port=port, background=background)
+        return _serve_slack_http(face, composition, state, replication, host=host, port=port, background=background)
     except SlackWebError as exc:
         print(f"petstore: slack: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -488,6 +511,7 @@ def _serve_slack_http(
     face: SlackFace,
     composition: Composition,
     state: BotState,
+    replication: Replication,
     *,
     host: str,
     port: int,
@@ -501,23 +525,34 @@ def _serve_slack_http(
         uvicorn.Config(face.app(), host=host, port=port, log_level="warning", access_log=False, lifespan="on")
     )
     try:
-        asyncio.run(_serve_http(server, face, composition, state, background=background))
+        asyncio.run(_serve_http(server, face, composition, state, replication, background=background))
     except (OSError, SystemExit):  # uvicorn exits when it cannot listen (it logged why)
         return EXIT_FAILED
     return EXIT_OK if server.started else EXIT_FAILED
 
 
 async def _serve_http(
-    server: uvicorn.Server, face: SlackFace, composition: Composition, state: BotState, *, background: Notifier | None
+    server: uvicorn.Server,
+    face: SlackFace,
+    composition: Composition,
+    state: BotState,
+    replication: Replication,
+    *,
+    background: Notifier | None,
 ) -> None:
     stop = asyncio.Event()
     sweeper = asyncio.create_task(sweep(state.pending, stop=stop))
-    task = None
-    try:
+    task: asyncio.Task[None] | None = None
+
+    async def serve(_: asyncio.Event) -> None:
+        nonlocal task
         await face.start()
         if background is not None:
             task = asyncio.create_task(background.run(stop))
         await server.serve()
+
+    try:
+        await replication.around(serve, asyncio.Event())
     finally:
         stop.set()
         await sweeper
