@@ -28,6 +28,8 @@ from .outcome import Outcome
 from .results import (
     JSON,
     ApprovalNeeded,
+    ApprovalRequested,
+    ApprovalRequests,
     Cancelled,
     ConfirmationNeeded,
     Denied,
@@ -112,6 +114,8 @@ def data_of(result: Result) -> Data | None:
     if isinstance(result, HistoryListing):
         records: tuple[Record, ...] = tuple({"command": line} for line in result.lines)
         return Data(records, ("command",))
+    if isinstance(result, ApprovalRequests):
+        return Data(result.records, _fields_of(result.records))
     if isinstance(
         result,
         OrdersListing
@@ -122,6 +126,7 @@ def data_of(result: Result) -> Data | None:
         | ConfirmationNeeded
         | Cancelled
         | ApprovalNeeded
+        | ApprovalRequested
         | Denied,
     ):
         records = _objects(result.to_json())

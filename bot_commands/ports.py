@@ -12,14 +12,29 @@ asks a person to confirm a write. Handlers see the session through
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from typing import Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from petstore_api.events import AttemptStarted, ClientEvent, EventHook, Exchange, Retrying
 from petstore_api.models import CreatedPet, NewPet, PetPage, PetStatus, PetWithNotice
 
 from .results import JSON
 
-__all__ = ["AttemptStarted", "ClientEvent", "Confirm", "EventHook", "Exchange", "PetStoreAPI", "Retrying"]
+if TYPE_CHECKING:  # pragma: no cover
+    from .policy import Actor
+    from .results import Result
+
+__all__ = [
+    "AskApproval",
+    "AttemptStarted",
+    "ClientEvent",
+    "Confirm",
+    "EventHook",
+    "Exchange",
+    "PetStoreAPI",
+    "Retrying",
+    "WriteRequest",
+]
 
 
 class PetStoreAPI(Protocol):
@@ -58,3 +73,21 @@ class Confirm(Protocol):
     """Ask ``question`` (one line); True means yes. Ctrl-C, end of input or a closed dialog mean no."""
 
     async def __call__(self, question: str, /) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRequest:
+    """A write that needs a second person's approval: the line as it will run (``$last`` expanded), what it does in
+    words, every field it sends, and who asks."""
+
+    line: str
+    what: str
+    fields: tuple[tuple[str, str], ...]
+    actor: Actor
+
+
+class AskApproval(Protocol):
+    """Ask a second person to approve ``request`` (a terminal's: a bot posts it in the approvals room) and give what
+    running it came to; a denial, an expiry or a wait given up raise the command layer's errors."""
+
+    async def __call__(self, request: WriteRequest, /) -> Result: ...
