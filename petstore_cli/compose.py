@@ -74,6 +74,10 @@ class Composition:
             approval_ttl=approval_ttl,
         )
 
+    def on_close(self, close: Callable[[], object]) -> None:
+        """Call ``close`` when the composition closes (after the client; the last added first)."""
+        self._closers.append(close)
+
     async def aclose(self) -> None:
         await self.client.aclose()
         if self.audit is not None:
