@@ -205,6 +205,9 @@ class MatrixTransport:
         self._state = _State()
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._session_token: str | None = None
+        #: The logged-in client while :meth:`run` serves (what :meth:`announce` sends with), and its stop event.
+        self._live: tuple[AsyncClient, asyncio.Event] | None = None
+        self._live_ready = asyncio.Event()
 
     def __repr__(self) -> str:
         return f"MatrixTransport(homeserver={self._homeserver!r}, user_id={self._user_id!r})"
@@ -243,10 +246,28 @@ class MatrixTransport:
             ready_at = time.time()
             if ready is not None:
                 ready.set()
+            self._live = (client, stop)
+            self._live_ready.set()
             await self._serve(client, handler, stop=stop, ready_at=ready_at)
         finally:
+            self._live = None
+            self._live_ready.clear()
             self._save()
             await client.close()
+
+    async def announce(self, room: str, reply: Reply, *, key: str) -> str | None:
+        """Post ``reply`` in ``room`` unasked (a notice pinging nobody), once :meth:`run` is serving; ``key`` names
+        the message for good (a retried post is not posted twice). Its event id; None when the bot stopped first,
+        "" when the homeserver refused it for good."""
+        await self._live_ready.wait()
+        if self._live is None:
+            return None
+        client, stop = self._live
+        content = notice(reply.text)
+        if reply.html is not None:
+            content |= {"format": "org.matrix.custom.html", "formatted_body": reply.html}
+        tx = transaction_id("announce " + key)
+        return await self._retry(lambda: self._send(client, room, content, tx), stop=stop, what="post", race_call=False)
 
     async def _serve(self, client: AsyncClient, handler: Handler, *, stop: asyncio.Event, ready_at: float) -> None:
         """Sync after sync until ``stop``; the messages in hand finish before it returns (see the dispatcher).

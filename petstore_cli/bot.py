@@ -41,6 +41,8 @@ from .compose import Composition, compose
 if TYPE_CHECKING:
     import uvicorn
 
+    from petstore_bot.approvals_room import ApprovalPoster
+    from petstore_bot.chat import Reply
     from petstore_bot.slack import SlackFace
 
 log = logging.getLogger("petstore_bot")
@@ -217,12 +219,35 @@ def matrix_main(
         composition.audit.path if composition.audit else "-",
         state.database.where,
     )
+    poster = approval_poster(settings.bot, store=state.pending.store, announce=transport.announce)
+
+    async def run(stop: asyncio.Event) -> None:
+        await asyncio.gather(transport.run(core.handle, stop=stop), *([poster.run(stop)] if poster else []))
+
     try:
-        asyncio.run(_serve(lambda stop: transport.run(core.handle, stop=stop), composition, state))
+        asyncio.run(_serve(run, composition, state))
     except MatrixError as exc:
         print(f"petstore: matrix: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def approval_poster(
+    bot: BotSettings,
+    *,
+    store: PendingStore,
+    announce: Callable[..., Awaitable[object]],
+) -> ApprovalPoster | None:
+    """The poster of terminal requests for approval (in ``store``) in ``[bot] approvals_room``, when approvals and
+    the room are set; None otherwise."""
+    if not bot.approvals or not bot.approvals_room:
+        return None
+    from petstore_bot.approvals_room import ApprovalPoster
+
+    async def post(room: str, reply: Reply, key: str) -> object:
+        return await announce(room, reply, key=key)
+
+    return ApprovalPoster(store, room=bot.approvals_room, announce=post, prefix=bot.prefix)
 
 
 async def _serve(run: Run, composition: Composition, state: BotState) -> None:
