@@ -16,35 +16,33 @@ import contextlib
 import html
 import logging
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
+from bot_commands.outcome import Outcome
+from bot_commands.results import ApprovalNeeded
 from bot_commands.sanitize import visible
 from petstore_state import StateError
 from petstore_state.pending import PendingStore, PendingWrite
 
 from .chat import Reply
 
-__all__ = ["Announce", "ApprovalPoster", "request_reply"]
+if TYPE_CHECKING:  # pragma: no cover
+    from .matrix import MatrixTransport
+    from .slack_web import SlackWeb
+
+__all__ = ["Announce", "ApprovalPoster", "matrix_announce", "request_reply", "slack_announce"]
 
 log = logging.getLogger("petstore_bot")
 
-Announce = Callable[[str, Reply, str], Awaitable[object]]
-"""Post a reply unasked: ``(room, reply, key)``; ``key`` names the message for good (a retry posts it once)."""
+Announce = Callable[[str, PendingWrite], Awaitable[object]]
+"""Post a request in a room unasked, in the platform's own way: ``(room, request)``."""
 
 
 class ApprovalPoster:
     """Posts the terminal's requests for approval in ``room`` (see the module docstring)."""
 
-    def __init__(
-        self,
-        store: PendingStore,
-        *,
-        room: str,
-        announce: Announce,
-        prefix: str = "!",
-        interval: float = 1.0,
-    ) -> None:
-        self.store, self.room, self.announce = store, room, announce
-        self.prefix, self.interval = prefix, interval
+    def __init__(self, store: PendingStore, *, room: str, announce: Announce, interval: float = 1.0) -> None:
+        self.store, self.room, self.announce, self.interval = store, room, announce, interval
 
     async def run(self, stop: asyncio.Event) -> None:
         """Post what waits every ``interval`` seconds until ``stop``; a failing store is logged and tried again."""
@@ -65,7 +63,7 @@ class ApprovalPoster:
             if write.where != "terminal":
                 continue  # asked in a chat room: the answer there showed it
             log.info("posting request %s of %s in %s", write.code, write.asker, self.room)
-            await self.announce(self.room, request_reply(write, prefix=self.prefix), f"approval {write.code}")
+            await self.announce(self.room, write)
             posted += 1
         return posted
 
@@ -95,3 +93,35 @@ def request_reply(write: PendingWrite, *, prefix: str = "!") -> Reply:
 
 def _html(text: str) -> str:
     return html.escape(visible(text))
+
+
+def matrix_announce(transport: MatrixTransport, *, prefix: str) -> Announce:
+    """An :data:`Announce` for Matrix: :func:`request_reply` as a notice (pinging nobody), posted once per code."""
+
+    async def announce(room: str, write: PendingWrite) -> None:
+        await transport.announce(room, request_reply(write, prefix=prefix), key=f"approval {write.code}")
+
+    return announce
+
+
+def slack_announce(web: SlackWeb, *, prefix: str) -> Announce:
+    """An :data:`Announce` for Slack (``chat.postMessage`` with the bot token): the request as the Slack face shows
+    one asked in a channel, its text escaped, with Approve and Deny buttons."""
+    from .slack_render import message_for, slack_payload
+
+    async def announce(room: str, write: PendingWrite) -> None:
+        result = ApprovalNeeded(
+            code=write.code,
+            what=write.what,
+            line=write.line,
+            ttl=round(write.expires - write.created),
+            asker=write.asker,
+            env=write.env,
+            action=f"{write.what} (asked from a terminal)",
+            fields=write.fields,
+        )
+        payload = slack_payload(message_for(Outcome(line=write.line, result=result), prefix=prefix))
+        payload.pop("response_type", None)
+        await web.post_message(room, payload, None)
+
+    return announce

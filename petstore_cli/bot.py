@@ -41,8 +41,7 @@ from .compose import Composition, compose
 if TYPE_CHECKING:
     import uvicorn
 
-    from petstore_bot.approvals_room import ApprovalPoster
-    from petstore_bot.chat import Reply
+    from petstore_bot.approvals_room import Announce, ApprovalPoster
     from petstore_bot.slack import SlackFace
 
 log = logging.getLogger("petstore_bot")
@@ -219,35 +218,37 @@ def matrix_main(
         composition.audit.path if composition.audit else "-",
         state.database.where,
     )
-    poster = approval_poster(settings.bot, store=state.pending.store, announce=transport.announce)
+    from petstore_bot.approvals_room import matrix_announce
 
-    async def run(stop: asyncio.Event) -> None:
-        await asyncio.gather(transport.run(core.handle, stop=stop), *([poster.run(stop)] if poster else []))
-
+    announce = matrix_announce(transport, prefix=settings.bot.prefix)
+    poster = approval_poster(settings.bot, store=state.pending.store, announce=announce)
     try:
-        asyncio.run(_serve(run, composition, state))
+        asyncio.run(_serve(_beside(poster, lambda stop: transport.run(core.handle, stop=stop)), composition, state))
     except MatrixError as exc:
         print(f"petstore: matrix: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
 
 
-def approval_poster(
-    bot: BotSettings,
-    *,
-    store: PendingStore,
-    announce: Callable[..., Awaitable[object]],
-) -> ApprovalPoster | None:
+def approval_poster(bot: BotSettings, *, store: PendingStore, announce: Announce) -> ApprovalPoster | None:
     """The poster of terminal requests for approval (in ``store``) in ``[bot] approvals_room``, when approvals and
     the room are set; None otherwise."""
     if not bot.approvals or not bot.approvals_room:
         return None
     from petstore_bot.approvals_room import ApprovalPoster
 
-    async def post(room: str, reply: Reply, key: str) -> object:
-        return await announce(room, reply, key=key)
+    return ApprovalPoster(store, room=bot.approvals_room, announce=announce)
 
-    return ApprovalPoster(store, room=bot.approvals_room, announce=post, prefix=bot.prefix)
+
+def _beside(poster: ApprovalPoster | None, run: Run) -> Run:
+    """``run``, with the poster of terminal requests running beside it until the same stop (when there is one)."""
+    if poster is None:
+        return run
+
+    async def both(stop: asyncio.Event) -> None:
+        await asyncio.gather(run(stop), poster.run(stop))
+
+    return both
 
 
 async def _serve(run: Run, composition: Composition, state: BotState) -> None:
@@ -319,6 +320,7 @@ def slack_main(
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     state = open_state(bot, state_dir=default_data_dir() / "bot", audit=composition.audit)
     core = build_core(composition, bot, platform=flavour, prefix=bot.slack.command + " ", state=state)
+    web = SlackWeb(bot_token=bot_token, api_url=bot.slack.api_url) if bot_token else None
     face = SlackFace(
         core=core,
         flavour=flavour,
@@ -326,10 +328,18 @@ def slack_main(
         signature=signature,
         token=token,
         response_origin=(bot.mattermost.url or "") if mattermost else SLACK_ORIGIN,
-        web=SlackWeb(bot_token=bot_token, api_url=bot.slack.api_url) if bot_token else None,
+        web=web,
     )
     if bot_token is None and not mattermost:
         log.info("[bot.slack] bot_token is not set: slash commands only (mentions and DMs need it)")
+    poster = None
+    if web is not None:
+        from petstore_bot.approvals_room import slack_announce
+
+        announce = slack_announce(web, prefix=bot.slack.command + " ")
+        poster = approval_poster(bot, store=state.pending.store, announce=announce)
+    elif bot.approvals and bot.approvals_room:
+        log.info("[bot] approvals_room is set, but requests made at a terminal are posted with a Slack bot_token")
     where_to = f"Socket Mode via {bot.slack.api_url}" if socket_mode else f"http://{host}:{port}"
     log.info(
         "petstore bot %s on %s; service %s %s; audit %s",
@@ -344,9 +354,9 @@ def slack_main(
             from petstore_bot.slack_socket import SocketMode
 
             socket = SocketMode(face=face, app_token=app_token, api_url=bot.slack.api_url)
-            asyncio.run(_serve(_started(face, socket.run), composition, state))
+            asyncio.run(_serve(_beside(poster, _started(face, socket.run)), composition, state))
             return EXIT_OK
-        return _serve_slack_http(face, composition, state, host=host, port=port)
+        return _serve_slack_http(face, composition, state, host=host, port=port, poster=poster)
     except SlackWebError as exc:
         print(f"petstore: slack: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -392,7 +402,15 @@ def _started(
     return started
 
 
-def _serve_slack_http(face: SlackFace, composition: Composition, state: BotState, *, host: str, port: int) -> int:
+def _serve_slack_http(
+    face: SlackFace,
+    composition: Composition,
+    state: BotState,
+    *,
+    host: str,
+    port: int,
+    poster: ApprovalPoster | None = None,
+) -> int:
     import uvicorn
 
     from petstore_server.serve import QuietServer
@@ -401,21 +419,26 @@ def _serve_slack_http(face: SlackFace, composition: Composition, state: BotState
         uvicorn.Config(face.app(), host=host, port=port, log_level="warning", access_log=False, lifespan="on")
     )
     try:
-        asyncio.run(_serve_http(server, face, composition, state))
+        asyncio.run(_serve_http(server, face, composition, state, poster))
     except (OSError, SystemExit):  # uvicorn exits when it cannot listen (it logged why)
         return EXIT_FAILED
     return EXIT_OK if server.started else EXIT_FAILED
 
 
-async def _serve_http(server: uvicorn.Server, face: SlackFace, composition: Composition, state: BotState) -> None:
+async def _serve_http(
+    server: uvicorn.Server, face: SlackFace, composition: Composition, state: BotState, poster: ApprovalPoster | None
+) -> None:
     stop = asyncio.Event()
     sweeper = asyncio.create_task(sweep(state.pending, stop=stop))
+    posting = asyncio.create_task(poster.run(stop)) if poster is not None else None
     try:
         await face.start()
         await server.serve()
     finally:
         stop.set()
         await sweeper
+        if posting is not None:
+            await posting
         await composition.aclose()
         state.close()
         log.info("petstore bot stopped")
