@@ -17,7 +17,6 @@ import asyncio
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +27,7 @@ from cli_support import keyed_service  # noqa: E402
 from matrix.bot_process import BotProcess, approvals_config, petstore_env  # noqa: E402
 from matrix.conftest import register  # noqa: E402
 from matrix.cs_client import MatrixUser, from_sender  # noqa: E402
+from matrix.make_transcript import on_synapse  # noqa: E402
 from matrix.synapse_server import SynapseServer  # noqa: E402
 
 KEY = "sk-docs-approvals-0123456789"
@@ -114,15 +114,11 @@ async def record(server: SynapseServer, root: Path, service: str) -> tuple[list[
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        server = SynapseServer.create(root / "synapse")
-        server.start()
-        try:
-            with keyed_service(root / "serve", KEY) as service:
-                shown, room, audit = asyncio.run(record(server, root, service))
-        finally:
-            server.stop()
+    async def converse(server: SynapseServer, root: Path) -> tuple[list[str], list[str], str]:
+        with keyed_service(root / "serve", KEY) as service:
+            return await record(server, root, service)
+
+    shown, room, audit = on_synapse(converse)
     print("# the terminal")
     print("\n".join(shown))
     print("# the approvals room")
