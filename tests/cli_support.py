@@ -55,7 +55,8 @@ def serving(db: Path, env: dict[str, str]) -> Iterator[str]:
 
 @contextmanager
 def keyed_service(home: Path, key: str) -> Iterator[str]:
-    """``petstore serve`` (seeded) in ``home``, accepting the API key ``key``: its base URL."""
+    """``petstore serve`` (seeded) in ``home`` (made if need be), accepting the API key ``key``: its base URL."""
+    home.mkdir(parents=True, exist_ok=True)
     with serving(home / "pets.db", clean_env(home, PETSTORE_SERVER_API_KEYS=key)) as url:
         yield url
 
