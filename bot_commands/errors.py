@@ -10,8 +10,11 @@
     │   ├── Forbidden             the actor's role does not allow the command
     │   ├── ConfirmationRequired  a write that needs confirming, without a way to confirm
     │   ├── Declined              the user answered "no" to the confirmation
-    │   └── NotConfirmable        /confirm with an unknown, expired or used code
-    │       └── NotApprovable     /approve or /deny with a code that is not another's waiting request
+    │   ├── NotConfirmable        /confirm with an unknown, expired or used code
+    │   │   └── NotApprovable     /approve or /deny with a code that is not another's waiting request
+    │   ├── ApprovalDenied        a second person denied the approval a write asked for
+    │   └── ApprovalExpired       nobody approved the write before its request expired
+    ├── StillWaiting          the wait for an approval ended (--wait, Ctrl-C) with the request still open
     └── ExpectationFailed     an ``/expect`` did not hold
 
 The client's errors (``petstore_api.errors.PetStoreError``) pass through unchanged. :data:`ERRORS` is the only
@@ -45,6 +48,8 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "CommandError",
+    "ApprovalDenied",
+    "ApprovalExpired",
     "ConfirmationRequired",
     "Declined",
     "ErrorKind",
@@ -56,6 +61,7 @@ __all__ = [
     "NotConfirmable",
     "ReadOnlyError",
     "RefusedError",
+    "StillWaiting",
     "UsageError",
     "classify",
     "one_line",
@@ -126,6 +132,18 @@ class NotApprovable(NotConfirmable):
     """``/approve`` or ``/deny`` with a code that waits for nothing this person may approve."""
 
 
+class ApprovalDenied(RefusedError):
+    """The second person asked to approve a write denied it (nothing was sent)."""
+
+
+class ApprovalExpired(RefusedError):
+    """A request for approval expired (or was withdrawn) before anyone approved it: nothing was sent."""
+
+
+class StillWaiting(CommandError):
+    """The wait for an approval ended before a decision; the request stays open and may still run."""
+
+
 class ExpectationFailed(CommandError):
     """``/expect`` did not hold; ``expected`` and ``actual`` say what differed."""
 
@@ -173,8 +191,11 @@ ERRORS: tuple[ErrorKind, ...] = (
     ErrorKind(NotApprovable, "not_approvable", "Nothing to approve", EXIT_USAGE),
     ErrorKind(NotConfirmable, "not_confirmable", "Nothing to confirm", EXIT_USAGE),
     ErrorKind(NoMorePages, "no_more_pages", "No more pages", EXIT_USAGE),
+    ErrorKind(ApprovalDenied, "denied", "Denied", EXIT_USAGE),
+    ErrorKind(ApprovalExpired, "approval_expired", "Not approved", EXIT_USAGE),
     ErrorKind(RefusedError, "refused", "Not done", EXIT_USAGE),
     ErrorKind(ExpectationFailed, "expectation_failed", "Expectation failed", EXIT_FAILED),
+    ErrorKind(StillWaiting, "waiting", "Still waiting", EXIT_FAILED),
     ErrorKind(CommandError, "command", "Error", EXIT_FAILED),
     ErrorKind(APIError, "bad_request", "Rejected by the service", EXIT_FAILED, status=400),
     ErrorKind(

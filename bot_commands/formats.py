@@ -28,6 +28,8 @@ from .outcome import Outcome
 from .results import (
     JSON,
     ApprovalNeeded,
+    ApprovalRequested,
+    ApprovalRequests,
     AuditListing,
     Cancelled,
     ConfirmationNeeded,
@@ -122,6 +124,8 @@ def data_of(result: Result) -> Data | None:
     if isinstance(result, AuditListing):
         records = tuple(record.to_json() for record in result.records)
         return Data(records, _fields_of(records))
+    if isinstance(result, ApprovalRequests):
+        return Data(result.records, _fields_of(result.records))
     if isinstance(
         result,
         OrdersListing
@@ -132,6 +136,7 @@ def data_of(result: Result) -> Data | None:
         | ConfirmationNeeded
         | Cancelled
         | ApprovalNeeded
+        | ApprovalRequested
         | Denied,
     ):
         records = _objects(result.to_json())

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from petstore_api.events import AttemptStarted, ClientEvent, EventHook, Exchange, Retrying
 from petstore_api.models import CreatedPet, NewPet, PetPage, PetStatus, PetWithNotice
@@ -24,7 +24,12 @@ from petstore_api.models import CreatedPet, NewPet, PetPage, PetStatus, PetWithN
 from .every import Every
 from .results import JSON, AuditRecord
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .policy import Actor
+    from .results import Result
+
 __all__ = [
+    "AskApproval",
     "AttemptStarted",
     "AuditTrail",
     "ClientEvent",
@@ -35,6 +40,7 @@ __all__ = [
     "PetStoreAPI",
     "Retrying",
     "ScheduledCommand",
+    "WriteRequest",
 ]
 
 
@@ -131,3 +137,21 @@ class Notifications(Protocol):
     async def unschedule(self, schedule_id: int) -> ScheduledCommand:
         """Drop schedule ``schedule_id`` of this room (its creator, or an operator); raises NotScheduled."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRequest:
+    """A write that needs a second person's approval: the line as it will run (``$last`` expanded), what it does in
+    words, every field it sends, and who asks."""
+
+    line: str
+    what: str
+    fields: tuple[tuple[str, str], ...]
+    actor: Actor
+
+
+class AskApproval(Protocol):
+    """Ask a second person to approve ``request`` (a terminal's: a bot posts it in the approvals room) and give what
+    running it came to; a denial, an expiry or a wait given up raise the command layer's errors."""
+
+    async def __call__(self, request: WriteRequest, /) -> Result: ...

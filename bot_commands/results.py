@@ -18,6 +18,8 @@ JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | 
 __all__ = [
     "JSON",
     "ApprovalNeeded",
+    "ApprovalRequested",
+    "ApprovalRequests",
     "Cancelled",
     "AuditListing",
     "AuditRecord",
@@ -382,3 +384,30 @@ class ScheduleList(Result):
 
     def to_json(self) -> JSON:
         return {"schedules": [row.to_json() for row in self.rows], "timezone": self.timezone, "notice": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequested(Result):
+    """A write sent to a second person for approval, not waited for (``--no-wait``): its request ``code``."""
+
+    code: str
+    what: str
+    expires_in: int
+    room: str = ""
+
+    def to_json(self) -> JSON:
+        return {"id": self.code, "what": self.what, "state": "waiting", "expires_in": self.expires_in}
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequests(Result):
+    """``petstore approvals``: requests for approval as records (``id``, ``asker``, ``what``, ``state``, ``age``
+    seconds, and more); ``detail``: one request shown whole (``petstore approvals show ID``)."""
+
+    records: tuple[dict[str, JSON], ...]
+    detail: bool = False
+
+    def to_json(self) -> JSON:
+        if self.detail and self.records:
+            return self.records[0]
+        return list(self.records)

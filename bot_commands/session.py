@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import re
 import time
 from collections import deque
@@ -39,9 +40,10 @@ from .outcome import Outcome
 from .parser import show
 from .pending import Decision, HeldWrite, HoldKind, HoldRequest, MemoryPending, PendingWrites, refusal_message
 from .policy import Access, Actor, Policy, local_actor
-from .ports import Confirm, Notifications, PetStoreAPI
+from .ports import AskApproval, Confirm, Notifications, PetStoreAPI, WriteRequest
 from .registry import Command, Invocation, Registry
 from .results import (
+    JSON,
     ApprovalNeeded,
     ConfirmationNeeded,
     Denied,
@@ -142,6 +144,9 @@ class CommandSession:
         self.consent_hint = "petstore run needs --yes"
         #: A chat bot's watches and schedules for this session's room and person (None: /watch says chat only).
         self.notifications: Notifications | None = None
+        #: Writes go to a second person for approval instead of running here (a terminal on an environment under
+        #: ``[bot] approvals``): set by the face's composition.
+        self.ask_approval: AskApproval | None = None
 
     # -- state --------------------------------------------------------------
 
@@ -318,6 +323,11 @@ class CommandSession:
         cmd = invocation.command
         if cmd.name not in self._allowed_now()[1]:  # allowed (the cached list) implies the check passes
             self.policy.check(name=cmd.name, access=cmd.access, actor=self.actor, what=invocation.what())
+        if self.ask_approval is not None and cmd.access is Access.WRITE:
+            request = WriteRequest(
+                line=invocation.line, what=invocation.what(), fields=invocation.fields(), actor=self.actor
+            )
+            return await self.ask_approval(request)
         if self.policy.needs_approval(cmd.access) and self.policy.deferred:
             return await self._hold(invocation, kind="approve")
         if self.policy.needs_confirmation(cmd.access) or (confirm_write and cmd.access is Access.WRITE):
@@ -402,9 +412,15 @@ class CommandSession:
         try:
             result = await self.registry.parse(held.line).perform(self)
         except Exception as exc:
-            await self.pending.finish(held.code, ok=False, result=classify(exc).message)
+            failure = classify(exc)
+            error: dict[str, JSON] = {"code": failure.code, "message": failure.message, "status": failure.status}
+            said = _said(held, {"ok": False, "error": error}, failure.message)
+            await self.pending.finish(held.code, ok=False, result=said)
             raise
-        await self.pending.finish(held.code, ok=True, result=present(result, prefix="/").summary)
+        summary = present(result, prefix="/").summary
+        replayed = isinstance(result, PetCreated) and result.replayed
+        said = _said(held, {"ok": True, "result": result.to_json(), "replayed": replayed}, summary)
+        await self.pending.finish(held.code, ok=True, result=said)
         return result
 
     # -- audit --------------------------------------------------------------
@@ -495,6 +511,14 @@ def download_name(name: str) -> str:
     last = PurePosixPath(name.replace("\\", "/").strip()).name
     cleaned = "".join(ch for ch in last if ch.isprintable() and ch not in '"/\\')
     return cleaned if cleaned.strip(" .~") else DEFAULT_SCRIPT_NAME
+
+
+def _said(held: HeldWrite, record: dict[str, JSON], summary: str) -> str:
+    """What a held write's run said, for the store: a terminal waiting on it reads the command's JSON record (and
+    prints it as the command would have); chat keeps the one line."""
+    if held.where != "terminal":
+        return summary
+    return json.dumps({"command": held.line, **record, "summary": summary}, ensure_ascii=True, default=str)
 
 
 def _script_text(lines: list[str]) -> str:

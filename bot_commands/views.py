@@ -24,6 +24,8 @@ from .errors import Failure
 from .results import (
     JSON,
     ApprovalNeeded,
+    ApprovalRequested,
+    ApprovalRequests,
     AuditListing,
     Cancelled,
     ConfirmationNeeded,
@@ -525,3 +527,50 @@ def _schedules(result: ScheduleList, prefix: str) -> Presentation:
     if result.text:
         return Presentation(view=GroupView((NoticeView(result.text, "success"), table)), summary=result.text)
     return Presentation(view=table, summary=_plural(len(rows), "schedule"))
+
+
+@_presents(ApprovalRequested)
+def _approval_requested(result: ApprovalRequested, prefix: str) -> Presentation:
+    room = f" in {result.room}" if result.room else ""
+    note = (
+        f"Request {result.code} waits for a second person's approval{room} (!approve {result.code}) for "
+        f"{_duration(result.expires_in)}: {result.what}. See it with: petstore approvals show {result.code}"
+    )
+    return Presentation(view=LinesView((Cell(result.code),)), summary=note, notes=(note,))
+
+
+#: The columns of ``petstore approvals``; ``show`` gives every field.
+APPROVAL_COLUMNS = ("id", "asker", "what", "state", "age")
+
+
+@_presents(ApprovalRequests)
+def _approval_requests(result: ApprovalRequests, prefix: str) -> Presentation:
+    if result.detail and result.records:
+        record = result.records[0]
+        fields = tuple((name, Cell(_approval_cell(name, value))) for name, value in record.items())
+        return Presentation(view=CardView(title="", fields=fields), summary=f"request {record.get('id')}")
+    rows = tuple(
+        tuple(Cell(_approval_cell(name, record.get(name))) for name in APPROVAL_COLUMNS) for record in result.records
+    )
+    view = TableView(
+        columns=tuple(Column(name, align="right" if name == "age" else "left") for name in APPROVAL_COLUMNS),
+        rows=rows,
+        empty="no requests for approval",
+    )
+    return Presentation(view=view, summary=_plural(len(rows), "request"))
+
+
+def _approval_cell(name: str, value: JSON) -> str:
+    if name == "age" and isinstance(value, int | float):
+        return _age(value)
+    if isinstance(value, dict):
+        return ", ".join(f"{key}={item}" for key, item in value.items())
+    return "" if value is None else str(value)
+
+
+def _age(seconds: float) -> str:
+    """``42s``, ``5m``, ``3h``, ``2d``: how long ago, roughly."""
+    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{max(int(seconds), 0)}s"

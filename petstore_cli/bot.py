@@ -12,7 +12,6 @@ import functools
 import logging
 import signal
 import sys
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,31 +27,29 @@ from bot_commands.session import CommandSession
 from petstore_api.errors import ConfigError
 from petstore_bot.chat import Reply
 from petstore_bot.core import BotCore
-from petstore_bot.notifier import BotNotifications, Notifier, ShouldRun, always
+from petstore_bot.notifier import BotNotifications
 from petstore_bot.pending import StoredPending, room_approvers, sweep
 from petstore_bot.ratelimit import RateLimiter, StoredRateLimiter
 from petstore_bot.roles import Grants, RoleBook, RoomRules
-from petstore_bot.scheduler import Scheduler
 from petstore_bot.settings import BotSettings
-from petstore_bot.watcher import Announce, Watcher
 from petstore_cli.settings.model import Settings
 from petstore_cli.settings.paths import default_config_path, default_data_dir
 from petstore_state import Database, StateError, open_database
 from petstore_state.conversations import ConversationStore
 from petstore_state.pending import PendingStore
-from petstore_state.schedules import ScheduleStore
-from petstore_state.watches import WatchStore
 
+from .bot_background import Background, all_of, approval_poster, beside, bot_notifications, connected, notifier
 from .bot_replicas import Replication, open_replication
 from .compose import Composition, compose
 
 if TYPE_CHECKING:
     import uvicorn
 
-    from petstore_bot.matrix import MatrixTransport
     from petstore_bot.slack import SlackFace
 
 log = logging.getLogger("petstore_bot")
+
+
 #: Commands remembered per chat session (chat has no /history; enough to look into a conversation, bounded for a
 #: bot that runs for months with thousands of people).
 CHAT_HISTORY = 100
@@ -174,46 +171,6 @@ async def _chat_sleep(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
-def bot_notifications(
-    composition: Composition,
-    bot: BotSettings,
-    *,
-    database: Database,
-    announce: Announce,
-    clock: Callable[[], float] = time.time,
-) -> BotNotifications:
-    """Watches and schedules of this bot's service in ``database``, posted with ``announce``."""
-    service = composition.env.base_url
-    watcher = Watcher(store=WatchStore(database, service=service), client=composition.client, announce=announce)
-    return BotNotifications(
-        watcher=watcher,
-        schedules=ScheduleStore(database, service=service),
-        interval=bot.watch_interval,
-        timezone=bot.timezone,
-        clock=clock,
-    )
-
-
-def notifier(
-    notifications: BotNotifications, core: BotCore, *, announce: Announce, should_run: ShouldRun = always
-) -> Notifier:
-    """The bot's background task: polls for the watches, posts, runs the schedules as their creators via ``core``."""
-
-    async def run_as(room: str, user: str, line: str) -> Reply:
-        return await core.reply_as(room=room, user=user, line=line)
-
-    scheduler = Scheduler(
-        store=notifications.schedules,
-        run_as=run_as,
-        announce=announce,
-        zone=notifications.zone,
-        clock=notifications.clock,
-    )
-    return Notifier(
-        watcher=notifications.watcher, scheduler=scheduler, interval=notifications.interval, should_run=should_run
-    )
-
-
 def accept_invite(core: BotCore, inviter: str, direct: bool, room: str) -> bool:
     """Whom the bot joins: a direct chat with anyone who has a role (viewers too: they may read there), a room
     from an operator or admin only (a room is a team's, and the bot answers everyone in it); in a room with grants
@@ -301,50 +258,22 @@ def matrix_main(
         composition.audit.path if composition.audit else "-",
         state.database.where,
     )
+    from petstore_bot.approvals_room import matrix_announce
+
+    poster = approval_poster(
+        settings.bot, store=state.pending.store, announce=matrix_announce(transport, prefix=settings.bot.prefix)
+    )
     try:
-        should_run = _all_of(_connected(transport), replication.leadership.leading)
-        background = notifier(notifications, core, announce=announce, should_run=should_run)
-        run = _with(background, functools.partial(transport.run, core.handle))
+        gate = all_of(connected(transport), replication.leadership.leading)
+        background: list[Background] = [notifier(notifications, core, announce=announce, should_run=gate)]
+        if poster is not None:
+            background.append(poster.gated(gate))
+        run = beside(background, functools.partial(transport.run, core.handle))
         asyncio.run(_serve(lambda stop: replication.around(run, stop), composition, state))
     except MatrixError as exc:
         print(f"petstore: matrix: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
-
-
-def _all_of(*gates: ShouldRun) -> ShouldRun:
-    """A gate open when every one of ``gates`` is (asked in order, the first closed one ends it)."""
-
-    async def every() -> bool:
-        for gate in gates:
-            if not await gate():
-                return False
-        return True
-
-    return every
-
-
-def _connected(transport: MatrixTransport) -> ShouldRun:
-    """Background work runs while the transport can post."""
-
-    async def connected() -> bool:
-        return transport.connected
-
-    return connected
-
-
-def _with(background: Notifier, run: Run) -> Run:
-    """``run``, with the bot's background task beside it until ``run`` ends."""
-
-    async def both(stop: asyncio.Event) -> None:
-        task = asyncio.create_task(background.run(stop))
-        try:
-            await run(stop)
-        finally:
-            stop.set()
-            await task
-
-    return both
 
 
 async def _serve(run: Run, composition: Composition, state: BotState) -> None:
@@ -428,6 +357,7 @@ def slack_main(
     core = build_core(
         composition, bot, platform=flavour, prefix=bot.slack.command + " ", state=state, notifications=notifications
     )
+    web = SlackWeb(bot_token=bot_token, api_url=bot.slack.api_url) if bot_token else None
     face = SlackFace(
         core=core,
         flavour=flavour,
@@ -435,10 +365,19 @@ def slack_main(
         signature=signature,
         token=token,
         response_origin=(bot.mattermost.url or "") if mattermost else SLACK_ORIGIN,
-        web=SlackWeb(bot_token=bot_token, api_url=bot.slack.api_url) if bot_token else None,
+        web=web,
     )
     if bot_token is None and not mattermost:
         log.info("[bot.slack] bot_token is not set: slash commands only (mentions and DMs need it)")
+    poster = None
+    if web is not None:
+        from petstore_bot.approvals_room import slack_announce
+
+        poster = approval_poster(
+            bot, store=state.pending.store, announce=slack_announce(web, prefix=bot.slack.command + " ")
+        )
+    elif bot.approvals and bot.approvals_room:
+        log.info("[bot] approvals_room is set, but requests made at a terminal are posted with a Slack bot_token")
     where_to = f"Socket Mode via {bot.slack.api_url}" if socket_mode else f"http://{host}:{port}"
     log.info(
         "petstore bot %s on %s; service %s %s; audit %s",
@@ -448,17 +387,17 @@ def slack_main(
         composition.env.base_url,
         composition.audit.path if composition.audit else "-",
     )
-    background = None
+    background: list[Background] = []
     if notifications is not None:
-        background = notifier(notifications, core, announce=announce, should_run=replication.leadership.leading)
+        background.append(notifier(notifications, core, announce=announce, should_run=replication.leadership.leading))
+    if poster is not None:
+        background.append(poster.gated(replication.leadership.leading))
     try:
         if app_token is not None:
             from petstore_bot.slack_socket import SocketMode
 
             socket = SocketMode(face=face, app_token=app_token, api_url=bot.slack.api_url)
-            run = _started(face, socket.run)
-            if background is not None:
-                run = _with(background, run)
+            run = beside(background, _started(face, socket.run))
             asyncio.run(_serve(lambda stop: replication.around(run, stop), composition, state))
             return EXIT_OK
         return _serve_slack_http(face, composition, state, replication, host=host, port=port, background=background)
@@ -515,7 +454,7 @@ def _serve_slack_http(
     *,
     host: str,
     port: int,
-    background: Notifier | None = None,
+    background: Sequence[Background] = (),
 ) -> int:
     import uvicorn
 
@@ -538,17 +477,15 @@ async def _serve_http(
     state: BotState,
     replication: Replication,
     *,
-    background: Notifier | None,
+    background: Sequence[Background],
 ) -> None:
     stop = asyncio.Event()
     sweeper = asyncio.create_task(sweep(state.pending, stop=stop))
-    task: asyncio.Task[None] | None = None
+    tasks: list[asyncio.Task[None]] = []
 
     async def serve(_: asyncio.Event) -> None:
-        nonlocal task
         await face.start()
-        if background is not None:
-            task = asyncio.create_task(background.run(stop))
+        tasks.extend(asyncio.create_task(work.run(stop)) for work in background)
         await server.serve()
 
     try:
@@ -556,8 +493,7 @@ async def _serve_http(
     finally:
         stop.set()
         await sweeper
-        if task is not None:
-            await task
+        await asyncio.gather(*tasks)
         await composition.aclose()
         state.close()
         log.info("petstore bot stopped")

@@ -112,6 +112,10 @@ def _compose(args: argparse.Namespace) -> _Built:
     said: list[str] = []  # said once the prompt is done drawing, with the settings' warnings
     composition = compose(loaded.settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)), warn=said.append)
     session = composition.session(confirm=make_confirm(console))
+    from .approvals import wire_approval
+    from .progress import Spinner
+
+    wire_approval(session, composition, loaded.settings, spinner=Spinner(sys.stderr) if sys.stderr.isatty() else None)
     return _Built(composition=composition, session=session, console=console, warnings=[*loaded.warnings, *said])
 
 

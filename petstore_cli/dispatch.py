@@ -19,6 +19,7 @@ from .exits import EXIT_INTERRUPTED, EXIT_USAGE
 from .options import FACES, build_parser, command_index, hoist_output_options, parse
 
 if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.output import OutputSpec
     from petstore_cli.settings.load import LoadedSettings
 
 __all__ = ["NO_TERMINAL", "dispatch"]
@@ -98,7 +99,8 @@ def _tui(args: argparse.Namespace, *, program: bool) -> int:
 
 
 def _with_settings(command: str, args: argparse.Namespace) -> int:
-    """``config``, ``auth``, and the faces that load the settings before anything else: chat (piped), run, bot, web."""
+    """``config``, ``auth``, and the faces that load the settings before anything else: chat (piped), run, bot, web,
+    approvals."""
     from bot_commands.errors import CommandError
     from petstore_api.errors import PetStoreError
 
@@ -136,7 +138,14 @@ def _face(command: str, args: argparse.Namespace) -> int:
         from .web import web_main
 
         return web_main(loaded, args)
-    return _run(loaded, args)
+    output = _output(args)
+    if output is None:
+        return EXIT_USAGE
+    if command == "approvals":
+        from .approvals_face import approvals_main
+
+        return approvals_main(loaded.settings, args, output=output)
+    return _run(loaded, args, output)
 
 
 def _bot(loaded: LoadedSettings, args: argparse.Namespace) -> int:
@@ -162,19 +171,25 @@ def _bot(loaded: LoadedSettings, args: argparse.Namespace) -> int:
     )
 
 
-def _run(loaded: LoadedSettings, args: argparse.Namespace) -> int:
+def _output(args: argparse.Namespace) -> OutputSpec | None:
+    """What ``--format``, ``--json``, ``--fields``, ``--jq`` and ``--template`` ask for; None when they cannot be
+    honoured together (said in one line)."""
     from bot_commands.formats import OutputError
     from bot_commands.output import output_spec
 
-    from .runner import RunOptions, run_main
-
     try:
-        output = output_spec(
+        return output_spec(
             fmt=args.format, json_lines=args.json, fields=args.fields, jq=args.jq, template=args.template
         )
     except OutputError as exc:
         print(f"petstore: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return None
+
+
+def _run(loaded: LoadedSettings, args: argparse.Namespace, output: OutputSpec) -> int:
+    from .approvals import WaitOptions
+    from .runner import RunOptions, run_main
+
     options = RunOptions(
         script=getattr(args, "script", None),
         commands=tuple(getattr(args, "commands", ())),
@@ -187,5 +202,6 @@ def _run(loaded: LoadedSettings, args: argparse.Namespace) -> int:
         sandbox_reset=bool(getattr(args, "sandbox_reset", False)),
         prefix="petstore " if getattr(args, "lines", ()) else "/",  # a subcommand: petstore get ID
         typed=str(args.lines[0][0]) if getattr(args, "lines", ()) else "petstore run",
+        approval=WaitOptions(wait=args.wait, no_wait=bool(args.no_wait)),
     )
     return run_main(loaded.settings, options)

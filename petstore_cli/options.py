@@ -25,7 +25,7 @@ __all__ = [
 
 #: The faces and tools: subcommands of their own. Every other command word is a registry command
 #: (``petstore list sold``), run as ``petstore run -c '/list sold'`` (see petstore_cli.subcommands).
-FACES = ("tui", "chat", "run", "serve", "web", "bot", "completion", "config", "auth")
+FACES = ("tui", "chat", "run", "serve", "web", "bot", "completion", "config", "auth", "approvals")
 #: Output formats of ``run`` and the registry subcommands (renderers: bot_commands.formats, render_text).
 FORMATS = ("table", "plain", "tsv", "csv", "json", "jsonl")
 
@@ -39,6 +39,8 @@ Every slash command is a subcommand too, with the same arguments:
   petstore list sold --limit 5     petstore add Rex --category 3     petstore get 7
   petstore orders                  petstore env                      petstore help
 (petstore help lists them all; petstore COMMAND --help explains one.)
+A write on an environment in [bot] approvals waits for a second person's !approve
+in the bots' approvals room (--wait SECONDS, --no-wait); petstore approvals lists them.
 
 settings, highest first: flags > environment (PETSTORE_ENV, PETSTORE_BASE_URL,
 PETSTORE_API_KEY, PETSTORE_CONFIG, PETSTORE_HTTP__TIMEOUT, ...) > config file
@@ -189,11 +191,24 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         "config file wins over a stored one.",
     )
     auth.add_argument("action", choices=["login", "status", "logout"])
+    approvals = sub.add_parser(
+        "approvals",
+        parents=[*common, output_options(writes=False)],
+        help="requests for a second person's approval (writes under [bot] approvals)",
+        description="list: the requests in the bots' shared state ([bot] state), newest first (id, asker, what, "
+        "state, age); show ID: one request whole (every field, who decided, why, what came of it).",
+    )
+    approvals.add_argument("action", nargs="?", choices=["list", "show"], default="list")
+    approvals.add_argument("id", nargs="?", metavar="ID", help="the request's id (its code), for show")
+    approvals.add_argument(
+        "--limit", type=_positive, default=50, metavar="N", help="list at most N requests (default: 50)"
+    )
     return parser
 
 
-def output_options() -> argparse.ArgumentParser:
-    """How ``run`` and the registry subcommands print (a parent parser)."""
+def output_options(*, writes: bool = True) -> argparse.ArgumentParser:
+    """How ``run`` and the registry subcommands print (a parent parser); ``writes``: and how their writes are
+    consented to (``--yes``) or approved (``--wait``, ``--no-wait``)."""
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("output")
     g.add_argument(
@@ -207,7 +222,18 @@ def output_options() -> argparse.ArgumentParser:
     g.add_argument("--fields", metavar="F1,F2", help="only these fields of each record, in this order (id,name)")
     g.add_argument("--jq", metavar="EXPR", help="filter the records (--format json) through a jq expression")
     g.add_argument("--template", metavar="TEXT", help="print each record through a template: '{{.id}} {{.name}}'")
+    if not writes:
+        return p
     g.add_argument("--yes", action="store_true", help="confirm writes on the production environment")
+    a = p.add_argument_group("approval (an environment in [bot] approvals: a second person approves each write)")
+    a.add_argument(
+        "--wait",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="wait at most SECONDS for the approval (default: until the request expires, [bot] approval_ttl)",
+    )
+    a.add_argument("--no-wait", action="store_true", help="print the request's id and exit 0 without waiting")
     return p
 
 
@@ -295,6 +321,16 @@ def _positive(text: str) -> int:
         value = 0
     if not 1 <= value <= 100:
         raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 100, not {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 7 * 86_400:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds (at most 604800), not {text!r}")
     return value
 
 

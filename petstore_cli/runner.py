@@ -34,6 +34,7 @@ from bot_commands.session import CommandSession
 from bot_commands.views import BlankView, notes_of, present
 from petstore_cli.settings.model import Settings
 
+from .approvals import WaitOptions, wire_approval
 from .compose import compose
 
 if TYPE_CHECKING:  # pragma: no cover - imported only when needed
@@ -290,6 +291,7 @@ class RunOptions:
     sandbox_reset: bool = False
     prefix: str = "/"
     typed: str = "petstore run"  # the command as typed (petstore add): what a refusal tells to add --yes to
+    approval: WaitOptions = field(default_factory=WaitOptions)  # --wait, --no-wait ([bot] approvals)
 
 
 def run_main(settings: Settings, options: RunOptions) -> int:
@@ -318,6 +320,11 @@ def run_main(settings: Settings, options: RunOptions) -> int:
         from .progress import Spinner
 
         spinner = Spinner(sys.stderr)
+    try:
+        wire_approval(session, composition, settings, options=options.approval, spinner=spinner)
+    except BaseException:
+        asyncio.run(composition.aclose())
+        raise
 
     async def main() -> int:
         try:

@@ -53,6 +53,14 @@ def serving(db: Path, env: dict[str, str]) -> Iterator[str]:
         proc.communicate(timeout=30)
 
 
+@contextmanager
+def keyed_service(home: Path, key: str) -> Iterator[str]:
+    """``petstore serve`` (seeded) in ``home`` (made if need be), accepting the API key ``key``: its base URL."""
+    home.mkdir(parents=True, exist_ok=True)
+    with serving(home / "pets.db", clean_env(home, PETSTORE_SERVER_API_KEYS=key)) as url:
+        yield url
+
+
 def run_petstore(*args: str, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
     """``petstore ARGS`` run to its end (60 s at most), its output captured as text."""
     return subprocess.run(

@@ -73,6 +73,10 @@ SAMPLES: dict[type[r.Result], r.Result] = {
         fields=(("name", HOSTILE),),
     ),
     r.Denied: r.Denied(code="7F3K2M", what="add pet 'Rex'", asker="@ann:x", by="@bob:x", reason=HOSTILE),
+    r.ApprovalRequested: r.ApprovalRequested(code="7F3K2M", what=HOSTILE, expires_in=3600, room="!ops:x"),
+    r.ApprovalRequests: r.ApprovalRequests(
+        records=({"id": "7F3K2M", "asker": "local:ann", "what": HOSTILE, "state": "waiting", "age": 42},)
+    ),
 }
 
 

@@ -82,6 +82,24 @@ class BotConfig:
         )
 
 
+def approvals_config(
+    *, homeserver: str, user_id: str, root: Path, approver: str, room: str, service: str, key: str, state: str
+) -> BotConfig:
+    """A bot serving ``service`` as production under ``[bot] approvals``, posting requests in ``room``, its state
+    in ``state`` (the one the terminal shares); ``approver`` is an operator. Start it with ``--env production``."""
+    return BotConfig(
+        homeserver=homeserver,
+        user_id=user_id,
+        root=root,
+        operators=[approver],
+        extra={
+            "production": {"base_url": service, "api_key": key},
+            "http": {"allow_insecure_http": True},
+            "bot": {"approvals": ["production"], "approvals_room": room, "state": state},
+        },
+    )
+
+
 def petstore_env(root: Path, **extra: str) -> dict[str, str]:
     """The environment of a petstore subprocess: no PETSTORE_* from outside, config and data dirs under ``root``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}

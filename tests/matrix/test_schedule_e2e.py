@@ -20,7 +20,8 @@ from matrix.conftest import BotRunner
 from matrix.cs_client import Event, MatrixUser, from_sender
 from petstore_bot.chat import Reply
 from petstore_bot.settings import BotRoles, BotSettings
-from petstore_cli.bot import bot_notifications, build_core, compose_bot, notifier, open_state
+from petstore_cli.bot import build_core, compose_bot, open_state
+from petstore_cli.bot_background import bot_notifications, notifier
 from petstore_cli.settings.model import Settings
 
 KEY = "sk-schedule-e2e-0123456789"

@@ -1,0 +1,145 @@
+"""Requests for approval made at a terminal, posted by a running bot in ``[bot] approvals_room``.
+
+``petstore add ...`` on an environment under ``[bot] approvals`` leaves a request in the shared state
+(:mod:`petstore_state.pending`) and waits. :class:`ApprovalPoster` looks for requests no bot has posted yet every
+``interval`` seconds, claims each one (:meth:`~petstore_state.pending.PendingStore.mark_posted`: one bot of several
+wins) and posts it: who asks, what, every field it sends, the code to ``!approve`` or ``!deny``. The approval itself
+is the chat command's (``!approve CODE`` runs the write as the asker, approved by the approver, and records the
+result in the store, where the terminal reads it). Requests asked for in a chat room were answered there already:
+they are only marked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from bot_commands.outcome import Outcome
+from bot_commands.results import ApprovalNeeded
+from bot_commands.sanitize import visible
+from petstore_state import StateError
+from petstore_state.pending import PendingStore, PendingWrite
+
+from .chat import Reply
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .matrix import MatrixTransport
+    from .slack_web import SlackWeb
+
+__all__ = ["Announce", "ApprovalPoster", "matrix_announce", "request_reply", "slack_announce"]
+
+log = logging.getLogger("petstore_bot")
+
+Announce = Callable[[str, PendingWrite], Awaitable[object]]
+"""Post a request in a room unasked, in the platform's own way: ``(room, request)``."""
+
+
+class ApprovalPoster:
+    """Posts the terminal's requests for approval in ``room`` (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: PendingStore,
+        *,
+        room: str,
+        announce: Announce,
+        interval: float = 1.0,
+        should_run: Callable[[], Awaitable[bool]] | None = None,
+    ) -> None:
+        self.store, self.room, self.announce, self.interval = store, room, announce, interval
+        #: Asked before each look: posting waits while it says no (the bot not connected, another replica leading).
+        self.should_run = should_run
+
+    def gated(self, should_run: Callable[[], Awaitable[bool]]) -> ApprovalPoster:
+        """This poster, looking only while ``should_run`` says yes."""
+        return ApprovalPoster(
+            self.store, room=self.room, announce=self.announce, interval=self.interval, should_run=should_run
+        )
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Post what waits every ``interval`` seconds until ``stop``; a failing store is logged and tried again."""
+        while not stop.is_set():
+            try:
+                if self.should_run is None or await self.should_run():
+                    await self.post_waiting()
+            except StateError as exc:
+                log.warning("approvals room: %s", exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=self.interval)
+
+    async def post_waiting(self) -> int:
+        """Post every request no bot has posted yet (claimed first: one bot posts each); how many were posted."""
+        posted = 0
+        for write in await self.store.unposted(kind="approve"):
+            if not await self.store.mark_posted(write.code):
+                continue  # another bot claimed it
+            if write.where != "terminal":
+                continue  # asked in a chat room: the answer there showed it
+            log.info("posting request %s of %s in %s", write.code, write.asker, self.room)
+            await self.announce(self.room, write)
+            posted += 1
+        return posted
+
+
+def request_reply(write: PendingWrite, *, prefix: str = "!") -> Reply:
+    """The message asking for a second person: who, what, on which environment, every field, the codes to type."""
+    minutes = max(round((write.expires - write.created) / 60), 1)
+    head = f"Approval needed: {write.asker} asks from a terminal to {write.what} on {write.env}."
+    sends = [f"  {name}: {value}" for name, value in write.fields]
+    how = (
+        f"Reply {prefix}approve {write.code} to run it (as {write.asker}), or {prefix}deny {write.code} [reason], "
+        f"within {minutes} min; the asker cannot approve it."
+    )
+    text = "\n".join(visible(part) for part in [head, *(["It sends:", *sends] if sends else []), how])
+    esc = _html
+    rows = "".join(f"<li><code>{esc(name)}</code>: {esc(value)}</li>" for name, value in write.fields)
+    markup = (
+        f"<p><strong>Approval needed</strong>: {esc(write.asker)} asks from a terminal to {esc(write.what)} on "
+        f"<strong>{esc(write.env)}</strong>.</p>"
+        + (f"<p>It sends:</p><ul>{rows}</ul>" if rows else "")
+        + f"<p>Reply <code>{esc(prefix)}approve {esc(write.code)}</code> to run it (as {esc(write.asker)}), or "
+        f"<code>{esc(prefix)}deny {esc(write.code)} [reason]</code>, within {minutes} min; the asker cannot "
+        f"approve it.</p>"
+    )
+    return Reply(text=text, html=markup)
+
+
+def _html(text: str) -> str:
+    return html.escape(visible(text))
+
+
+def matrix_announce(transport: MatrixTransport, *, prefix: str) -> Announce:
+    """An :data:`Announce` for Matrix: :func:`request_reply` as a notice (pinging nobody), posted once per code."""
+
+    async def announce(room: str, write: PendingWrite) -> None:
+        if not await transport.announce(room, request_reply(write, prefix=prefix), key=f"approval {write.code}"):
+            log.warning("request %s could not be posted in %s: petstore approvals shows it", write.code, room)
+
+    return announce
+
+
+def slack_announce(web: SlackWeb, *, prefix: str) -> Announce:
+    """An :data:`Announce` for Slack (``chat.postMessage`` with the bot token): the request as the Slack face shows
+    one asked in a channel, its text escaped, with Approve and Deny buttons."""
+    from .slack_render import message_for, slack_payload
+
+    async def announce(room: str, write: PendingWrite) -> None:
+        result = ApprovalNeeded(
+            code=write.code,
+            what=write.what,
+            line=write.line,
+            ttl=round(write.expires - write.created),
+            asker=write.asker,
+            env=write.env,
+            action=f"{write.what} (asked from a terminal)",
+            fields=write.fields,
+        )
+        payload = slack_payload(message_for(Outcome(line=write.line, result=result), prefix=prefix))
+        payload.pop("response_type", None)
+        await web.post_message(room, payload, None)
+
+    return announce

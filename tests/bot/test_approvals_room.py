@@ -1,0 +1,94 @@
+"""A terminal's request for approval posted in the approvals room by the Slack face, once however many bots run.
+
+Slack cannot be reached from here: ``chat.postMessage`` goes to tests/bot/slack_api_server.py, written to Slack's
+published Web API; the Block Kit body is parsed back with slack_sdk's models. The Matrix side runs against a real
+Synapse in tests/matrix/test_terminal_approval.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from slack_sdk.models.blocks import Block
+
+from petstore_bot.approvals_room import ApprovalPoster, request_reply, slack_announce
+from petstore_bot.slack_render import APPROVE_ACTION, DENY_ACTION
+from petstore_bot.slack_web import SlackWeb
+from petstore_state import open_database
+from petstore_state.pending import PendingStore, PendingWrite
+
+from .slack_api_server import BOT_TOKEN, slack_server
+
+HOSTILE = "<!channel> *Rex* <http://x|y>"
+
+
+async def _request(store: PendingStore, *, where: str = "terminal") -> PendingWrite:
+    return await store.create(
+        kind="approve",
+        asker="local:ann",
+        role="operator",
+        where=where,
+        line=f"/add '{HOSTILE}' --category 3",
+        what=f"add pet '{HOSTILE}' (category 3)",
+        fields=(("name", HOSTILE), ("categoryId", "3")),
+        env="production",
+        ttl=3600,
+    )
+
+
+async def test_two_bots_post_a_terminal_request_once_with_approve_and_deny(tmp_path: Path) -> None:
+    database = open_database(f"sqlite:///{tmp_path / 'state.db'}", state_dir=tmp_path)
+    store = PendingStore(database)
+    try:
+        async with slack_server() as slack:
+            web = SlackWeb(bot_token=BOT_TOKEN, api_url=slack.api_url)
+            posters = [
+                ApprovalPoster(store, room="C0APPROVE", announce=slack_announce(web, prefix="/pets ")) for _ in range(2)
+            ]
+            asked = await _request(store)
+            chat = await _request(store, where="slack:T1/C0OTHER")  # answered in its own channel: never posted
+            counts = await asyncio.gather(*(poster.post_waiting() for poster in posters))
+            assert sorted(counts) == [0, 1]
+            assert await posters[0].post_waiting() == 0
+            [message] = slack.messages
+    finally:
+        database.close()
+    assert message["channel"] == "C0APPROVE"
+    blocks: list[dict[str, Any]] = message["blocks"]
+    assert all(Block.parse(block) is not None for block in blocks)
+    text = " ".join(str(b.get("text", {}).get("text", "")) for b in blocks)
+    assert "local:ann asks to add pet" in text and "on production" in text
+    assert "&lt;!channel&gt;" in text and "<!channel>" not in text  # pings nobody
+    assert f"/pets approve {asked.code}" in text
+    [actions] = [b for b in blocks if b["type"] == "actions"]
+    assert [(e["action_id"], e["value"]) for e in actions["elements"]] == [
+        (APPROVE_ACTION, asked.code),
+        (DENY_ACTION, asked.code),
+    ]
+    assert chat.code not in str(message)
+
+
+def test_the_matrix_request_names_every_field_and_the_codes() -> None:
+    write = PendingWrite(
+        code="K7M3QX",
+        kind="approve",
+        asker="local:ann",
+        role="operator",
+        where="terminal",
+        line="/add Rex --category 3",
+        what="add pet 'Rex' (category 3)",
+        fields=(("name", "<b>Rex</b>\u202e"), ("categoryId", "3")),
+        env="production",
+        created=0.0,
+        expires=1800.0,
+        state="waiting",
+    )
+    reply = request_reply(write)
+    assert reply.text.splitlines()[0] == (
+        "Approval needed: local:ann asks from a terminal to add pet 'Rex' (category 3) on production."
+    )
+    assert "!approve K7M3QX" in reply.text and "!deny K7M3QX [reason]" in reply.text and "within 30 min" in reply.text
+    assert "\u202e" not in reply.text  # a bidi override shows as a stand-in, never acts
+    assert reply.html is not None and "&lt;b&gt;Rex&lt;/b&gt;" in reply.html and "<b>Rex" not in reply.html
