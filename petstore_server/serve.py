@@ -143,6 +143,20 @@ class QuietServer(uvicorn.Server):
         self.should_exit = True
 
 
+class DrainingMultiprocess(Multiprocess):
+    """uvicorn's supervisor, which closes its copy of the listening socket as it starts stopping the workers.
+
+    The workers close theirs as they begin their graceful shutdown; the supervisor's copy would keep the socket
+    open, and a new connection would wait in its backlog, unanswered, until the supervisor exits. Closed, a new
+    connection is refused at once while the requests in flight are answered.
+    """
+
+    def terminate_all(self) -> None:
+        for sock in self.sockets:
+            sock.close()
+        super().terminate_all()
+
+
 async def _prepare(target: StoreTarget, *, seed: bool) -> None:
     """Create or upgrade the schema (and seed) once, before any worker starts."""
     store = await open_store(target)
@@ -251,7 +265,7 @@ def _run(config: uvicorn.Config, sock: socket.socket, *, workers: int, banner: s
         with _sigterm_as_interrupt(), metrics_dir() if workers > 1 else nullcontext():
             print(banner, flush=True)
             if workers > 1:
-                Multiprocess(config, sockets=[sock]).run()
+                DrainingMultiprocess(config, sockets=[sock]).run()
             else:
                 server = QuietServer(config)
                 server.run(sockets=[sock])
