@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 import psycopg
 
 from .records import StoreUnavailable
+from .sqlite_thread import settle
 
 __all__ = ["OPERATION_TIMEOUT", "RETRY_INTERVAL", "PgThreads", "closed_by_server"]
 
@@ -169,12 +170,6 @@ class PgThreads:
     def _settle(self) -> None:
         with self._lock:
             done, self._done = self._done, []
-        queued = self._queued
-        for future, result, exc in done:
-            queued.pop(future, None)
-            if future.done():
-                continue
-            if exc is not None:
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
+        for future, _, _ in done:
+            self._queued.pop(future, None)
+        settle(done)
