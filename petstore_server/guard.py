@@ -1,10 +1,12 @@
-"""uvicorn's HTTP/1.1 protocol with the limits a client must not get around: a deadline for the whole request
-head and a cap on open connections.
+"""uvicorn's HTTP/1.1 protocol with the limits a client must not get around: deadlines for the whole request
+head and the whole request body, and a cap on open connections.
 
 uvicorn (0.54) bounds the idle time between requests (``timeout_keep_alive``) but not the time a request head
-may take: a client that sends nothing, half a request line, or a header every few seconds holds its connection
-for ever. Here a head must be complete within ``head_timeout`` seconds of the connection opening or of its first
-byte arriving (the whole head, not each read), else the connection is closed. A connection accepted past
+or body may take: a client that sends nothing, half a request line, a header every few seconds, or a head and then
+a body that trickles or never comes holds its connection for ever. Here a head must be complete within
+``head_timeout`` seconds of the connection opening or of its first byte arriving (the whole head, not each read),
+and a body within ``body_timeout`` seconds of its head's end, else the connection is closed (the request being
+answered sees the client gone). A connection accepted past
 ``max_connections`` open ones (in this worker) gets a 503 Error body with ``Connection: close`` and is closed at
 once, before it can hold a file descriptor for long.
 
@@ -22,20 +24,37 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .wire import error_body
 
-__all__ = ["DEFAULT_HEAD_TIMEOUT", "DEFAULT_KEEP_ALIVE", "GuardedConfig", "GuardedH11Protocol", "refusal"]
+__all__ = [
+    "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_HEAD_TIMEOUT",
+    "DEFAULT_KEEP_ALIVE",
+    "GuardedConfig",
+    "GuardedH11Protocol",
+    "refusal",
+]
 
 #: Seconds a client has to send a whole request head.
 DEFAULT_HEAD_TIMEOUT = 10.0
+#: Seconds a client has to send a whole request body, from the end of its head.
+DEFAULT_BODY_TIMEOUT = 10.0
 #: Seconds an idle keep-alive connection stays open.
 DEFAULT_KEEP_ALIVE = 5
 
 
 class GuardedConfig(uvicorn.Config):
-    """uvicorn's Config plus the two limits :class:`GuardedH11Protocol` applies (pickled into each worker)."""
+    """uvicorn's Config plus the limits :class:`GuardedH11Protocol` applies (pickled into each worker)."""
 
-    def __init__(self, *args: object, head_timeout: float, max_connections: int | None, **kwargs: object) -> None:
+    def __init__(
+        self,
+        *args: object,
+        head_timeout: float,
+        max_connections: int | None,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        **kwargs: object,
+    ) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.head_timeout = head_timeout
+        self.body_timeout = body_timeout
         self.max_connections = max_connections
 
 
@@ -53,9 +72,11 @@ _REFUSAL = refusal()
 
 
 class GuardedH11Protocol(H11Protocol):
-    """:class:`H11Protocol` with a whole-head deadline and a connection cap (see the module's docstring)."""
+    """:class:`H11Protocol` with whole-head and whole-body deadlines and a connection cap (see the module's
+    docstring)."""
 
     _head_timer: asyncio.TimerHandle | None = None
+    _body_timer: asyncio.TimerHandle | None = None
     #: When the head now awaited began (the connection, or the request's first byte); None between requests.
     _head_started: float | None = None
     _refused = False
@@ -77,21 +98,27 @@ class GuardedH11Protocol(H11Protocol):
         if self._refused:
             return
         self._disarm_head_timer()
+        self._disarm_body_timer()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        """A head that arrives whole in one read (the usual case) costs no timer; one that does not gets one,
-        due when the head's time is up."""
+        """A request that arrives whole in one read (the usual case) costs no timer; a head that does not gets one,
+        due when the head's time is up, and a body that does not one due when the body's time is up."""
         if self._refused:
             return
         if self._head_started is None and self.conn.their_state is h11.IDLE:
             self._head_started = self.loop.time()  # the first byte of a head
         super().data_received(data)
-        if self.conn.their_state is h11.IDLE:
+        state = self.conn.their_state
+        if state is h11.IDLE:
             self._arm_head_timer()
+            return
+        self._head_started = None
+        self._disarm_head_timer()
+        if state is h11.SEND_BODY:
+            self._arm_body_timer()
         else:
-            self._head_started = None
-            self._disarm_head_timer()
+            self._disarm_body_timer()
 
     def _arm_head_timer(self) -> None:
         if self._head_timer is None and self._head_started is not None:
@@ -106,4 +133,19 @@ class GuardedH11Protocol(H11Protocol):
     def _head_timed_out(self) -> None:
         self._head_timer = None
         if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.transport.close()
+
+    def _arm_body_timer(self) -> None:
+        if self._body_timer is None:
+            timeout = self.config.body_timeout if isinstance(self.config, GuardedConfig) else DEFAULT_BODY_TIMEOUT
+            self._body_timer = self.loop.call_later(timeout, self._body_timed_out)
+
+    def _disarm_body_timer(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def _body_timed_out(self) -> None:
+        self._body_timer = None
+        if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
             self.transport.close()

@@ -60,6 +60,7 @@ class ServeOptions:
     seed: bool
     log_level: str
     head_timeout: float = 10.0
+    body_timeout: float = 10.0
     keep_alive_timeout: int = 5
     max_connections: int = 1000
     metrics_token: str | None = None
@@ -87,6 +88,13 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
         default=10.0,
         metavar="SECONDS",
         help="close a connection whose request head (line and headers) is not all in within SECONDS (default: 10)",
+    )
+    parser.add_argument(
+        "--body-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="close a connection whose request body is not all in within SECONDS of its head (default: 10)",
     )
     parser.add_argument(
         "--keep-alive-timeout",
@@ -151,6 +159,8 @@ def serve_options(args: argparse.Namespace, environ: Mapping[str, str] | None = 
         raise OptionError(f"--workers {args.workers}: at least 1")
     if not 0 < args.head_timeout <= 3600:
         raise OptionError(f"--head-timeout {args.head_timeout:g}: more than 0 and at most 3600 seconds")
+    if not 0 < args.body_timeout <= 3600:
+        raise OptionError(f"--body-timeout {args.body_timeout:g}: more than 0 and at most 3600 seconds")
     if not 1 <= args.keep_alive_timeout <= MAX_KEEP_ALIVE:
         raise OptionError(f"--keep-alive-timeout {args.keep_alive_timeout}: 1 to {MAX_KEEP_ALIVE} seconds")
     if args.max_connections is not None and args.max_connections < 1:
@@ -169,6 +179,7 @@ def serve_options(args: argparse.Namespace, environ: Mapping[str, str] | None = 
         seed=args.seed,
         log_level=args.log_level,
         head_timeout=args.head_timeout,
+        body_timeout=args.body_timeout,
         keep_alive_timeout=args.keep_alive_timeout,
         max_connections=args.max_connections or default_max_connections(),
         metrics_token=_metrics_token(args.metrics_token_file, environ),

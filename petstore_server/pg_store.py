@@ -1,4 +1,4 @@
-"""The PostgreSQL backend behind the :class:`~.storage.Store` interface (psycopg 3 + psycopg_pool).
+"""The PostgreSQL backend behind the :class:`~.storage.Store` interface (psycopg 3).
 
 Names are stored as ``bytea`` holding their UTF-8 bytes. PostgreSQL ``text`` cannot hold U+0000,
 and every name SQLite keeps (NUL, astral characters, any length) must round-trip exactly; raw
@@ -10,29 +10,24 @@ id is drawn and held until commit, so ids are committed in increasing order: a r
 cursor never passes an id that a slower transaction commits later, and two requests with one
 Idempotency-Key never both create (the second waits, then replays). Reads take no lock.
 
-The database may go away and come back. Before a request uses a pooled connection it checks, without a round
-trip, that the server has not closed it (a restart closes every idle connection), and takes another if it has. A
-request that gets no working connection within :data:`POOL_TIMEOUT` seconds, or whose connection fails, raises
-:class:`~.records.StoreUnavailable` (503). The pool gives up retrying a failed connection after
-:data:`RECONNECT_TIMEOUT` seconds and the next waiting request starts a new try, so while requests come the
-database is tried about once a second and is back in use within about a second of answering again.
+Every use of the database runs on :class:`~.pg_threads.PgThreads`: synchronous autocommit connections, one per
+thread, fed through a queue (cheaper per query than psycopg's async connections and pool). It checks each
+connection before use and replaces one the server closed, answers :class:`~.records.StoreUnavailable` (503) at
+once while the database cannot be reached, and bounds every request's wait (see its module).
 """
 
 from __future__ import annotations
 
 import asyncio
-import select
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import asynccontextmanager
-from typing import TypeVar
+from collections.abc import Callable
+from typing import Any
 
 import psycopg
-from psycopg import AsyncConnection
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from psycopg_pool import AsyncConnectionPool
 
 from .db_url import redact
+from .pg_threads import OPERATION_TIMEOUT, PgThreads
 from .records import (
     IDEMPOTENCY_TTL_SECONDS,
     MIN_ID,
@@ -44,15 +39,13 @@ from .records import (
     PetRecord,
     SchemaTooNew,
     StoreOpenError,
-    StoreUnavailable,
     wire_pet,
 )
 from .wire import dumps
 
 __all__ = [
+    "CONNECTIONS",
     "OPERATION_TIMEOUT",
-    "POOL_TIMEOUT",
-    "RECONNECT_TIMEOUT",
     "SCHEMA_VERSION",
     "PostgresStore",
     "decode_name",
@@ -125,18 +118,12 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
 }
 #: Seconds to wait for the first connection when the URL sets no ``connect_timeout``.
 _CONNECT_TIMEOUT = 15
-#: Seconds the pool's own connection attempts may take when the URL sets no ``connect_timeout``.
-_POOL_CONNECT_TIMEOUT = 3
-T = TypeVar("T")
-
-#: Seconds a request waits for a connection before it is answered 503.
-POOL_TIMEOUT = 3.0
-#: Seconds a request's whole use of the database may take (a database that stopped answering mid-query, its host
-#: gone without closing the connection) before it is answered 503.
-OPERATION_TIMEOUT = 6.0
-#: Seconds the pool retries a failed connection (after 1 s, then at the end) before giving up; a waiting request
-#: then starts a new attempt at once. Longer, and its backoff (1, 2, 4, 8 s...) outlasts a short outage.
-RECONNECT_TIMEOUT = 1.5
+#: Seconds a connection attempt of a running service may take when the URL sets no ``connect_timeout``.
+_RECONNECT_TIMEOUT = 3
+#: TCP keepalives (unless the URL sets them): a connection to a host that vanished is found broken in ~10 s.
+_KEEPALIVES = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3}
+#: Connections (and threads) per store, so per worker.
+CONNECTIONS = 4
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext(%s || current_schema()))"
 _COLUMNS = "SELECT id, name, category_id, status FROM pets"
 _LIST_ALL = f"{_COLUMNS} WHERE id > %s ORDER BY id LIMIT %s"
@@ -160,33 +147,21 @@ def decode_name(raw: bytes | memoryview) -> str:
     return bytes(raw).decode("utf-8")
 
 
-async def _first_connection(conninfo: str) -> None:
-    """Connect once, so that a refusal is reported at once with libpq's reason (the pool would retry it for its whole
-    timeout and say only that it timed out); the reason is one line without the URL's password."""
+def _first_connection(conninfo: str) -> None:
+    """Connect once, so that a refusal is reported at once with libpq's reason; the reason is one line without the
+    URL's password."""
     try:
-        # a malformed URL fails in _bounded, before any connection
-        connection = await AsyncConnection.connect(_bounded(conninfo, _CONNECT_TIMEOUT))
+        # a malformed URL fails in _with_defaults, before any connection
+        psycopg.connect(_with_defaults(conninfo, connect_timeout=_CONNECT_TIMEOUT)).close()
     except psycopg.Error as exc:
         raise StoreOpenError(redact(" ".join(str(exc).split()), conninfo)) from None
-    await connection.close()
 
 
-def _bounded(conninfo: str, seconds: int) -> str:
-    """``conninfo`` with ``connect_timeout`` set to ``seconds`` unless it sets one itself."""
-    if "connect_timeout" in conninfo_to_dict(conninfo):
-        return conninfo
-    return make_conninfo(conninfo, connect_timeout=seconds)
-
-
-def _closed_by_server(conn: AsyncConnection) -> bool:
-    """True for a pooled connection the server has closed, found without a round trip: an idle connection has
-    nothing to read, so one whose socket is readable was closed by the server (a restart or
-    ``pg_terminate_backend`` sends an error, then closes it)."""
-    if conn.closed or conn.broken:
-        return True
-    poller = select.poll()
-    poller.register(conn.fileno(), select.POLLIN)
-    return bool(poller.poll(0))
+def _with_defaults(conninfo: str, **defaults: int) -> str:
+    """``conninfo`` with each of ``defaults`` that it does not set itself."""
+    given = conninfo_to_dict(conninfo)
+    missing = {name: value for name, value in defaults.items() if name not in given}
+    return make_conninfo(conninfo, **missing) if missing else conninfo
 
 
 def _record(row: tuple[int, bytes, int, str | None]) -> PetRecord:
@@ -200,136 +175,64 @@ def _page(rows: list[tuple[int, bytes, int, str | None]], limit: int) -> Page:
     return Page(body=dumps(pets), next_after=rows[limit - 1][0] if len(rows) > limit else None)
 
 
-class PostgresStore:
-    """:class:`~.storage.Store` on a pool of autocommit connections (writes open a transaction)."""
+Conn = psycopg.Connection[Any]
 
-    def __init__(self, pool: AsyncConnectionPool[AsyncConnection], *, clock: Callable[[], float]) -> None:
-        self._pool = pool
+
+class PostgresStore:
+    """:class:`~.storage.Store` on autocommit connections, one per thread (writes open a transaction)."""
+
+    def __init__(self, threads: PgThreads, *, clock: Callable[[], float]) -> None:
+        self._threads = threads
         self._clock = clock
-        self._tries = (pool.max_size or 1) + 1
-        self._checking: asyncio.Task[None] | None = None
-        #: Timed-out requests' database work, cancelled and left to finish in the background.
-        self._abandoned: set[asyncio.Task[object]] = set()
 
     @classmethod
-    async def open(cls, conninfo: str, *, max_size: int = 10, clock: Callable[[], float] = time.time) -> PostgresStore:
-        """A store on ``conninfo``, its schema created or upgraded. :class:`StoreOpenError` (one line, no password)
-        when the URL is malformed or the server refuses a first connection (down, wrong password, no database)."""
-        await _first_connection(conninfo)
-        pool: AsyncConnectionPool[AsyncConnection] = AsyncConnectionPool(
-            _bounded(conninfo, _POOL_CONNECT_TIMEOUT),
-            min_size=1,
-            max_size=max_size,
-            kwargs={"autocommit": True},
-            open=False,
-            timeout=POOL_TIMEOUT,
-            reconnect_timeout=RECONNECT_TIMEOUT,
-        )
-        await pool.open(wait=True, timeout=15)
-        store = cls(pool, clock=clock)
+    async def open(
+        cls, conninfo: str, *, max_size: int = CONNECTIONS, clock: Callable[[], float] = time.time
+    ) -> PostgresStore:
+        """A store on ``conninfo`` with ``max_size`` connections, its schema created or upgraded.
+        :class:`StoreOpenError` (one line, no password) when the URL is malformed or the server refuses a first
+        connection (down, wrong password, no database)."""
+        await asyncio.to_thread(_first_connection, conninfo)
+        threads = PgThreads(_with_defaults(conninfo, connect_timeout=_RECONNECT_TIMEOUT, **_KEEPALIVES), size=max_size)
+        store = cls(threads, clock=clock)
         try:
-            await store._migrate()
+            await threads.run(_migrate)
         except BaseException:
-            await pool.close()
+            await threads.stop()
             raise
         return store
 
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[AsyncConnection]:
-        """A pooled connection; the database not answering, in time or at all, is :class:`StoreUnavailable`."""
-        try:
-            for _ in range(self._tries):
-                async with self._pool.connection() as conn:
-                    if _closed_by_server(conn):
-                        await conn.close()  # the pool replaces it; the others left idle are checked
-                        self._check_idle()
-                        continue
-                    yield conn
-                    return
-            raise psycopg.OperationalError("the database closed every pooled connection")
-        except psycopg.OperationalError as exc:
-            self._check_idle()
-            raise StoreUnavailable(" ".join(str(exc).split()) or type(exc).__name__) from None
-
-    async def _bounded(self, work: Coroutine[object, object, T]) -> T:
-        """``work`` (a request's whole use of the database), answered :class:`StoreUnavailable` after
-        :data:`OPERATION_TIMEOUT` seconds. It runs as a task of its own, so that when the time is up the request is
-        answered at once while psycopg cancels the query and closes the connection in the background (which
-        takes seconds more against a database that does not answer)."""
-        task = asyncio.get_running_loop().create_task(work)
-        try:
-            async with asyncio.timeout(OPERATION_TIMEOUT):
-                return await asyncio.shield(task)
-        except TimeoutError:
-            task.cancel()
-            self._abandoned.add(task)
-            task.add_done_callback(self._abandoned.discard)
-            self._check_idle()
-            raise StoreUnavailable(f"no answer within {OPERATION_TIMEOUT:g} s") from None
-
-    def _check_idle(self) -> None:
-        """After a failure, check the idle connections in the background (one check at a time): those the
-        database dropped without a word are replaced before a request meets them."""
-        if self._checking is None or self._checking.done():
-            self._checking = asyncio.create_task(self._pool.check())
-
     def pool_stats(self) -> tuple[int, int]:
         """(connections in use, requests waiting for one)."""
-        stats = self._pool.get_stats()
-        return stats.get("pool_size", 0) - stats.get("pool_available", 0), stats.get("requests_waiting", 0)
+        return self._threads.stats()
 
     async def schema_version(self) -> int:
-        async with self._pool.connection() as conn:
-            row = await (await conn.execute("SELECT max(version) FROM schema_version")).fetchone()
-        return (row[0] if row else None) or 0
+        def version(conn: Conn) -> int:
+            row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+            return (row[0] if row else None) or 0
 
-    async def _migrate(self) -> None:
-        async with self._pool.connection() as conn, conn.transaction():
-            await conn.execute(_LOCK, ("petstore.schema:",))
-            await conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)")
-            row = await (await conn.execute("SELECT max(version) FROM schema_version")).fetchone()
-            version = (row[0] if row else None) or 0
-            if version > SCHEMA_VERSION:
-                raise SchemaTooNew(f"schema version {version} is newer than this petstore's")
-            for target in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in _MIGRATIONS[target]:
-                    await conn.execute(statement)
-                await conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (target,))
+        return await self._threads.run(version)
 
     async def list_page(self, *, limit: int, status: str | None, after_id: int | None) -> Page:
-        return await self._bounded(self._list_page(limit=limit, status=status, after_id=after_id))
-
-    async def _list_page(self, *, limit: int, status: str | None, after_id: int | None) -> Page:
         after = MIN_ID if after_id is None else after_id
-        async with self._connection() as conn:
-            if status is None:
-                cursor = await conn.execute(_LIST_ALL, (after, limit + 1))
-            else:
-                cursor = await conn.execute(_LIST_STATUS, (status, after, limit + 1))
-            rows = await cursor.fetchall()
-        return _page(rows, limit)
+        params: tuple[object, ...]
+        if status is None:
+            query, params = _LIST_ALL, (after, limit + 1)
+        else:
+            query, params = _LIST_STATUS, (status, after, limit + 1)
+        return await self._threads.run(lambda conn: _page(conn.execute(query, params).fetchall(), limit))
 
     async def get_pet(self, *, pet_id: int) -> PetRecord | None:
-        return await self._bounded(self._get_pet(pet_id=pet_id))
-
-    async def _get_pet(self, *, pet_id: int) -> PetRecord | None:
-        async with self._connection() as conn:
-            row = await (await conn.execute(f"{_COLUMNS} WHERE id = %s", (pet_id,))).fetchone()
+        row = await self._threads.run(lambda conn: conn.execute(f"{_COLUMNS} WHERE id = %s", (pet_id,)).fetchone())
         return None if row is None else _record(row)
 
     async def create_pet(
         self, *, name: str, category_id: int, status: str | None, idempotency: Idempotency | None
     ) -> Created:
-        work = self._create(name=name, category_id=category_id, status=status, idempotency=idempotency)
-        return await self._bounded(work)
-
-    async def _create(
-        self, *, name: str, category_id: int, status: str | None, idempotency: Idempotency | None
-    ) -> Created:
         if idempotency is not None:
             return await self._create_once(name=name, category_id=category_id, status=status, idempotency=idempotency)
-        async with self._connection() as conn:
-            row = await (await conn.execute(_CREATE, (encode_name(name), category_id, status))).fetchone()
+        params = (encode_name(name), category_id, status)
+        row = await self._threads.run(lambda conn: conn.execute(_CREATE, params).fetchone())
         assert row is not None
         return Created(201, PetRecord(row[0], name, category_id, status).json(), replayed=False)
 
@@ -340,10 +243,11 @@ class PostgresStore:
         now = self._clock()
         # The pet's JSON after '{"id":0,', which the function completes with the id it draws.
         tail = PetRecord(0, name, category_id, status).json().split(b",", 1)[1]
-        params = (idempotency.scope, idempotency.key, idempotency.fingerprint, encode_name(name), category_id, status)
-        async with self._connection() as conn:
-            cursor = await conn.execute(_CREATE_ONCE, (*params, tail, now, now - IDEMPOTENCY_TTL_SECONDS))
-            row = await cursor.fetchone()
+        params = (
+            *(idempotency.scope, idempotency.key, idempotency.fingerprint, encode_name(name), category_id, status),
+            *(tail, now, now - IDEMPOTENCY_TTL_SECONDS),
+        )
+        row = await self._threads.run(lambda conn: conn.execute(_CREATE_ONCE, params).fetchone())
         assert row is not None
         pet_id, fingerprint, status_code, body = row
         if pet_id is not None:
@@ -356,27 +260,38 @@ class PostgresStore:
         return b"[]"
 
     async def seed_sample(self) -> int:
-        async with self._pool.connection() as conn, conn.transaction():
-            await conn.execute(_LOCK, ("petstore.create:",))
-            if await (await conn.execute("SELECT 1 FROM pets LIMIT 1")).fetchone() is not None:
-                return 0
-            async with conn.cursor() as cursor:
-                await cursor.executemany(
-                    "INSERT INTO pets (id, name, category_id, status) VALUES (%s, %s, %s, %s)",
-                    [(pet_id, encode_name(name), cat, status) for pet_id, name, cat, status in SAMPLE_PETS],
-                )
-            await conn.execute("SELECT setval(pg_get_serial_sequence('pets', 'id'), (SELECT max(id) FROM pets))")
-        return len(SAMPLE_PETS)
+        return await self._threads.run(_seed_sample)
 
     async def health_check(self) -> None:
-        await self._bounded(self._ping())
-
-    async def _ping(self) -> None:
-        async with self._connection() as conn:
-            await conn.execute("SELECT 1 FROM pets LIMIT 1")
+        await self._threads.run(lambda conn: conn.execute("SELECT 1 FROM pets LIMIT 1").fetchall())
 
     async def close(self) -> None:
-        for task in (self._checking, *self._abandoned):
-            if task is not None:
-                task.cancel()
-        await self._pool.close()
+        await self._threads.stop()
+
+
+def _migrate(conn: Conn) -> None:
+    with conn.transaction():
+        conn.execute(_LOCK, ("petstore.schema:",))
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)")
+        row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        version = (row[0] if row else None) or 0
+        if version > SCHEMA_VERSION:
+            raise SchemaTooNew(f"schema version {version} is newer than this petstore's")
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            for statement in _MIGRATIONS[target]:
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (target,))
+
+
+def _seed_sample(conn: Conn) -> int:
+    with conn.transaction():
+        conn.execute(_LOCK, ("petstore.create:",))
+        if conn.execute("SELECT 1 FROM pets LIMIT 1").fetchone() is not None:
+            return 0
+        with conn.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO pets (id, name, category_id, status) VALUES (%s, %s, %s, %s)",
+                [(pet_id, encode_name(name), cat, status) for pet_id, name, cat, status in SAMPLE_PETS],
+            )
+        conn.execute("SELECT setval(pg_get_serial_sequence('pets', 'id'), (SELECT max(id) FROM pets))")
+    return len(SAMPLE_PETS)

@@ -4,7 +4,7 @@ SIGTERM and Ctrl-C shut down gracefully: the socket stops accepting, requests in
 finish (up to ``graceful_timeout`` seconds), then the store closes. With ``workers > 1``
 uvicorn's supervisor runs that many processes on one listening socket; each worker stops when the
 supervisor is gone (:mod:`.supervision`), and their metrics are summed (:mod:`.metrics`). The HTTP
-protocol is uvicorn's h11 one with a whole-head deadline and a connection cap (:mod:`.guard`).
+protocol is uvicorn's h11 one with whole-head and whole-body deadlines and a connection cap (:mod:`.guard`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,13 @@ from uvicorn.supervisors import Multiprocess
 
 from .accesslog import STDERR
 from .db_url import StoreTarget, parse_db, redact
-from .guard import DEFAULT_HEAD_TIMEOUT, DEFAULT_KEEP_ALIVE, GuardedConfig, GuardedH11Protocol
+from .guard import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_HEAD_TIMEOUT,
+    DEFAULT_KEEP_ALIVE,
+    GuardedConfig,
+    GuardedH11Protocol,
+)
 from .metrics import metrics_dir
 from .options import OptionError, default_max_connections, serve_options
 from .records import StoreOpenError
@@ -56,6 +62,7 @@ def serve_command(args: argparse.Namespace, *, environ: Mapping[str, str] | None
         workers=options.workers,
         access_log=options.access_log,
         head_timeout=options.head_timeout,
+        body_timeout=options.body_timeout,
         keep_alive_timeout=options.keep_alive_timeout,
         max_connections=options.max_connections,
         metrics_token=options.metrics_token,
@@ -136,6 +143,20 @@ class QuietServer(uvicorn.Server):
         self.should_exit = True
 
 
+class DrainingMultiprocess(Multiprocess):
+    """uvicorn's supervisor, which closes its copy of the listening socket as it starts stopping the workers.
+
+    The workers close theirs as they begin their graceful shutdown; the supervisor's copy would keep the socket
+    open, and a new connection would wait in its backlog, unanswered, until the supervisor exits. Closed, a new
+    connection is refused at once while the requests in flight are answered.
+    """
+
+    def terminate_all(self) -> None:
+        for sock in self.sockets:
+            sock.close()
+        super().terminate_all()
+
+
 async def _prepare(target: StoreTarget, *, seed: bool) -> None:
     """Create or upgrade the schema (and seed) once, before any worker starts."""
     store = await open_store(target)
@@ -173,6 +194,7 @@ def run_server(
     access_log: str | None = STDERR,
     graceful_timeout: int = 30,
     head_timeout: float = DEFAULT_HEAD_TIMEOUT,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
     keep_alive_timeout: int = DEFAULT_KEEP_ALIVE,
     max_connections: int | None = None,
     metrics_token: str | None = None,
@@ -183,7 +205,7 @@ def run_server(
     ``db_path`` is a SQLite path, ``sqlite:///path`` or ``postgresql://...``. With no ``api_keys``
     a key is generated and printed once (``API key: ...``). ``seed`` adds the sample pets to an
     empty database. ``access_log`` is where JSON access lines go (a file, ``-`` or standard error; None: nowhere).
-    ``head_timeout``, ``keep_alive_timeout`` and ``max_connections`` (per worker) are the limits of
+    ``head_timeout``, ``body_timeout``, ``keep_alive_timeout`` and ``max_connections`` (per worker) are the limits of
     :mod:`.guard`; ``metrics_token`` the bearer token ``/metrics`` asks for.
     """
     try:
@@ -224,6 +246,7 @@ def run_server(
         timeout_keep_alive=keep_alive_timeout,
         http=GuardedH11Protocol,
         head_timeout=head_timeout,
+        body_timeout=body_timeout,
         max_connections=max_connections or default_max_connections(),
     )
     if not api_keys:
@@ -242,7 +265,7 @@ def _run(config: uvicorn.Config, sock: socket.socket, *, workers: int, banner: s
         with _sigterm_as_interrupt(), metrics_dir() if workers > 1 else nullcontext():
             print(banner, flush=True)
             if workers > 1:
-                Multiprocess(config, sockets=[sock]).run()
+                DrainingMultiprocess(config, sockets=[sock]).run()
             else:
                 server = QuietServer(config)
                 server.run(sockets=[sock])

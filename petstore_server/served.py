@@ -46,6 +46,7 @@ class ServedApp:
         self._store: Store | None = None
         self._app: ASGIApp | None = None
         self._metrics: Metrics | None = None
+        self._log: AccessLog | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -72,6 +73,8 @@ class ServedApp:
                     self._metrics.stop(last=supervisor is not None and os.getppid() != supervisor)
                 if self._store is not None:
                     await self._store.close()
+                if self._log is not None:
+                    self._log.flush()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -86,7 +89,7 @@ class ServedApp:
         self._metrics.start()
         app: ASGIApp = self._metrics
         if settings.access_log is not None:
-            app = AccessLog(app, fd=open_access_log(settings.access_log))
+            app = self._log = AccessLog(app, fd=open_access_log(settings.access_log))
         self._app = app
 
 

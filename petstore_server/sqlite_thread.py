@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["SqliteThread"]
+__all__ = ["SqliteThread", "settle"]
 
 T = TypeVar("T")
 _Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[[], Any]]
@@ -58,16 +58,17 @@ class SqliteThread:
                     break
             for loop, done in batches.items():
                 try:
-                    loop.call_soon_threadsafe(_settle, done)
+                    loop.call_soon_threadsafe(settle, done)
                 except RuntimeError:  # the loop is closed: nobody waits any more
                     pass
             if job is _STOP:
                 return
 
 
-def _settle(done: list[_Done]) -> None:
+def settle(done: list[_Done]) -> None:
+    """On the loop: each ``(future, result, exception)`` settled, unless its future was cancelled or answered."""
     for future, result, exc in done:
-        if future.cancelled():
+        if future.done():
             continue
         if exc is not None:
             future.set_exception(exc)

@@ -1,5 +1,6 @@
-"""Clients cannot exhaust ``petstore serve``: a whole-head deadline, idle keep-alive connections closed, a cap on
-open connections past which a new one gets a 503 and is closed at once. A real server process, raw sockets."""
+"""Clients cannot exhaust ``petstore serve``: whole-head and whole-body deadlines, idle keep-alive connections closed,
+a cap on open connections past which a new one gets a 503 and is closed at once. A real server process, raw
+sockets."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from .support import KEY, running_server
+from .support import AUTH, KEY, running_server
 
 pytestmark = pytest.mark.slow
 
@@ -35,9 +36,29 @@ def closed_by_server(conn: socket.socket) -> bytes:
 @pytest.fixture(scope="module")
 def strict_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
     db = tmp_path_factory.mktemp("limits") / "p.db"
-    args = ("--head-timeout", "1", "--keep-alive-timeout", "1", "--no-access-log")
+    args = ("--head-timeout", "1", "--body-timeout", "1", "--keep-alive-timeout", "1", "--no-access-log")
     with running_server(db, *args, keys=[KEY]) as (_, url, _):
         yield address(url)
+
+
+BODY = b'{"name": "Slow", "categoryId": 1}'
+
+
+def create_head(length: int = len(BODY), *, close: bool = False) -> bytes:
+    return (
+        b"POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + (b"Connection: close\r\n" if close else b"")
+        + f"Authorization: {AUTH['Authorization']}\r\nContent-Length: {length}\r\n\r\n".encode()
+    )
+
+
+def pet_names(where: tuple[str, int]) -> list[str]:
+    with socket.create_connection(where, timeout=30) as conn:
+        conn.sendall(b"GET /v1/pets?limit=100 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n")
+        conn.sendall(f"Authorization: {AUTH['Authorization']}\r\n\r\n".encode())
+        reply = closed_by_server(conn)
+    assert reply.startswith(b"HTTP/1.1 200 ")
+    return [pet["name"] for pet in json.loads(reply.partition(b"\r\n\r\n")[2])]
 
 
 def test_a_client_that_sends_nothing_is_closed(strict_server: tuple[str, int]) -> None:
@@ -59,6 +80,42 @@ def test_the_deadline_is_for_the_whole_head_not_each_read(strict_server: tuple[s
             pass
         assert sent < 200, "the server took a 40 s head"
         assert b"200 OK" not in closed_by_server(conn)
+
+
+def test_a_body_that_never_comes_is_cut_off(strict_server: tuple[str, int]) -> None:
+    with socket.create_connection(strict_server, timeout=30) as conn:
+        conn.sendall(create_head() + BODY[:10])  # the head, then a body that stops
+        assert b"HTTP/1.1 201 " not in closed_by_server(conn)
+    assert "Slow" not in pet_names(strict_server)
+
+
+def test_the_body_deadline_is_for_the_whole_body_not_each_read(strict_server: tuple[str, int]) -> None:
+    """A byte every 0.2 s keeps each read well inside the 1 s limit; the body as a whole is still cut off."""
+    body = b'{"name": "Slow", "categoryId": 1, "status": "available"}' + b" " * 150
+    with socket.create_connection(strict_server, timeout=30) as conn:
+        conn.sendall(create_head(len(body)))
+        sent = 0
+        try:
+            while sent < len(body):  # 40 s of body, if the server allowed it
+                conn.sendall(body[sent : sent + 1])
+                sent += 1
+                time.sleep(0.2)  # the slow client itself, not a wait for the server
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        assert sent < len(body), "the server took a 40 s body"
+        assert b"HTTP/1.1 201 " not in closed_by_server(conn)
+    assert "Slow" not in pet_names(strict_server)
+
+
+def test_a_body_sent_after_its_head_in_time_is_answered(strict_server: tuple[str, int]) -> None:
+    body = b'{"name": "On time", "categoryId": 1}'
+    with socket.create_connection(strict_server, timeout=30) as conn:
+        conn.sendall(create_head(len(body), close=True))
+        conn.sendall(body[:5])
+        conn.sendall(body[5:])
+        reply = closed_by_server(conn)
+    assert reply.startswith(b"HTTP/1.1 201 ")
+    assert json.loads(reply.partition(b"\r\n\r\n")[2])["name"] == "On time"
 
 
 def test_a_whole_request_is_answered_and_an_idle_connection_closed(strict_server: tuple[str, int]) -> None:

@@ -10,7 +10,10 @@ moved away and back, or replaced.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import signal
+import time
 from pathlib import Path
 
 import httpx
@@ -22,7 +25,7 @@ from petstore_api.policy import RetryPolicy
 from petstore_server.app import create_app
 from petstore_server.sqlite_store import SqliteStore
 
-from .support import AUTH, BASE, KEY, assert_error, running_server
+from .support import AUTH, BASE, KEY, assert_error, descendants, running_server
 
 pytestmark = pytest.mark.slow
 
@@ -79,6 +82,35 @@ async def test_postgresql_restart_and_outage(cluster: Cluster) -> None:
             assert names == ["Before", "Through"] and not made.replayed
 
 
+async def test_a_frozen_postgresql_is_503_within_the_bound_and_served_again_when_it_thaws(cluster: Cluster) -> None:
+    """Every process of the cluster stopped (SIGSTOP: a database that holds its connections and answers nothing).
+    The service answers 503 by its own bound (a request held past the client's 10 s timeout fails the test), /livez
+    stays 200; once the processes go on (SIGCONT), requests are served again."""
+    with running_server(cluster.server.url(), keys=[KEY]) as (_, url, _):
+        async with httpx.AsyncClient(base_url=url, headers=AUTH, timeout=10) as http:
+            assert (await http.get("/pets")).status_code == 200
+            postmaster = int((cluster.data / "postmaster.pid").read_text().split()[0])
+            frozen = [postmaster, *descendants(postmaster)]
+            for pid in frozen:
+                os.kill(pid, signal.SIGSTOP)
+            try:
+                *refused, live = await asyncio.gather(
+                    http.get("/pets"),
+                    http.post("/pets", json={"name": "Frozen", "categoryId": 1}),
+                    http.get("/readyz"),
+                    http.get("/livez"),
+                )
+            finally:
+                for pid in frozen:
+                    os.kill(pid, signal.SIGCONT)
+            for response in refused:
+                assert_unavailable(response)
+            assert live.json() == {"status": "ok"}
+            deadline = time.monotonic() + 30
+            while (await http.get("/pets")).status_code != 200:
+                assert time.monotonic() < deadline, "not served again 30 s after the database went on"
+
+
 async def test_sqlite_file_moved_away_and_back(tmp_path: Path) -> None:
     path = tmp_path / "pets.db"
     store = await SqliteStore.open(path)
@@ -87,8 +119,10 @@ async def test_sqlite_file_moved_away_and_back(tmp_path: Path) -> None:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE, headers=AUTH) as http:
             assert (await http.post("/pets", json={"name": "Kept", "categoryId": 1})).status_code == 201
             path.rename(tmp_path / "away.db")
-            assert_unavailable(await http.get("/pets"))
+            # A write checks the path every time; a read relies on a check up to READ_CHECK_INTERVAL old, which
+            # the failed check of the write is not.
             assert_unavailable(await http.post("/pets", json={"name": "Lost", "categoryId": 1}))
+            assert_unavailable(await http.get("/pets"))
             assert_unavailable(await http.get("/readyz"))
             assert (await http.get("/livez")).status_code == 200
             (tmp_path / "away.db").rename(path)

@@ -43,6 +43,7 @@ def test_listening_socket_says_tcp_so_asyncio_disables_nagle() -> None:
     ("args", "says"),
     [
         (["--head-timeout", "0"], "--head-timeout 0: more than 0"),
+        (["--body-timeout", "3601"], "--body-timeout 3601: more than 0 and at most 3600 seconds"),
         (["--keep-alive-timeout", "61"], "--keep-alive-timeout 61: 1 to 60 seconds"),
         (["--max-connections", "0"], "--max-connections 0: at least 1"),
         (["--access-log", "x.log", "--no-access-log"], "give one"),
