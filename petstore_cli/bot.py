@@ -268,7 +268,7 @@ def matrix_main(
         background: list[Background] = [notifier(notifications, core, announce=announce, should_run=gate)]
         if poster is not None:
             background.append(poster.gated(gate))
-        run = beside(background, functools.partial(transport.run, core.handle))
+        run = beside(background, lambda stop: transport.run(core.handle, stop=stop))
         asyncio.run(_serve(lambda stop: replication.around(run, stop), composition, state))
     except MatrixError as exc:
         print(f"petstore: matrix: {exc}", file=sys.stderr)
