@@ -13,7 +13,7 @@ from importlib.util import find_spec
 #: Each extra -> the modules of it that petstore imports (tests/faces/test_extras.py holds these to pyproject.toml).
 EXTRAS: dict[str, tuple[str, ...]] = {
     "server": ("uvicorn",),
-    "postgres": ("psycopg", "psycopg_pool"),
+    "postgres": ("psycopg",),
     "matrix": ("nio", "aiohttp"),
     "slack": ("slack_sdk", "aiohttp", "uvicorn"),
     "web": ("textual_serve", "aiohttp"),

@@ -168,7 +168,7 @@ async def _prepare(target: StoreTarget, *, seed: bool) -> None:
 
 
 #: The modules of the PostgreSQL backend: the postgres extra.
-POSTGRES_MODULES = ("psycopg", "psycopg_pool")
+POSTGRES_MODULES = ("psycopg",)
 NEEDS_POSTGRES = "a PostgreSQL database needs the postgres extra: pip install 'petstore[postgres]'"
 
 
