@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,10 +200,15 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def bot_process(
-    tmp: Path, *, mattermost: bool = False, config: str = "", env: dict[str, str] | None = None
+    tmp: Path,
+    *,
+    mattermost: bool = False,
+    config: str = "",
+    env: dict[str, str] | None = None,
+    args: Sequence[str] = (),
 ) -> Iterator[BotProcess]:
-    """Start the bot on the sandbox (rate limit off unless ``config`` sets one; ``env``: more of its environment),
-    wait for /healthz, SIGTERM at exit."""
+    """Start the bot on the sandbox (rate limit off unless ``config`` sets one; ``env``: more of its environment;
+    ``args``: more of its command line, e.g. ``-v``), wait for /healthz, SIGTERM at exit."""
     port = _free_port()
     toml = tmp / "bot.toml"
     rate = "" if "rate_limit" in config else 'rate_limit = "off"\n'
@@ -213,7 +218,7 @@ def bot_process(
     env.update(XDG_CONFIG_HOME=str(tmp / "config"), XDG_DATA_HOME=str(tmp / "data"))
     env.update(PETSTORE_BOT__SLACK__SIGNING_SECRET=SECRET, PETSTORE_BOT__MATTERMOST__TOKEN=TOKEN)
     env.update(PETSTORE_BOT__MATTERMOST__URL="http://127.0.0.1:9")
-    argv = [sys.executable, "-m", "petstore_cli", "--config", str(toml), "bot", "slack", "--port", str(port)]
+    argv = [sys.executable, "-m", "petstore_cli", "--config", str(toml), "bot", "slack", "--port", str(port), *args]
     stderr = tmp / "stderr.log"
     with stderr.open("wb") as err:
         proc = subprocess.Popen([*argv, *(["--mattermost"] if mattermost else [])], env=env, stderr=err)
