@@ -57,6 +57,16 @@ class SlackServer:
     def hook_url(self) -> str:
         return f"{self.base}/hook"
 
+    def bot_env(self, *, service: str, api_key: str) -> dict[str, str]:
+        """The environment of a ``petstore bot slack`` process on ``service`` whose Web API calls (the bot token's)
+        come here."""
+        return {
+            "PETSTORE_BASE_URL": service,
+            "PETSTORE_API_KEY": api_key,
+            "PETSTORE_BOT__SLACK__BOT_TOKEN": BOT_TOKEN,
+            "PETSTORE_BOT__SLACK__API_URL": self.api_url,
+        }
+
     async def wait_for(self, check: Any, timeout: float = 20.0) -> Any:
         """The first truthy ``check()``, re-evaluated each time the server records something."""
         async with asyncio.timeout(timeout), self.changed:

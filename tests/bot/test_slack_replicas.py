@@ -32,7 +32,7 @@ from server.support import running_server
 
 from petstore_bot.slack_render import APPROVE_ACTION, CONFIRM_ACTION
 
-from .slack_api_server import BOT_TOKEN, SlackServer, slack_server
+from .slack_api_server import SlackServer, slack_server
 from .slack_support import BotProcess, SlackClient, block_text, bot_process, buttons
 
 pytestmark = pytest.mark.slow
@@ -177,12 +177,7 @@ async def test_a_watch_is_posted_once_by_the_lease_holder_then_once_by_the_survi
     lease and posts the next pet, once. Each replica logs its polls (``-v``): the other one stands by meanwhile."""
     url, access = service
     async with slack_server() as slack:
-        env = {
-            "PETSTORE_BASE_URL": url,
-            "PETSTORE_API_KEY": KEY,
-            "PETSTORE_BOT__SLACK__BOT_TOKEN": BOT_TOKEN,
-            "PETSTORE_BOT__SLACK__API_URL": slack.api_url,
-        }
+        env = slack.bot_env(service=url, api_key=KEY)
         replicas = _replicas(tmp_path, state=state_url, extra="watch_interval = 1\n", env=env, args=["-v"])
         async with _on_a_thread(replicas) as (first, second, port):
             bots = {"first": first, "second": second}

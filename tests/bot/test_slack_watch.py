@@ -17,7 +17,7 @@ import httpx
 from cli_support import clean_env, run_petstore
 from server.support import running_server
 
-from .slack_api_server import BOT_TOKEN, slack_server
+from .slack_api_server import slack_server
 from .slack_support import SlackClient, block_text, bot_process
 
 KEY = "sk-slack-watch-0123456789"
@@ -31,12 +31,7 @@ async def test_a_watching_channel_gets_new_pets_through_chat_post_message(tmp_pa
     with ExitStack() as stack:
         _, url, _ = stack.enter_context(running_server(tmp_path / "pets.db", keys=[KEY]))
         async with slack_server() as slack:
-            env = {
-                "PETSTORE_BASE_URL": url,
-                "PETSTORE_API_KEY": KEY,
-                "PETSTORE_BOT__SLACK__BOT_TOKEN": BOT_TOKEN,
-                "PETSTORE_BOT__SLACK__API_URL": slack.api_url,
-            }
+            env = slack.bot_env(service=url, api_key=KEY)
             bot = await asyncio.to_thread(
                 stack.enter_context,
                 bot_process(tmp_path, config='watch_interval = 1\ndefault_role = "viewer"', env=env),
