@@ -22,7 +22,7 @@ from petstore_os import open_private
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["Database", "Dialect", "StateError", "Transaction", "open_database", "parse_state_url"]
+__all__ = ["Database", "Dialect", "StateError", "Transaction", "open_database", "parse_state_url", "redacted_url"]
 
 Dialect = Literal["sqlite", "postgresql"]
 T = TypeVar("T")
@@ -195,7 +195,7 @@ def open_database(value: str | None, *, state_dir: Path) -> Database:
     if dialect == "sqlite":
         database = Database(dialect="sqlite", connect=lambda: _connect_sqlite(Path(target)), where=target)
     else:
-        database = Database(dialect="postgresql", connect=lambda: _connect_pg(target), where=_without_password(target))
+        database = Database(dialect="postgresql", connect=lambda: _connect_pg(target), where=redacted_url(target))
     database.run_sync(lambda tx: tx.one("SELECT 1"))
     return database
 
@@ -220,10 +220,11 @@ def _connect_pg(url: str) -> object:
     try:
         return psycopg.connect(url, connect_timeout=5)
     except psycopg.Error as exc:
-        raise StateError(f"cannot connect to the bot's state at {_without_password(url)}: {exc}") from None
+        raise StateError(f"cannot connect to the bot's state at {redacted_url(url)}: {exc}") from None
 
 
-def _without_password(url: str) -> str:
+def redacted_url(url: str) -> str:
+    """``url`` with its password, if any, shown as ``***`` (for messages and logs)."""
     from urllib.parse import urlsplit, urlunsplit
 
     parts = urlsplit(url)

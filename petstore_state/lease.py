@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from .db import Database, StateError, Transaction, open_database, parse_state_url
+from .db import Database, StateError, Transaction, open_database, parse_state_url, redacted_url
 
 if TYPE_CHECKING:
     import psycopg
@@ -331,7 +331,5 @@ def open_lease(
     if dialect == "sqlite":
         backend = _SqliteLease(open_database(state, state_dir=state_dir), name=name, holder=holder, ttl=ttl)
     else:
-        where = open_database(state, state_dir=state_dir)  # fails now, with a clear line, when it cannot connect
-        backend = _PgLease(target, name=name, where=where.where)
-        where.close()
+        backend = _PgLease(target, name=name, where=redacted_url(target))  # connects when first taken
     return Lease(name=name, holder=holder, backend=backend, check=check, retry=retry)
