@@ -10,10 +10,12 @@ id is drawn and held until commit, so ids are committed in increasing order: a r
 cursor never passes an id that a slower transaction commits later, and two requests with one
 Idempotency-Key never both create (the second waits, then replays). Reads take no lock.
 
-Every use of the database runs on :class:`~.pg_threads.PgThreads`: synchronous autocommit connections, one per
-thread, fed through a queue (cheaper per query than psycopg's async connections and pool). It checks each
-connection before use and replaces one the server closed, answers :class:`~.records.StoreUnavailable` (503) at
-once while the database cannot be reached, and bounds every request's wait (see its module).
+Every use of the database runs on :class:`~.pg_threads.PgThreads`: synchronous autocommit connections on threads
+of their own, one for reads and one for writes, fed through queues (cheaper per query than psycopg's async
+connections and pool). Creates that arrive together are committed together (one transaction, one WAL flush; each
+still its own answer, and one failing is run again alone). It checks each connection before use and replaces one
+the server closed, answers :class:`~.records.StoreUnavailable` (503) at once while the database cannot be reached,
+and bounds every request's wait (see its module).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from .db_url import redact
-from .pg_threads import OPERATION_TIMEOUT, PgThreads
+from .pg_threads import LANES, OPERATION_TIMEOUT, PgThreads, Query, in_one_transaction, pipelined
 from .records import (
     IDEMPOTENCY_TTL_SECONDS,
     MIN_ID,
@@ -39,9 +41,8 @@ from .records import (
     PetRecord,
     SchemaTooNew,
     StoreOpenError,
-    wire_pet,
 )
-from .wire import dumps
+from .wire import dumps_str
 
 __all__ = [
     "CONNECTIONS",
@@ -122,11 +123,16 @@ _CONNECT_TIMEOUT = 15
 _RECONNECT_TIMEOUT = 3
 #: TCP keepalives (unless the URL sets them): a connection to a host that vanished is found broken in ~10 s.
 _KEEPALIVES = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3}
-#: Connections (and threads) per store, so per worker.
-CONNECTIONS = 4
+#: Connections (and threads) per store, so per worker: one for reads, one for writes.
+CONNECTIONS = len(LANES)
+_READ, _WRITE = LANES
+#: A pet's JSON, as :meth:`PetRecord.json` writes it (id, name as a JSON string, categoryId[, status]).
+_PET = '{"id":%d,"name":%s,"categoryId":%d}'
+_PET_STATUS = '{"id":%d,"name":%s,"categoryId":%d,"status":%s}'
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext(%s || current_schema()))"
 _COLUMNS = "SELECT id, name, category_id, status FROM pets"
 _LIST_ALL = f"{_COLUMNS} WHERE id > %s ORDER BY id LIMIT %s"
+_GET = f"{_COLUMNS} WHERE id = %s"
 _LIST_STATUS = f"{_COLUMNS} WHERE status = %s AND id > %s ORDER BY id LIMIT %s"
 # One statement, one round trip: the lock is taken before nextval() runs and held until commit.
 _CREATE = (
@@ -164,15 +170,25 @@ def _with_defaults(conninfo: str, **defaults: int) -> str:
     return make_conninfo(conninfo, **missing) if missing else conninfo
 
 
+def _first_row(cursor: psycopg.Cursor[Any]) -> Any:
+    return cursor.fetchone()
+
+
 def _record(row: tuple[int, bytes, int, str | None]) -> PetRecord:
     return PetRecord(row[0], decode_name(row[1]), row[2], row[3])
 
 
 def _page(rows: list[tuple[int, bytes, int, str | None]], limit: int) -> Page:
     """A page from up to ``limit + 1`` rows (the extra one only says that more follow), rendered as
-    :meth:`PetRecord.json` renders one pet, without making a record of each."""
-    pets = [wire_pet(pet_id, decode_name(name), category, status) for pet_id, name, category, status in rows[:limit]]
-    return Page(body=dumps(pets), next_after=rows[limit - 1][0] if len(rows) > limit else None)
+    :meth:`PetRecord.json` renders one pet (the same bytes), without making a record or a dict of each."""
+    pets = [
+        _PET % (pet_id, dumps_str(decode_name(name)), category)
+        if status is None
+        else _PET_STATUS % (pet_id, dumps_str(decode_name(name)), category, dumps_str(status))
+        for pet_id, name, category, status in rows[:limit]
+    ]
+    body = ("[" + ",".join(pets) + "]").encode()
+    return Page(body=body, next_after=rows[limit - 1][0] if len(rows) > limit else None)
 
 
 Conn = psycopg.Connection[Any]
@@ -186,17 +202,15 @@ class PostgresStore:
         self._clock = clock
 
     @classmethod
-    async def open(
-        cls, conninfo: str, *, max_size: int = CONNECTIONS, clock: Callable[[], float] = time.time
-    ) -> PostgresStore:
-        """A store on ``conninfo`` with ``max_size`` connections, its schema created or upgraded.
+    async def open(cls, conninfo: str, *, clock: Callable[[], float] = time.time) -> PostgresStore:
+        """A store on ``conninfo`` (:data:`CONNECTIONS` connections), its schema created or upgraded.
         :class:`StoreOpenError` (one line, no password) when the URL is malformed or the server refuses a first
         connection (down, wrong password, no database)."""
         await asyncio.to_thread(_first_connection, conninfo)
-        threads = PgThreads(_with_defaults(conninfo, connect_timeout=_RECONNECT_TIMEOUT, **_KEEPALIVES), size=max_size)
+        threads = PgThreads(_with_defaults(conninfo, connect_timeout=_RECONNECT_TIMEOUT, **_KEEPALIVES))
         store = cls(threads, clock=clock)
         try:
-            await threads.run(_migrate)
+            await threads.run(_migrate, lane=_WRITE)
         except BaseException:
             await threads.stop()
             raise
@@ -220,10 +234,12 @@ class PostgresStore:
             query, params = _LIST_ALL, (after, limit + 1)
         else:
             query, params = _LIST_STATUS, (status, after, limit + 1)
-        return await self._threads.run(lambda conn: _page(conn.execute(query, params).fetchall(), limit))
+        return await self._threads.run(
+            Query(query, params, lambda cursor: _page(cursor.fetchall(), limit)), group=pipelined
+        )
 
     async def get_pet(self, *, pet_id: int) -> PetRecord | None:
-        row = await self._threads.run(lambda conn: conn.execute(f"{_COLUMNS} WHERE id = %s", (pet_id,)).fetchone())
+        row = await self._threads.run(Query(_GET, (pet_id,), _first_row), group=pipelined)
         return None if row is None else _record(row)
 
     async def create_pet(
@@ -232,7 +248,7 @@ class PostgresStore:
         if idempotency is not None:
             return await self._create_once(name=name, category_id=category_id, status=status, idempotency=idempotency)
         params = (encode_name(name), category_id, status)
-        row = await self._threads.run(lambda conn: conn.execute(_CREATE, params).fetchone())
+        row = await self._threads.run(Query(_CREATE, params, _first_row), lane=_WRITE, group=in_one_transaction)
         assert row is not None
         return Created(201, PetRecord(row[0], name, category_id, status).json(), replayed=False)
 
@@ -247,7 +263,7 @@ class PostgresStore:
             *(idempotency.scope, idempotency.key, idempotency.fingerprint, encode_name(name), category_id, status),
             *(tail, now, now - IDEMPOTENCY_TTL_SECONDS),
         )
-        row = await self._threads.run(lambda conn: conn.execute(_CREATE_ONCE, params).fetchone())
+        row = await self._threads.run(Query(_CREATE_ONCE, params, _first_row), lane=_WRITE, group=in_one_transaction)
         assert row is not None
         pet_id, fingerprint, status_code, body = row
         if pet_id is not None:
@@ -260,7 +276,7 @@ class PostgresStore:
         return b"[]"
 
     async def seed_sample(self) -> int:
-        return await self._threads.run(_seed_sample)
+        return await self._threads.run(_seed_sample, lane=_WRITE)
 
     async def health_check(self) -> None:
         await self._threads.run(lambda conn: conn.execute("SELECT 1 FROM pets LIMIT 1").fetchall())

@@ -26,6 +26,7 @@ __all__ = [
     "ApiError",
     "decode_cursor",
     "dumps",
+    "dumps_str",
     "encode_cursor",
     "error_body",
     "fingerprint",
@@ -77,6 +78,11 @@ class ApiError(Exception):
 def dumps(obj: Any) -> bytes:
     """Compact UTF-8 JSON."""
     return _ENCODER.encode(obj).encode()
+
+
+def dumps_str(text: str) -> str:
+    """``text`` as a JSON string, as :func:`dumps` writes a string inside a value."""
+    return _ENCODER.encode(text)
 
 
 def error_body(status: int, message: str) -> bytes:

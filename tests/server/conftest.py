@@ -46,7 +46,7 @@ async def served(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -
     if backend == "sqlite":
         store = SqliteStore(PetStore(tmp_path / "pets.db"))
     else:
-        store = await PostgresStore.open(request.getfixturevalue("pg_url"), max_size=4)
+        store = await PostgresStore.open(request.getfixturevalue("pg_url"))
     await store.seed_sample()
     yield store
     await store.close()

@@ -45,7 +45,7 @@ async def empty(backend: str, tmp_path, request):
     if backend == "sqlite":
         store = await SqliteStore.open(tmp_path / "contract.db")
     else:
-        store = await PostgresStore.open(request.getfixturevalue("pg_url"), max_size=8)
+        store = await PostgresStore.open(request.getfixturevalue("pg_url"))
     yield store
     await store.close()
 
