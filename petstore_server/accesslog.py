@@ -2,11 +2,12 @@
 
 Fields: ``time`` (UTC, RFC 3339), ``method``, ``path``, ``query``, ``status``, ``bytes`` (response
 body), ``duration_ms``, ``client``, ``pid`` (the worker). Request headers are never logged, so
-neither is the API key, right or wrong. The lines of the requests answered in one turn of the event loop go out in
-one ``write``, at the start of the next turn (a write is a system call that lets the store's thread take the
-interpreter, so one a request cost more than the line itself); on an ``O_APPEND`` descriptor, so several workers
-can share a file without interleaving lines. ``petstore serve`` writes them to standard error unless told
-otherwise (``--access-log FILE``, a file made 0600; ``-`` for standard output; ``--no-access-log``).
+neither is the API key, right or wrong. Lines are written together, at most :data:`FLUSH_EVERY` seconds after
+their request was answered, as nginx's ``access_log ... flush=`` does (a write to a pipe or file is a system call
+that wakes its reader: one a request cost the service more than the line itself), and when the worker stops; a
+worker killed outright loses at most that much of its log. Writes hold whole lines on an ``O_APPEND`` descriptor,
+so several workers can share a file without interleaving lines. ``petstore serve`` writes them to standard error
+unless told otherwise (``--access-log FILE``, a file made 0600; ``-`` for standard output; ``--no-access-log``).
 """
 
 from __future__ import annotations
@@ -22,21 +23,27 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from petstore_os import open_private
 
-__all__ = ["STDERR", "AccessLog", "open_access_log"]
+__all__ = ["FLUSH_EVERY", "STDERR", "AccessLog", "open_access_log"]
 
 #: The ``--access-log`` target when none is named: standard error.
 STDERR = "<stderr>"
+#: Seconds a line may wait to be written.
+FLUSH_EVERY = 0.1
+#: Lines that are written at once, whatever their wait.
+_MOST_PENDING = 512
 
 
 class AccessLog:
-    """ASGI middleware writing one JSON line per HTTP request to ``fd``."""
+    """ASGI middleware writing one JSON line per HTTP request to ``fd``, each within ``flush_every`` seconds
+    (0: at the next turn of the event loop)."""
 
-    def __init__(self, app: ASGIApp, *, fd: int) -> None:
+    def __init__(self, app: ASGIApp, *, fd: int, flush_every: float = FLUSH_EVERY) -> None:
         self._app = app
         self._fd = fd
         self._pid = os.getpid()
         self._second = -1
         self._stamp = ""
+        self._flush_every = flush_every
         #: Lines not yet written; a flush is scheduled whenever this is not empty.
         self._pending: list[str] = []
 
@@ -74,12 +81,18 @@ class AccessLog:
             f'"client": {_text(f"{client[0]}:{client[1]}") if client else "null"}, "pid": {self._pid}}}\n'
         )
         if not self._pending:
-            asyncio.get_running_loop().call_soon(self.flush)
+            loop = asyncio.get_running_loop()
+            if self._flush_every > 0:
+                loop.call_later(self._flush_every, self.flush)
+            else:
+                loop.call_soon(self.flush)
         self._pending.append(line)
+        if len(self._pending) >= _MOST_PENDING:
+            self.flush()  # the flush scheduled finds nothing, or the lines after these
 
     def flush(self) -> None:
-        """Write the lines pending (the event loop calls this once a turn while there are any, and the worker as
-        it stops). Writes hold whole lines and at most ``PIPE_BUF`` bytes, as one line did: on a pipe shared by
+        """Write the lines pending (the event loop calls this when their time is up, and the worker as it stops).
+        Writes hold whole lines and at most ``PIPE_BUF`` bytes, as one line did: on a pipe shared by
         several workers a write that size is atomic, so their lines never interleave."""
         pending, self._pending = self._pending, []
         chunk = ""

@@ -41,11 +41,13 @@ async def test_lines_go_out_together_in_whole_writes_no_larger_than_pipe_buf() -
     # One message per write: SOCK_SEQPACKET keeps the boundaries of each write the log makes.
     reader, writer = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     with reader, writer:
-        log = AccessLog(answer, fd=writer.fileno())
+        log = AccessLog(answer, fd=writer.fileno(), flush_every=0.05)
         await asyncio.gather(*(log(request(number), nothing, ignore) for number in range(100)))
-        await asyncio.sleep(0)  # the next turn of the loop, where the lines are written
-        writes = []
-        while select.select([reader], [], [], 0)[0]:
+        await asyncio.sleep(0)
+        assert not select.select([reader], [], [], 0)[0], "written before their time was up"
+        reader.setblocking(False)
+        writes = [await asyncio.wait_for(asyncio.get_running_loop().sock_recv(reader, 65536), timeout=5)]
+        while select.select([reader], [], [], 0)[0]:  # one flush wrote them all
             writes.append(reader.recv(65536))
     assert 1 < len(writes) < 100  # together, and more than PIPE_BUF in all
     assert all(len(chunk) <= select.PIPE_BUF and chunk.endswith(b"\n") for chunk in writes)
@@ -62,3 +64,16 @@ async def test_a_line_not_yet_written_is_written_by_flush() -> None:
         await log(request(1), nothing, ignore)
         log.flush()  # as the worker does when it stops
         assert json.loads(reader.recv(65536))["path"] == "/v1/pets/1"
+
+
+async def test_lines_piling_up_are_written_without_waiting() -> None:
+    reader, writer = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with reader, writer:
+        log = AccessLog(answer, fd=writer.fileno(), flush_every=60)
+        await asyncio.gather(*(log(request(number), nothing, ignore) for number in range(600)))
+        writes = []
+        while select.select([reader], [], [], 0)[0]:
+            writes.append(reader.recv(65536))
+        lines = [line for chunk in writes for line in chunk.decode().splitlines()]
+        assert len(lines) == 512, "the first 512 lines are written at once, the rest wait for their time"
+        log.flush()

@@ -152,3 +152,19 @@ def test_past_the_cap_a_connection_gets_503_and_is_closed(tmp_path) -> None:
                 if conn.recv(65536).startswith(b"HTTP/1.1 200 "):
                     break
             assert time.monotonic() < deadline, "still refused after the held connections closed"
+
+
+def test_requests_read_into_the_reused_buffer_stay_whole(strict_server: tuple[str, int]) -> None:
+    """The server reads into one buffer per thread, reused: two requests in one write, a create whose body is cut
+    across writes and a last request are each answered as sent (a read handed on with the wrong length, or not
+    handed on, would lose or mangle one)."""
+    name = "Big " + "n" * 60
+    body = json.dumps({"name": name, "categoryId": 2}).encode()
+    with socket.create_connection(strict_server, timeout=10) as conn:
+        conn.sendall(LIVEZ * 2 + create_head(len(body)) + body[:7])
+        conn.sendall(body[7:])
+        auth = f"Authorization: {AUTH['Authorization']}\r\n".encode()
+        conn.sendall(b"GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\n" + auth + b"Connection: close\r\n\r\n")
+        answers = closed_by_server(conn)
+    assert answers.count(b"HTTP/1.1 200 OK") == 3 and answers.count(b"HTTP/1.1 201 Created") == 1
+    assert f'"name":"{name}"'.encode() in answers
