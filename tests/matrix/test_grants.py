@@ -159,13 +159,13 @@ async def test_audit_shows_this_rooms_lines_only_as_data_and_only_to_its_admins(
     refused = await say(shared, dave, "A", "!audit")
     assert refused["body"] == "Not allowed: !audit needs the admin role in this room; you have operator (ask an admin)"
     assert (await say(shared, olga, "B", "!audit"))["body"].startswith("Not allowed: !audit needs the admin role")
-    shown = await say(shared, olga, "A", "!audit 4")
+    shown = await say(shared, olga, "A", "!audit 2")  # this test's two lines: it may run first, or alone
     body, markup = shown["body"], shown["formatted_body"]
-    assert "OnlyInRoomB" not in body and "the last 4 audit lines of this room" in body
+    assert "OnlyInRoomB" not in body and "the last 2 audit lines of this room" in body
     assert HOSTILE in body and "pending" in body and re.search(r"  ok  +pet \d+", body)
     assert "<b>x</b>" not in markup and html.escape("<b>x</b>") in markup and "<a href" not in markup
     audited = [line for line in shared.bot.audit() if line["where"] == f"matrix:{shared.rooms['A']}"]
-    assert all(line["line"] in body or line["line"][:50] in body for line in audited[-4:])
+    assert all(line["line"] in body or line["line"][:50] in body for line in audited[-2:])
 
 
 async def test_after_a_restart_the_levels_are_read_from_the_room_state(shared: Shared, people: People) -> None:
