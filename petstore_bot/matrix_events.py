@@ -18,6 +18,9 @@ JSON = dict[str, object]
 ReplyStyle = Literal["reply", "thread", "plain"]
 
 MAX_EVENT_BYTES = 60_000  # Matrix caps an event at 65536 bytes, envelope included
+#: The id of the asking event, in every reply of the bot whatever its ``reply_style``: a ``plain`` reply relates to
+#: nothing, and another replica of the bot reading the timeline must still know what it answers (:func:`answered`).
+ANSWERS = "petstore.answers"
 _MX_REPLY = re.compile(r"^\s*<mx-reply>.*?</mx-reply>", re.DOTALL)
 _LEADING_LINK = re.compile(r'^\s*<a\s+href="https://matrix\.to/#/([^"?]+)[^"]*"\s*>(.*?)</a>', re.DOTALL)
 
@@ -74,17 +77,22 @@ def relation(*, event: Mapping[str, object], event_id: str, style: ReplyStyle) -
 
 
 def answered(event: Mapping[str, object]) -> str | None:
-    """The event a reply answers (its ``m.in_reply_to``, ``reply`` and ``thread`` styles), None for other events."""
-    relates = content_of(event).get("m.relates_to")
+    """The event a reply answers (its ``ANSWERS``, else its ``m.in_reply_to``), None for other events."""
+    content = content_of(event)
+    if isinstance(asks := content.get(ANSWERS), str):
+        return asks
+    relates = content.get("m.relates_to")
     in_reply_to = relates.get("m.in_reply_to") if isinstance(relates, dict) else None
     asked = in_reply_to.get("event_id") if isinstance(in_reply_to, dict) else None
     return asked if isinstance(asked, str) else None
 
 
 def reply_content(*, event: Mapping[str, object], event_id: str, reply: Reply, style: ReplyStyle = "reply") -> JSON:
-    """The m.notice answering ``event``: related as ``style`` says, an empty ``m.mentions``, HTML when the reply
-    has it."""
+    """The m.notice answering ``event``: related as ``style`` says, naming ``event_id`` (``ANSWERS``), an empty
+    ``m.mentions``, HTML when the reply has it. An empty ``event_id``: a post that answers nobody."""
     content: JSON = {"msgtype": "m.notice", "body": reply.text, "m.mentions": {}}
+    if event_id:
+        content[ANSWERS] = event_id
     relates = relation(event=event, event_id=event_id, style=style)
     if relates is not None:
         content["m.relates_to"] = relates

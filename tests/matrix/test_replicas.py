@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from pg_support import database_url, start_pg_server
 
 from matrix.bot_process import BotConfig, BotProcess, answered_once, room_with
 from matrix.conftest import Account, BotRunner, register
-from matrix.cs_client import MatrixUser, replies_to
+from matrix.cs_client import MatrixUser, from_sender, replies_to
 from matrix.e2e_person import E2EPerson
 from matrix.synapse_server import SynapseServer
 from petstore_cli.bot_replicas import Replication, open_replication
@@ -177,3 +179,57 @@ async def test_encrypted_a_new_holder_reads_what_the_person_sent_to_both_devices
                     assert len(alice.replies_to(asked, sender=me)) == 1
     finally:
         await alice.aclose()
+
+
+async def test_plain_replies_a_reply_sent_by_a_holder_that_died_before_recording_it_is_not_sent_again(
+    bot: BotRunner,
+    users: Callable[[str], Awaitable[MatrixUser]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``reply_style = "plain"``: the reply relates to nothing, yet the standby knows from it (in the timeline) which
+    message it answers. The holder sends its reply and dies before recording it (its record is lost here, then it
+    stops), so the message is still claimed by the dead holder in the store: the new holder does not answer it
+    again."""
+    caplog.set_level(logging.INFO, logger="petstore_bot.matrix")
+    alice = await users("alice")
+    state, me = f"sqlite:///{tmp_path / 'shared.sqlite3'}", bot.account.user_id
+    async with _replica(bot, state=state, state_dir=tmp_path / "a", name="matrix plain") as (first, stop_first):
+        await asyncio.wait_for(first.leadership.lease.wait_held(), timeout=10)
+
+        async def lost(*_event_ids: str) -> None:
+            """The holder is killed between its reply and the record of it."""
+
+        monkeypatch.setattr(first.replicas, "answered", lost)
+        async with _replica(bot, state=state, state_dir=tmp_path / "b", name="matrix plain") as (second, _):
+            standby = bot.running(state_dir=tmp_path / "b-state", replicas=second.replicas, reply_style="plain")
+            leader = bot.running(
+                state_dir=tmp_path / "a-state", replicas=first.replicas, stop=stop_first, reply_style="plain"
+            )
+            async with standby, leader:
+                room = await alice.create_room(invite=[me])
+                await alice.wait_membership(room, me, "join")
+                asked = await alice.send_text(room, "!hello")
+                await alice.wait_for(room, lambda events: "HELLO" in _bodies(events, me))
+                seen = await _logged(caplog, f"{asked}: answered by another replica", deadline=TAKEOVER)
+                stop_first.set()  # the holder stops: its lease is released, the standby takes it
+                await asyncio.wait_for(second.leadership.lease.wait_held(), timeout=TAKEOVER)
+                await alice.send_text(room, "!later")  # after !hello in the new holder's order: a barrier
+                events = await alice.wait_for(room, lambda events: "LATER" in _bodies(events, me))
+    assert _bodies(events, me) == ["HELLO", "LATER"], "the new holder answered !hello again"
+    assert seen, "the standby did not see the reply in the timeline"
+
+
+def _bodies(events: list[dict], sender: str) -> list[str]:
+    return [str(event["content"].get("body")) for event in from_sender(events, sender)]
+
+
+async def _logged(caplog: pytest.LogCaptureFixture, text: str, *, deadline: float) -> bool:
+    """Whether ``text`` is logged within ``deadline`` seconds."""
+    end = time.monotonic() + deadline
+    while text not in caplog.text:
+        if time.monotonic() > end:
+            return False
+        await asyncio.sleep(0.1)
+    return True
