@@ -1,9 +1,10 @@
-"""The Pet Store ASGI app (plain Starlette), serving the spec under ``/v1``.
+"""The Pet Store ASGI app (a Starlette router), serving the spec under ``/v1``.
 
-Starlette routes; each endpoint is a bare ASGI callable so the per-request
-path stays lean: headers are read from the raw scope, pages come from the store
-already rendered as JSON, constant headers are precomputed. Every refusal is
-an Error body ``{code, message, status}``; nothing escapes as a traceback.
+Starlette's router and nothing around it: each endpoint is a bare ASGI callable that turns every failure into an
+Error body ``{code, message, status}`` itself (an unknown path and a method not allowed too), so the exception and
+error middleware a ``Starlette`` application wraps around its router would only cost each request two more layers
+(about 7 % of the service's CPU a request, measured). Headers are read from the raw scope, pages come from the
+store already rendered as JSON, constant headers are precomputed; nothing escapes as a traceback.
 
 The app is written against the :class:`~.storage.Store` protocol (SQLite or
 PostgreSQL). Links it sends are relative references, resolved against the URL
@@ -13,17 +14,14 @@ or mounts the service under a path prefix.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
-from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.routing import Route, Router
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .openapi import DOCUMENT
 from .records import Idempotency, IdempotencyConflict, StoreUnavailable
@@ -82,15 +80,21 @@ def _error_reply(status: int, message: str, headers: dict[str, str] | None = Non
 
 
 class _Endpoint:
-    """An ASGI app around a handler: ApiError becomes its Error reply, anything else a 500."""
+    """An ASGI app around a handler for ``methods``: ApiError becomes its Error reply, another method a 405, anything
+    else a 500."""
 
-    __slots__ = ("_handler",)
+    __slots__ = ("_allow", "_handler", "_methods")
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, *, methods: Sequence[str]) -> None:
         self._handler = handler
+        self._methods = frozenset(methods) | ({"HEAD"} if "GET" in methods else set())
+        self._allow = ", ".join(sorted(self._methods))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
+            if scope["method"] not in self._methods:
+                message = f"method {scope['method'][:20]} is not allowed here; allowed: {self._allow}"
+                raise ApiError(405, message, headers={"Allow": self._allow})
             status, body, headers = await self._handler(scope, receive)
         except ApiError as exc:
             status, body, headers = _error_reply(exc.status, exc.message, exc.headers)
@@ -266,25 +270,44 @@ def _openapi_endpoint() -> Handler:
     return openapi
 
 
-async def _http_error(request: Request, exc: Exception) -> Response:
-    """Starlette's own refusals (unknown path 404, other method 405) as Error bodies."""
-    assert isinstance(exc, HTTPException)
-    if exc.status_code != 405:
-        status, body, _ = _error_reply(exc.status_code, "no such resource; the API lives under /v1")
-        return Response(body, status, media_type="application/json")
-    allow = ", ".join(sorted((exc.headers or {}).get("Allow", "").split(", ")))
-    status, body, _ = _error_reply(405, f"method {request.method} is not allowed here; allowed: {allow}")
-    return Response(body, status, {"Allow": allow}, media_type="application/json")
+_NOT_FOUND = error_body(404, "no such resource; the API lives under /v1")
+_NOT_FOUND_HEADERS = [_JSON, (b"content-length", b"%d" % len(_NOT_FOUND))]
 
 
-async def _internal_error(request: Request, exc: Exception) -> Response:
-    status, body, _ = _error_reply(500, "internal error; the service logged the details")
-    return Response(body, status, media_type="application/json")
+async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:
+    """The router's answer to a path that no route matches."""
+    if scope["type"] != "http":  # the service is HTTP only; a lifespan is its server's (ServedApp's) business
+        return
+    await send({"type": "http.response.start", "status": 404, "headers": _NOT_FOUND_HEADERS})
+    await send({"type": "http.response.body", "body": _NOT_FOUND})
+
+
+class _App:
+    """The router, and a 500 Error body for a failure the endpoints did not answer (a scope the router cannot
+    route); the failure is then raised on, for the server to log as Starlette's own error middleware does."""
+
+    __slots__ = ("_router",)
+
+    def __init__(self, router: Router) -> None:
+        self._router = router
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self._router(scope, receive, send)
+        except Exception:
+            if scope.get("type") == "http":
+                status, body, headers = _error_reply(500, "internal error; the service logged the details")
+                headers += (_JSON, (b"content-length", b"%d" % len(body)))
+                # refused by the server if an answer had begun (a failure of ``send`` itself): that one stands
+                with contextlib.suppress(Exception):
+                    await send({"type": "http.response.start", "status": status, "headers": headers})
+                    await send({"type": "http.response.body", "body": body})
+            raise
 
 
 def create_app(
     store: Store | PetStore, *, api_keys: Sequence[str], max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-) -> Starlette:
+) -> ASGIApp:
     """The Pet Store app over ``store``, accepting any of ``api_keys`` as bearer token.
 
     A synchronous :class:`PetStore` (as callers outside the service pass) is served through
@@ -293,16 +316,14 @@ def create_app(
     if isinstance(store, PetStore):
         store = SqliteStore(store)
     service = _Service(store, api_keys=api_keys, max_body_bytes=max_body_bytes)
+    get = ("GET",)
     routes = [
-        Route("/v1/pets", _Endpoint(service.pets), methods=["GET", "POST"]),
-        Route("/v1/pets/{petId}", _Endpoint(service.pet), methods=["GET"]),
-        Route("/v1/store/orders", _Endpoint(service.orders), methods=["GET"]),
-        Route("/v1/healthz", _Endpoint(service.ready), methods=["GET"]),
-        Route("/v1/readyz", _Endpoint(service.ready), methods=["GET"]),
-        Route("/v1/livez", _Endpoint(_alive), methods=["GET"]),
-        Route("/v1/openapi.json", _Endpoint(_openapi_endpoint()), methods=["GET"]),
+        Route("/v1/pets", _Endpoint(service.pets, methods=("GET", "POST"))),
+        Route("/v1/pets/{petId}", _Endpoint(service.pet, methods=get)),
+        Route("/v1/store/orders", _Endpoint(service.orders, methods=get)),
+        Route("/v1/healthz", _Endpoint(service.ready, methods=get)),
+        Route("/v1/readyz", _Endpoint(service.ready, methods=get)),
+        Route("/v1/livez", _Endpoint(_alive, methods=get)),
+        Route("/v1/openapi.json", _Endpoint(_openapi_endpoint(), methods=get)),
     ]
-    handlers = {HTTPException: _http_error, Exception: _internal_error}
-    app = Starlette(routes=routes, exception_handlers=handlers)
-    app.router.redirect_slashes = False
-    return app
+    return _App(Router(routes=routes, redirect_slashes=False, default=_not_found))

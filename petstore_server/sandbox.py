@@ -12,7 +12,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from petstore_os import Warn, open_private, read_secret_lines
 
@@ -51,7 +51,7 @@ class Sandbox:
     the app reaches the same store through :class:`SqliteStore`, off the event loop.
     """
 
-    app: Starlette
+    app: ASGIApp
     api_key: str
     db_path: Path
     store: PetStore

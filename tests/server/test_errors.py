@@ -49,7 +49,7 @@ async def test_store_failure_is_a_500_error_body(client: httpx.AsyncClient, serv
 
 
 async def test_failure_outside_the_endpoints_is_a_500_error_body(app) -> None:
-    """The app-wide handler: a broken scope fails inside Starlette's router."""
+    """The app-wide handler: a broken scope fails inside the router (before any endpoint), and is a 500 Error body."""
     sent: list[dict] = []
 
     async def receive() -> dict:
