@@ -20,6 +20,8 @@ from petstore_server.pg_store import PostgresStore, _page, encode_name
 from petstore_server.records import Idempotency, PetRecord
 from petstore_server.wire import dumps
 
+from .test_backends import NAMES
+
 pytestmark = pytest.mark.slow
 
 
@@ -49,6 +51,27 @@ async def test_creates_asked_together_commit_together(pg: PostgresStore, pg_url:
     ids = [json.loads(c.body)["id"] for c in created[:8] + created[12:]]
     assert ids == sorted(ids) and len(set(ids)) == 12
     assert len(set(writers(pg_url))) == 1, "sixteen creates asked in one turn made more than one transaction"
+
+
+STATUS = "it's \\ sold"  # the service allows three statuses; the store keeps any text without NUL
+
+
+async def test_every_name_round_trips_through_a_batch(pg: PostgresStore, pg_url: str) -> None:
+    """Creates asked together go to PostgreSQL as one query string, their values bound by the client: every name
+    and status comes back as sent (names with NUL, quotes, backslashes, astral characters, 10,000 characters)."""
+    names = [*NAMES, "O'Brien", "back\\slash'; DROP TABLE pets; --", "$$dollar$$"]
+    created = await asyncio.gather(
+        *(
+            pg.create_pet(
+                name=name, category_id=i, status=STATUS if i % 2 else None, idempotency=Idempotency(f"n{i}", "f", "s")
+            )
+            for i, name in enumerate(names)
+        )
+    )
+    assert len(set(writers(pg_url))) == 1, "not one batch"
+    for i, (name, answer) in enumerate(zip(names, created, strict=True)):
+        pet = await pg.get_pet(pet_id=json.loads(answer.body)["id"])
+        assert pet is not None and (pet.name, pet.category_id, pet.status) == (name, i, STATUS if i % 2 else None)
 
 
 async def test_a_create_failing_beside_others_fails_alone(pg: PostgresStore, pg_url: str) -> None:
