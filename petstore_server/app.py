@@ -79,6 +79,13 @@ def _error_reply(status: int, message: str, headers: dict[str, str] | None = Non
     return status, error_body(status, message), raw
 
 
+async def _send_reply(send: Send, status: int, body: bytes, headers: Headers) -> None:
+    """``body`` as JSON with ``headers``: the two ASGI messages of a whole answer."""
+    headers += (_JSON, (b"content-length", b"%d" % len(body)))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 class _Endpoint:
     """An ASGI app around a handler for ``methods``: ApiError becomes its Error reply, another method a 405, anything
     else a 500."""
@@ -104,9 +111,7 @@ class _Endpoint:
         except Exception:
             logger.exception("internal error on %s %s", scope["method"], scope["path"])
             status, body, headers = _error_reply(500, "internal error; the service logged the details")
-        headers += (_JSON, (b"content-length", b"%d" % len(body)))
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        await _send_reply(send, status, body, headers)
 
 
 class _Service:
@@ -270,16 +275,11 @@ def _openapi_endpoint() -> Handler:
     return openapi
 
 
-_NOT_FOUND = error_body(404, "no such resource; the API lives under /v1")
-_NOT_FOUND_HEADERS = [_JSON, (b"content-length", b"%d" % len(_NOT_FOUND))]
-
-
 async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:
     """The router's answer to a path that no route matches."""
     if scope["type"] != "http":  # the service is HTTP only; a lifespan is its server's (ServedApp's) business
         return
-    await send({"type": "http.response.start", "status": 404, "headers": _NOT_FOUND_HEADERS})
-    await send({"type": "http.response.body", "body": _NOT_FOUND})
+    await _send_reply(send, *_error_reply(404, "no such resource; the API lives under /v1"))
 
 
 class _App:
@@ -296,12 +296,9 @@ class _App:
             await self._router(scope, receive, send)
         except Exception:
             if scope.get("type") == "http":
-                status, body, headers = _error_reply(500, "internal error; the service logged the details")
-                headers += (_JSON, (b"content-length", b"%d" % len(body)))
                 # refused by the server if an answer had begun (a failure of ``send`` itself): that one stands
                 with contextlib.suppress(Exception):
-                    await send({"type": "http.response.start", "status": status, "headers": headers})
-                    await send({"type": "http.response.body", "body": body})
+                    await _send_reply(send, *_error_reply(500, "internal error; the service logged the details"))
             raise
 
 

@@ -41,8 +41,8 @@ from .records import (
     PetRecord,
     SchemaTooNew,
     StoreOpenError,
+    pet_json,
 )
-from .wire import dumps_str
 
 __all__ = [
     "CONNECTIONS",
@@ -126,9 +126,6 @@ _KEEPALIVES = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, 
 #: Connections (and threads) per store, so per worker: one for reads, one for writes.
 CONNECTIONS = len(LANES)
 _READ, _WRITE = LANES
-#: A pet's JSON, as :meth:`PetRecord.json` writes it (id, name as a JSON string, categoryId[, status]).
-_PET = '{"id":%d,"name":%s,"categoryId":%d}'
-_PET_STATUS = '{"id":%d,"name":%s,"categoryId":%d,"status":%s}'
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext(%s || current_schema()))"
 _COLUMNS = "SELECT id, name, category_id, status FROM pets"
 _LIST_ALL = f"{_COLUMNS} WHERE id > %s ORDER BY id LIMIT %s"
@@ -181,12 +178,7 @@ def _record(row: tuple[int, bytes, int, str | None]) -> PetRecord:
 def _page(rows: list[tuple[int, bytes, int, str | None]], limit: int) -> Page:
     """A page from up to ``limit + 1`` rows (the extra one only says that more follow), rendered as
     :meth:`PetRecord.json` renders one pet (the same bytes), without making a record or a dict of each."""
-    pets = [
-        _PET % (pet_id, dumps_str(decode_name(name)), category)
-        if status is None
-        else _PET_STATUS % (pet_id, dumps_str(decode_name(name)), category, dumps_str(status))
-        for pet_id, name, category, status in rows[:limit]
-    ]
+    pets = [pet_json(pet_id, decode_name(name), category, status) for pet_id, name, category, status in rows[:limit]]
     body = ("[" + ",".join(pets) + "]").encode()
     return Page(body=body, next_after=rows[limit - 1][0] if len(rows) > limit else None)
 
