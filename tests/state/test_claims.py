@@ -101,7 +101,12 @@ async def test_a_holder_that_lost_the_lease_unknowingly_cannot_claim(database: D
     assert await claims.claim("$before", holder=old.holder, fence=old.fence()) is True
     if database.dialect == "postgresql":
         await database.run(
-            lambda tx: tx.one("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'")
+            # this database's lease only (tests beside it hold advisory locks too), and waiting until that session
+            # has ended: termination is a signal, and the lock goes with the session's exit
+            lambda tx: tx.one(
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_locks WHERE locktype = 'advisory'"
+                " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            )
         )
     else:
         await database.run(lambda tx: tx.execute("UPDATE lease_leases SET expires_at = 0"))
