@@ -136,7 +136,9 @@ async def test_the_holder_notices_its_connection_ended(state_url: str, tmp_path:
         assert await holder.acquire()
         with psycopg.connect(state_url, autocommit=True) as admin:
             ended = admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                # this database's lock only (tests beside it hold advisory locks too), its session waited for
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
             ).fetchall()
         assert ended == [(True,)]
         assert not await holder.check()
