@@ -42,7 +42,9 @@ async def test_over_the_rate_limit_one_reply_then_silence_and_sigterm_exits_0(
     try:
         room = await room_with(alice, bot.config.user_id, olivia)
         asked = [await alice.send_text(room, "!whoami") for _ in range(5)]
-        # The bot answers a room's messages in order: once olivia's is answered, alice's five have been handled.
+        # One person's messages are handled in order, but beside another person's: once alice's fourth is answered
+        # (the refusal) her fifth comes next, and olivia's answer after that gives it time to show if it were sent.
+        await alice.wait_for(room, lambda events: replies_to(events, asked[3], sender=bot.config.user_id))
         marker = await ask(olivia, room, "!whoami", bot_id=bot.config.user_id)
         assert marker["body"].startswith(f"you      {olivia.user_id}")
         events = await alice.messages(room)
