@@ -98,6 +98,31 @@ async def test_a_command_typed_in_one_burst_after_slash_goes_into_the_prompt(har
         assert "Downy" in {pet.name for pet in app.main_screen.pane.pets.values()}
 
 
+async def test_editing_keys_in_a_burst_apply_in_the_order_typed(harness) -> None:
+    """A backspace or an arrow queued among characters takes effect where it was typed: ``/``, backspace,
+    ``/list`` gave ``//lis`` in the browser face (Input's editing keys went by the app, several hops later)."""
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        burst(app, "/", "backspace", *"/list sold", *["left"] * 5, "backspace", *"ts")
+        await settle(pilot)
+        assert app.main_screen.chat.prompt.value == "/lists sold"
+        await pilot.press("escape", "ctrl+f")
+        burst(app, *"Rea", "backspace", *"x")
+        await settle(pilot)
+        assert app.main_screen.pane.query_one("#pets-filter", Input).value == "Rex"
+
+
+async def test_the_add_form_fields_keep_the_order_of_a_burst(harness) -> None:
+    app = harness.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        form = await open_form(pilot)
+        burst(app, *"Dowm", "backspace", *"ny", "home", "backspace", "end", *"!", "tab", "2", "backspace", "3")
+        await settle(pilot)
+        assert form.query_one("#name", Input).value == "Downy!"
+        assert form.query_one("#category", Input).value == "3"
+
+
 async def open_form(pilot) -> AddPetScreen:
     await settle(pilot)
     await pilot.press("a")

@@ -20,6 +20,7 @@ from bot_commands.validation import NAME_MAX_LENGTH, STATUSES
 from ..render import literal
 from ..validation import Check, FormValues, category_error, form_errors, name_error, parse_form
 from ..widgets.footer import KeysFooter
+from ..widgets.text_input import TextInput
 
 Submit = Callable[[FormValues], Awaitable[Outcome]]
 
@@ -44,7 +45,7 @@ class AddPetScreen(ModalScreen[Any]):
             yield Label("Add a pet", classes="dialog-title")
             with Grid(id="add-grid"):
                 yield Label("Name", classes="field-label")
-                yield Input(
+                yield TextInput(
                     id="name",
                     placeholder=f"required, 1..{NAME_MAX_LENGTH} characters",
                     validators=[Check(name_error)],
@@ -52,7 +53,7 @@ class AddPetScreen(ModalScreen[Any]):
                 )
                 yield Static("", id="name-error", classes="field-error")
                 yield Label("Category id", classes="field-label")
-                yield Input(
+                yield TextInput(
                     id="category",
                     placeholder="required, a whole number (int64)",
                     validators=[Check(category_error)],

@@ -14,6 +14,7 @@ from textual.widgets import Button, Input, Label, Static
 
 from ..render import literal
 from ..widgets.footer import KeysFooter
+from ..widgets.text_input import TextInput
 
 
 class ApiKeyScreen(ModalScreen[str | None]):
@@ -32,7 +33,7 @@ class ApiKeyScreen(ModalScreen[str | None]):
             lead = "The service refused the key: " if self.has_key else "No API key is configured; the service said: "
             yield Static(Text.assemble(lead, literal(self.message)))
             yield Static(Text("Enter a key for this session (it is not saved):", style="dim"))
-            yield Input(id="api-key", password=True, placeholder="API key")
+            yield TextInput(id="api-key", password=True, placeholder="API key")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel")
                 yield Button("Use key", id="use", variant="primary")

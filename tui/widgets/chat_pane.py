@@ -20,6 +20,7 @@ from textual.widgets import Input
 from bot_commands.history import PromptHistory, is_secret
 
 from .chat_log import ChatLog
+from .text_input import TextInput
 
 
 def complete_line(value: str, candidates: Iterable[str]) -> str | None:
@@ -53,7 +54,7 @@ class SessionSuggester(Suggester):
             return None
 
 
-class PromptInput(Input):
+class PromptInput(TextInput):
     """The prompt: tab accepts the suggestion, up/down walk the history."""
 
     BINDINGS = [

@@ -22,6 +22,7 @@ from ..columns import ColumnSpec
 from ..text import CellLike, literal, pet_row_texts
 from ..view import RowView, row_tsv, shown_keys
 from .pets_table import PetsTable, Row
+from .text_input import TextInput
 
 if TYPE_CHECKING:  # pragma: no cover
     from bot_commands.errors import Failure
@@ -47,7 +48,7 @@ COLUMNS = (
 FIND_PAGES = 100
 
 
-class FilterInput(Input):
+class FilterInput(TextInput):
     """The filter over the loaded rows: enter keeps it and goes back to the table, escape clears it."""
 
     BINDINGS = [Binding("escape", "clear", "Clear filter")]
