@@ -1,0 +1,59 @@
+"""The floor and ``petstore serve`` on SQLite, alone, GET only, in many interleaved rounds: the issue-31 target
+"SQLite x1 >= 1.0x the bare Starlette+SQLite floor" measured with less drift than bench_backends.py's two rounds.
+
+    flock /work/cpu.lock .venv/bin/python bench/bench_floor.py [--rounds 8] [--duration 5]
+
+Each round drives the floor, then the service, with the same wrk load (GET /v1/pets?limit=20, wrk -t2 -c16), so a
+drift of the machine's speed hits both alike. Prints each one's mean req/s and CPU per request and their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sqlite3
+import sys
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import API_KEY, BENCH, PY, clean_env, scratch, server_process, verdict
+from bench_backends import _HEAD, _POST, PETS, SCRIPTS, SERVING, petstore, seed, wrk
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--duration", type=int, default=5)
+    args = parser.parse_args()
+    with scratch() as tmp, contextlib.ExitStack() as stack:
+        script = tmp / "get.lua"
+        script.write_text(_HEAD + _POST.replace("@RUN@", uuid.uuid4().hex[:8]) + SCRIPTS["GET"])
+        base_db = tmp / "base.db"
+        sqlite3.connect(base_db).close()
+        floor = [PY, str(BENCH / "baseline_app.py"), "--db", str(base_db)]
+        env = clean_env(tmp, PETSTORE_SERVER_API_KEYS=API_KEY)
+        servers = {
+            "floor (Starlette+SQLite)": stack.enter_context(server_process(floor, env=env, ready=SERVING)),
+            "SQLite x1": stack.enter_context(petstore(str(tmp / "pets.db"), tmp)),
+        }
+        sqlite3.connect(base_db).executemany("INSERT INTO pets VALUES (?, ?, ?, ?)", PETS).connection.commit()
+        seed(str(tmp / "pets.db"), len(PETS))
+        totals = {label: [0.0, 0.0, 0.0] for label in servers}  # req/s summed, CPU seconds, requests
+        for _ in range(args.rounds):
+            for label, (url, pgid) in servers.items():
+                run = wrk(url.split("/v1")[0], script, args.duration, pgid=pgid)
+                totals[label] = [
+                    totals[label][0] + run["rps"],
+                    totals[label][1] + run["cpu_s"],
+                    totals[label][2] + run["requests"],
+                ]
+    for label, (rps, cpu, requests) in totals.items():
+        print(f"{label:26} {rps / args.rounds:8.0f} req/s {cpu / requests * 1e6:7.1f} us a request")
+    ratio = totals["SQLite x1"][0] / totals["floor (Starlette+SQLite)"][0]
+    print(f"SQLite x1 / floor (GET req/s), {args.rounds} rounds: {ratio:.3f}x (target >= 1.0x) {verdict(ratio >= 1.0)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
