@@ -21,7 +21,7 @@ from textual.widgets import Input
 @cache
 def own_bindings(widget_class: type[Input]) -> dict[str, list[Binding]]:
     """The key bindings declared by ``widget_class`` and its bases, a subclass's replacing its bases'
-    for the same key (as Textual merges them)."""
+    for the same key (as Textual merges them). An app keymap would not apply here; this app sets none."""
     keys: dict[str, list[Binding]] = {}
     for base in reversed(widget_class.__mro__):
         keys.update(BindingsMap(vars(base).get("BINDINGS", ())).key_to_bindings)
