@@ -290,7 +290,16 @@ class _PgLease:
         return True
 
     def give_up(self) -> None:
-        self._drop()  # the session's end releases the lock
+        """The lock released before the connection closes: a session's end releases it too, but only once its
+        backend has gone, after the close returns, so another replica's next try could still find it held."""
+        import psycopg
+
+        if self._conn is not None:
+            try:
+                self._conn.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
+            except psycopg.Error:
+                pass  # a broken connection: its session's end releases the lock
+        self._drop()
 
     def close(self) -> None:
         self._drop()
