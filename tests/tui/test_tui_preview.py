@@ -112,6 +112,8 @@ async def test_the_preview_shows_the_page_and_its_env_until_the_session_lists_it
             assert main.pane.table.loading and main.pane.table.row_count == 0
             held.preview.release.set()
             await rows_shown(pilot, main, 12)
+            # the rows are in the table before they are painted (a busy machine showed a blank frame here)
+            await until(pilot, lambda: "Kiwi" in screen_text(app), "the preview's rows painted")
             text = screen_text(app)
             assert "PRODUCTION" in text and "key sk-...test" in text and "Rex" in text and "Kiwi" in text
             assert "12 pets shown" in text and "loading…" in text and "key loading…" not in text

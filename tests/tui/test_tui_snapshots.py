@@ -22,7 +22,8 @@ SIZES = [(60, 20), (100, 30), (200, 50)]
 
 
 def steps(*keys: str, then: Callable[[Any], Any] | None = None):
-    """A run_before that settles, presses ``keys`` (settling after each), then runs ``then``."""
+    """A run_before that settles, presses ``keys`` (settling after each), then runs ``then``; the cursor of the
+    screen's fields stops blinking."""
 
     async def run_before(pilot) -> None:
         await settle(pilot)
@@ -32,6 +33,10 @@ def steps(*keys: str, then: Callable[[Any], Any] | None = None):
         if then is not None:
             await then(pilot)
             await settle(pilot)
+        # A focused field's cursor shown steadily: a run slower than the blink (0.5 s) caught it off.
+        for field in pilot.app.screen.query(Input):
+            field.cursor_blink = False
+        await pilot.pause()
 
     return run_before
 
