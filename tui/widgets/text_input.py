@@ -38,6 +38,5 @@ class TextInput(Input):
         # (a tab bound with priority moves it at once, while keys typed before the tab wait here).
         for binding in own_bindings(type(self)).get(event.key, ()):
             if not binding.priority and await self.app.run_action(binding.action, self):
-                event.stop()
-                event.prevent_default()
+                event.stop()  # not prevent_default: Input's own handler still restarts the cursor's blink
                 return
