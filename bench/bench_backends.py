@@ -41,6 +41,7 @@ PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 SERVING = re.compile(rb"(http://127\.0\.0\.1:\d+)/v1")
 ASYNC_COMMIT = "PostgreSQL x1 async commit"
 UNIX_SOCKET = "PostgreSQL x1 unix socket"
+FLOOR = "floor (Starlette+SQLite)"
 PETS = [(i, f"Pet {i}", i % 4 + 1, ("available", "pending", "sold")[i % 3]) for i in range(1, 31)]
 
 _HEAD = f'local auth = "Bearer {API_KEY}"\n'
@@ -145,19 +146,33 @@ def page_latency(base: str, after: int | None) -> float:
     return statistics.median(times)
 
 
-def throughput(args: argparse.Namespace, tmp: Path, pg: str) -> dict[str, dict[str, dict[str, float]]]:
-    scripts = {}
-    for name, body in SCRIPTS.items():
-        scripts[name] = tmp / f"{name}.lua"
-        scripts[name].write_text(_HEAD + _POST.replace("@RUN@", uuid.uuid4().hex[:8]) + body)
+def wrk_script(tmp: Path, workload: str) -> Path:
+    """The wrk script of ``workload`` (a key of :data:`SCRIPTS`), written in ``tmp``; its POSTs' Idempotency-Keys
+    are this run's own."""
+    path = tmp / f"{workload}.lua"
+    path.write_text(_HEAD + _POST.replace("@RUN@", uuid.uuid4().hex[:8]) + SCRIPTS[workload])
+    return path
+
+
+@contextlib.contextmanager
+def floor_server(tmp: Path) -> Iterator[tuple[str, int]]:
+    """The bare Starlette+SQLite floor (``baseline_app.py``) on ``tmp``/base.db holding :data:`PETS`: (URL, its
+    process group)."""
     base_db = tmp / "base.db"
     sqlite3.connect(base_db).close()
-    floor = [PY, str(BENCH / "baseline_app.py"), "--db", str(base_db)]
+    argv = [PY, str(BENCH / "baseline_app.py"), "--db", str(base_db)]
+    with server_process(argv, env=clean_env(tmp, PETSTORE_SERVER_API_KEYS=API_KEY), ready=SERVING) as served:
+        with sqlite3.connect(base_db) as conn:  # its table is made before it listens
+            conn.executemany("INSERT INTO pets VALUES (?, ?, ?, ?)", PETS)
+        conn.close()
+        yield served
+
+
+def throughput(args: argparse.Namespace, tmp: Path, pg: str) -> dict[str, dict[str, dict[str, float]]]:
+    scripts = {name: wrk_script(tmp, name) for name in SCRIPTS}
     with contextlib.ExitStack() as stack:
         servers = {
-            "floor (Starlette+SQLite)": stack.enter_context(
-                server_process(floor, env=clean_env(tmp, PETSTORE_SERVER_API_KEYS=API_KEY), ready=SERVING)
-            ),
+            FLOOR: stack.enter_context(floor_server(tmp)),
             "SQLite x1": stack.enter_context(petstore(str(tmp / "pets.db"), tmp)),
             "PostgreSQL x1": stack.enter_context(petstore(pg, tmp)),
             "PostgreSQL x2": stack.enter_context(petstore(pg, tmp, workers=2)),
@@ -167,7 +182,6 @@ def throughput(args: argparse.Namespace, tmp: Path, pg: str) -> dict[str, dict[s
             # Another reference: the same server through its unix socket, as on one machine (no TCP stack).
             UNIX_SOCKET: stack.enter_context(petstore(unix_socket_url(pg), tmp)),
         }
-        sqlite3.connect(base_db).executemany("INSERT INTO pets VALUES (?, ?, ?, ?)", PETS).connection.commit()
         seed(str(tmp / "pets.db"), len(PETS))
         seed(pg, len(PETS))
         runs: dict[str, dict[str, list[dict[str, float]]]] = {label: {n: [] for n in SCRIPTS} for label in servers}
@@ -204,7 +218,7 @@ def print_throughput(results: dict[str, dict[str, dict[str, float]]]) -> list[di
         )
         print(f"{label:28} {cells}")
         rows += [{"server": label, "load": n, **by_load[n]} for n in SCRIPTS]
-    floor_ratio = results["SQLite x1"]["GET"]["rps"] / results["floor (Starlette+SQLite)"]["GET"]["rps"]
+    floor_ratio = results["SQLite x1"]["GET"]["rps"] / results[FLOOR]["GET"]["rps"]
     print(f"\nSQLite x1 / floor (GET req/s): {floor_ratio:.2f}x (target >= 1.0x) {verdict(floor_ratio >= 1.0)}")
     for load in SCRIPTS:
         for label in ("PostgreSQL x1", "PostgreSQL x2", ASYNC_COMMIT, UNIX_SOCKET):

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sqlite3
 import sys
-import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import API_KEY, BENCH, PY, clean_env, scratch, server_process, verdict
-from bench_backends import _HEAD, _POST, PETS, SCRIPTS, SERVING, petstore, seed, wrk
+from _common import scratch, verdict
+from bench_backends import FLOOR, PETS, floor_server, petstore, seed, wrk, wrk_script
 
 
 def main() -> int:
@@ -27,17 +25,11 @@ def main() -> int:
     parser.add_argument("--duration", type=int, default=5)
     args = parser.parse_args()
     with scratch() as tmp, contextlib.ExitStack() as stack:
-        script = tmp / "get.lua"
-        script.write_text(_HEAD + _POST.replace("@RUN@", uuid.uuid4().hex[:8]) + SCRIPTS["GET"])
-        base_db = tmp / "base.db"
-        sqlite3.connect(base_db).close()
-        floor = [PY, str(BENCH / "baseline_app.py"), "--db", str(base_db)]
-        env = clean_env(tmp, PETSTORE_SERVER_API_KEYS=API_KEY)
+        script = wrk_script(tmp, "GET")
         servers = {
-            "floor (Starlette+SQLite)": stack.enter_context(server_process(floor, env=env, ready=SERVING)),
+            FLOOR: stack.enter_context(floor_server(tmp)),
             "SQLite x1": stack.enter_context(petstore(str(tmp / "pets.db"), tmp)),
         }
-        sqlite3.connect(base_db).executemany("INSERT INTO pets VALUES (?, ?, ?, ?)", PETS).connection.commit()
         seed(str(tmp / "pets.db"), len(PETS))
         totals = {label: [0.0, 0.0, 0.0] for label in servers}  # req/s summed, CPU seconds, requests
         for _ in range(args.rounds):
@@ -50,7 +42,7 @@ def main() -> int:
                 ]
     for label, (rps, cpu, requests) in totals.items():
         print(f"{label:26} {rps / args.rounds:8.0f} req/s {cpu / requests * 1e6:7.1f} us a request")
-    ratio = totals["SQLite x1"][0] / totals["floor (Starlette+SQLite)"][0]
+    ratio = totals["SQLite x1"][0] / totals[FLOOR][0]
     print(f"SQLite x1 / floor (GET req/s), {args.rounds} rounds: {ratio:.3f}x (target >= 1.0x) {verdict(ratio >= 1.0)}")
     return 0
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import API_KEY, BENCH, PETSTORE, PY, _wait_port, clean_env, free_port, report, scratch, stop
-from bench_backends import _HEAD, _POST, SCRIPTS, wrk
+from bench_backends import wrk, wrk_script
 
 BIN = Path(PY).parent
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -104,12 +104,10 @@ def measure(argv: list[str], *, db: Path, tmp: Path, scripts: dict[str, Path], d
     figures = {}
     with running([arg.replace("PORT", str(port)) for arg in argv], port=port, env=env) as pgid:
         origin = f"http://127.0.0.1:{port}"
-        wrk(origin, scripts["GET"], 1)  # warm-up
+        wrk(origin, scripts["GET"], 1, pgid=pgid)  # warm-up
         for workload, script in scripts.items():
-            before = group_cpu_seconds(pgid)
-            result = wrk(origin, script, duration)
-            cpu = group_cpu_seconds(pgid) - before
-            result["cpu_us_per_request"] = cpu / (result["rps"] * duration) * 1e6
+            result = wrk(origin, script, duration, pgid=pgid)
+            result["cpu_us_per_request"] = result["cpu_s"] / result["requests"] * 1e6
             figures[workload] = result
     return figures
 
@@ -126,11 +124,7 @@ def main() -> int:
         pets = PetStore(db)
         pets.seed_sample()
         pets.close()
-        scripts = {}
-        for workload in ("GET", "POST"):
-            path = tmp / f"{workload}.lua"
-            path.write_text(_HEAD + _POST.replace("@RUN@", tmp.name) + SCRIPTS[workload])
-            scripts[workload] = path
+        scripts = {workload: wrk_script(tmp, workload) for workload in ("GET", "POST")}
         runs: dict[str, list[dict[str, dict]]] = {}
         for _ in range(args.rounds):
             for name, argv in commands(db).items():
