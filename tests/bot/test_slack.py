@@ -28,7 +28,7 @@ from bot_commands.policy import Actor
 from bot_commands.session import CommandSession
 from petstore_bot.slack import SETTLED, SlackFace, post_json
 from petstore_bot.slack_render import APPROVE_ACTION, CANCEL_ACTION, CONFIRM_ACTION, DENY_ACTION
-from petstore_bot.slack_verify import SlackSignature
+from petstore_bot.slack_verify import MAX_AGE, SlackSignature
 from petstore_cli.bot import bot_policy
 
 from .conftest import Bot
@@ -358,8 +358,8 @@ async def test_an_unverified_request_gets_401_and_runs_nothing(rig: Callable[...
     body = r.slack.command_body("add Forged --category 1", user=ALICE)
     headers = {
         "bad signature": {**sign(body), "X-Slack-Signature": "v0=" + "0" * 64},
-        "old timestamp": sign(body, timestamp=int(time.time()) - 301),
-        "future timestamp": sign(body, timestamp=int(time.time()) + 301),
+        "old timestamp": sign(body, timestamp=int(time.time()) - MAX_AGE - 60),  # the boundary: the test below
+        "future timestamp": sign(body, timestamp=int(time.time()) + MAX_AGE + 60),
         "no headers": {"Content-Type": "application/x-www-form-urlencoded"},
         "not a number": {**sign(body), "X-Slack-Request-Timestamp": "soon"},
         "other secret": sign(body, secret="not-the-secret"),
@@ -368,6 +368,17 @@ async def test_an_unverified_request_gets_401_and_runs_nothing(rig: Callable[...
         answer = await r.slack.http.post(f"{r.slack.base}{path}", content=body, headers=headers)
         assert answer.status_code == 401 and answer.json() == {"error": "unauthorized"}
     assert await r.bot.pet_count() == before and r.bot.audit_lines() == []
+
+
+@pytest.mark.parametrize(("offset", "refused"), [(-301, True), (-300, False), (300, False), (301, True)])
+def test_a_timestamp_more_than_five_minutes_from_the_clock_is_refused(offset: int, refused: bool) -> None:
+    """On a fixed clock, so the boundary cannot move while the request is in flight."""
+    body = b"command=%2Fpets&text=list"
+    now = 1_800_000_000
+    check = SlackSignature(SECRET, clock=lambda: float(now)).check
+    headers = {k.lower(): v for k, v in sign(body, timestamp=now + offset).items()}
+    reason = check(headers=headers, body=body)
+    assert reason == ("X-Slack-Request-Timestamp is more than 5 minutes away (a replay?)" if refused else None)
 
 
 async def test_the_refusal_reason_is_logged_never_the_secret(
