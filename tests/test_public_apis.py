@@ -19,6 +19,7 @@ API to start the app process; pyproject.toml pins textual-serve to its minor ver
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import re
@@ -187,19 +188,25 @@ def _classes() -> Iterator[tuple[str, ast.ClassDef, type]]:
 SELF_ATTRIBUTE = re.compile(r"\bself\.(_[A-Za-z0-9]\w*)")
 
 
+@functools.cache
+def defined_private_names(base: type) -> frozenset[str]:
+    """The private names ``base`` defines: its class attributes and the ``self._x`` in its source. Cached: many
+    classes share a base (Textual's Widget), and finding a class's source parses its whole module."""
+    found = {name for name in vars(base) if private(name)}
+    try:
+        found |= set(SELF_ATTRIBUTE.findall(inspect.getsource(base)))
+    except (OSError, TypeError):  # pragma: no cover - a base without Python source
+        pass
+    return frozenset(found)
+
+
 def foreign_private_names(cls: type) -> dict[str, str]:
-    """Private names another library's base classes of ``cls`` define (class attributes and ``self._x`` in their
-    source) -> the base's name."""
+    """Private names another library's base classes of ``cls`` define -> the base's name."""
     names: dict[str, str] = {}
     for base in cls.__mro__[1:]:
         if ours(base.__module__) or base.__module__ == "builtins":
             continue
-        found = {name for name in vars(base) if private(name)}
-        try:
-            found |= set(SELF_ATTRIBUTE.findall(inspect.getsource(base)))
-        except (OSError, TypeError):  # pragma: no cover - a base without Python source
-            pass
-        for name in found:
+        for name in defined_private_names(base):
             names.setdefault(name, f"{base.__module__}.{base.__qualname__}")
     return names
 
