@@ -31,18 +31,16 @@ def main() -> int:
             "SQLite x1": stack.enter_context(petstore(str(tmp / "pets.db"), tmp)),
         }
         seed(str(tmp / "pets.db"), len(PETS))
-        totals = {label: [0.0, 0.0, 0.0] for label in servers}  # req/s summed, CPU seconds, requests
+        totals = {label: dict.fromkeys(("rps", "cpu_s", "requests"), 0.0) for label in servers}  # summed over rounds
         for _ in range(args.rounds):
             for label, (url, pgid) in servers.items():
                 run = wrk(url.split("/v1")[0], script, args.duration, pgid=pgid)
-                totals[label] = [
-                    totals[label][0] + run["rps"],
-                    totals[label][1] + run["cpu_s"],
-                    totals[label][2] + run["requests"],
-                ]
-    for label, (rps, cpu, requests) in totals.items():
-        print(f"{label:26} {rps / args.rounds:8.0f} req/s {cpu / requests * 1e6:7.1f} us a request")
-    ratio = totals["SQLite x1"][0] / totals[FLOOR][0]
+                for key in totals[label]:
+                    totals[label][key] += run[key]
+    for label, total in totals.items():
+        cpu_us = total["cpu_s"] / total["requests"] * 1e6
+        print(f"{label:26} {total['rps'] / args.rounds:8.0f} req/s {cpu_us:7.1f} us a request")
+    ratio = totals["SQLite x1"]["rps"] / totals[FLOOR]["rps"]
     print(f"SQLite x1 / floor (GET req/s), {args.rounds} rounds: {ratio:.3f}x (target >= 1.0x) {verdict(ratio >= 1.0)}")
     return 0
 
