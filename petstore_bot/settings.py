@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from bot_commands.people import People
+
 __all__ = [
     "BotSettings",
     "BotRoles",
@@ -230,6 +232,9 @@ class BotSettings(BaseModel):
     roles: BotRoles = BotRoles()
     rooms: dict[str, RoomGrants] = {}
     """Per-room grants by room id (Matrix !id:server, Slack channel id), overriding [bot.roles] in that room."""
+    people: dict[str, list[str]] = {}
+    """Which names are one person, across faces: alice = ["@alice:example.org", "local:alice", "pg:alice"]; an
+    approval needs another person, not another name of the asker (docs/security.md)."""
     matrix: MatrixSettings = MatrixSettings()
     slack: SlackSettings = SlackSettings()
     mattermost: MattermostSettings = MattermostSettings()
@@ -268,6 +273,17 @@ class BotSettings(BaseModel):
                     "Room settings > Advanced; a Slack or Mattermost channel id such as C0123), not its alias or name"
                 )
         return value
+
+    @field_validator("people")
+    @classmethod
+    def _people(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        People.of(value)
+        return value
+
+    @property
+    def who(self) -> People:
+        """``[bot.people]``: who each name is."""
+        return People.of(self.people)
 
     @field_validator("prefix")
     @classmethod

@@ -9,6 +9,7 @@ raises. A PostgreSQL connection lost between two runs (a restart of the database
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import sqlite3
 import threading
@@ -99,15 +100,28 @@ class Database:
                 return self._attempt(work)
 
     def ensure_schema(self, name: str, statements: Sequence[str]) -> None:
-        """Create a module's tables (``CREATE TABLE IF NOT EXISTS ...``) once per process; safe to race."""
+        """Create a module's tables (``CREATE TABLE IF NOT EXISTS ...``) once per process; safe to race.
+
+        On PostgreSQL the statements' digest is recorded (``state_schemas``) once they ran, and a process that finds
+        it recorded runs none of them: a terminal whose role does not own the tables opens the store the bot made."""
         if name in self._schemas:
             return
+        digest = hashlib.sha256("\n".join(statements).encode()).hexdigest()[:16]
 
         def create(tx: Transaction) -> None:
-            if tx.dialect == "postgresql":  # two processes creating the same tables at once: one at a time
-                tx.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
+            if tx.dialect == "postgresql":
+                if _schema_recorded(tx, name=name, digest=digest):
+                    return
+                tx.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))  # replicas racing: one at a time
+                tx.execute("CREATE TABLE IF NOT EXISTS state_schemas (name TEXT PRIMARY KEY, digest TEXT NOT NULL)")
             for statement in statements:
                 tx.execute(statement)
+            if tx.dialect == "postgresql":
+                tx.execute(
+                    "INSERT INTO state_schemas (name, digest) VALUES (?, ?) "
+                    "ON CONFLICT (name) DO UPDATE SET digest = excluded.digest",
+                    (name, digest),
+                )
 
         self.run_sync(create)
         self._schemas.add(name)
@@ -233,3 +247,11 @@ def redacted_url(url: str) -> str:
     host = parts.hostname or ""
     netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def _schema_recorded(tx: Transaction, *, name: str, digest: str) -> bool:
+    """Whether ``state_schemas`` says the statements of ``name`` with this ``digest`` have run (PostgreSQL)."""
+    exists = tx.one("SELECT to_regclass('state_schemas') IS NOT NULL")
+    if exists is None or not exists[0]:
+        return False
+    return tx.one("SELECT 1 FROM state_schemas WHERE name = ? AND digest = ?", (name, digest)) is not None

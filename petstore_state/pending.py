@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .db import Database, Transaction
+from .identity import ensure_terminal_identity
 
 __all__ = [
     "CODE_ALPHABET",
@@ -135,6 +136,7 @@ class PendingStore:
         self.database = database
         self.clock = clock
         database.ensure_schema("pending", _SCHEMA)
+        ensure_terminal_identity(database)
 
     async def create(
         self,

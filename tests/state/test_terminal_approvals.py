@@ -257,3 +257,20 @@ def test_ctrl_c_stops_the_wait_and_the_request_stays(tmp_path: Path, config: Pat
     finally:
         proc.kill() if proc.poll() is None else None
         store.database.close()
+
+
+def test_a_terminal_is_who_the_system_says_not_who_user_says(tmp_path: Path, config: Path, state_url: str) -> None:
+    """``USER=carol petstore --env production add Spoofy``: the request is the real uid's (SQLite) or the database
+    role's (PostgreSQL), never carol's."""
+    env = clean_env(tmp_path, USER="carol", LOGNAME="carol", LNAME="carol", USERNAME="carol")
+    done = run_petstore(
+        "--config", str(config), "--env", "production", "add", "Spoofy", "--category", "1", "--no-wait", env=env
+    )
+    assert done.returncode == 0, done.stderr
+    store = store_of(state_url, tmp_path)
+    write = store.get_sync(done.stdout.strip())
+    assert write is not None and "carol" not in write.asker
+    assert write.asker == (
+        f"local:{local_actor().id.split(':', 1)[1]}" if state_url.startswith("sqlite") else "pg:postgres"
+    )
+    store.database.close()
