@@ -69,7 +69,7 @@ def test_no_wait_prints_the_request_id_and_the_request_holds_every_field(
     store = store_of(state_url, tmp_path)
     write = store.get_sync(code)
     assert write is not None and write.state == "waiting" and write.kind == "approve"
-    assert write.where == "terminal" and write.asker.startswith("local:") and write.env == "production"
+    assert write.where == "terminal" and write.asker.startswith(("local:", "pg:")) and write.env == "production"
     assert write.line == "/add Rex --category 3"
     assert write.fields == (("name", "Rex"), ("categoryId", "3"))
     assert 3500 < write.expires - write.created <= 3600
