@@ -9,7 +9,6 @@ raises. A PostgreSQL connection lost between two runs (a restart of the database
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import sqlite3
 import threading
@@ -99,32 +98,20 @@ class Database:
                 self._drop()
                 return self._attempt(work)
 
-    def ensure_schema(self, name: str, statements: Sequence[str]) -> None:
-        """Create a module's tables (``CREATE TABLE IF NOT EXISTS ...``) once per process; safe to race.
+    def ensure_schema(self, name: str, statements: Sequence[str], *, upgrades: Sequence[Sequence[str]] = ()) -> None:
+        """Bring a module's tables to their newest version once per process; safe to race.
 
-        On PostgreSQL the statements' digest is recorded (``state_schemas``) once they ran, and a process that finds
-        it recorded runs none of them: a terminal whose role does not own the tables opens the store the bot made."""
-        if name in self._schemas:
-            return
-        digest = hashlib.sha256("\n".join(statements).encode()).hexdigest()[:16]
-
-        def create(tx: Transaction) -> None:
-            if tx.dialect == "postgresql":
-                if _schema_recorded(tx, name=name, digest=digest):
-                    return
-                tx.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))  # replicas racing: one at a time
-                tx.execute("CREATE TABLE IF NOT EXISTS state_schemas (name TEXT PRIMARY KEY, digest TEXT NOT NULL)")
-            for statement in statements:
-                tx.execute(statement)
-            if tx.dialect == "postgresql":
-                tx.execute(
-                    "INSERT INTO state_schemas (name, digest) VALUES (?, ?) "
-                    "ON CONFLICT (name) DO UPDATE SET digest = excluded.digest",
-                    (name, digest),
-                )
-
-        self.run_sync(create)
-        self._schemas.add(name)
+        ``statements`` make version 1 (``CREATE TABLE IF NOT EXISTS ...``), each of ``upgrades`` the next one
+        (``ALTER TABLE ...``). ``state_schemas(name, version)`` records how far each module's tables are; the
+        versions after the recorded one run and the last is recorded in one transaction, so a database is at one
+        version or the next, never between. A database newer than this program is refused in one line. A database
+        made before versions were recorded is version 0 (version 1 is idempotent). Where the recorded version is
+        the newest nothing is created or altered: a terminal whose PostgreSQL role does not own the tables opens
+        the state the bots made."""
+        if name not in self._schemas:
+            versions = [statements, *upgrades]
+            self.run_sync(lambda tx: _upgrade(tx, name=name, versions=versions, where=self.where))
+            self._schemas.add(name)
 
     def close(self) -> None:
         with self._lock:
@@ -151,7 +138,7 @@ class Database:
                 pass
 
 
-#: The advisory lock key that serialises schema creation in PostgreSQL ("petstore" in ASCII, as a bigint).
+#: The advisory lock key that serialises schema upgrades in PostgreSQL ("petstore" in ASCII, as a bigint).
 _SCHEMA_LOCK = 0x7065747374_6F7265
 
 
@@ -249,9 +236,36 @@ def redacted_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
-def _schema_recorded(tx: Transaction, *, name: str, digest: str) -> bool:
-    """Whether ``state_schemas`` says the statements of ``name`` with this ``digest`` have run (PostgreSQL)."""
-    exists = tx.one("SELECT to_regclass('state_schemas') IS NOT NULL")
+def _upgrade(tx: Transaction, *, name: str, versions: Sequence[Sequence[str]], where: str) -> None:
+    """Bring ``name``'s tables to ``len(versions)`` (see :meth:`Database.ensure_schema`)."""
+    newest = len(versions)
+    if _recorded(tx, name) == newest:
+        return
+    if tx.dialect == "postgresql":  # replicas upgrading at once: one at a time, the others then find it done
+        tx.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
+    tx.execute("CREATE TABLE IF NOT EXISTS state_schemas (name TEXT PRIMARY KEY, version BIGINT NOT NULL)")
+    current = _recorded(tx, name) or 0
+    if current > newest:
+        raise StateError(
+            f"the bot's state at {where} has {name} tables of version {current}, newer than this petstore knows "
+            f"({newest}): upgrade petstore, or point [bot] state at another database"
+        )
+    for statements in versions[current:]:
+        for statement in statements:
+            tx.execute(statement)
+    tx.execute(
+        "INSERT INTO state_schemas (name, version) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET version = ?",
+        (name, newest, newest),
+    )
+
+
+def _recorded(tx: Transaction, name: str) -> int | None:
+    """The version ``state_schemas`` records for ``name``; None when it records none (or has no table yet)."""
+    if tx.dialect == "postgresql":
+        exists = tx.one("SELECT to_regclass('state_schemas') IS NOT NULL")
+    else:
+        exists = tx.one("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'state_schemas'")
     if exists is None or not exists[0]:
-        return False
-    return tx.one("SELECT 1 FROM state_schemas WHERE name = ? AND digest = ?", (name, digest)) is not None
+        return None
+    row = tx.one("SELECT version FROM state_schemas WHERE name = ?", (name,))
+    return None if row is None else int(str(row[0]))
