@@ -118,6 +118,8 @@ class Homeserver:
                 return
             except TokenRefused:
                 log.info("the kept access token of %s was refused; logging in with the password", self.user_id)
+                await self._password_login(client, replacing=True)
+                return
         await self._password_login(client)
 
     async def _restore(self, client: AsyncClient, token: str) -> None:
@@ -129,13 +131,16 @@ class Homeserver:
         client.restore_login(user_id=self.user_id, device_id=who.device_id or "", access_token=token)
         self._logins += 1
 
-    async def _password_login(self, client: AsyncClient) -> None:
-        """A password login on the client's device (the one kept on disk, when there is one)."""
+    async def _password_login(self, client: AsyncClient, *, replacing: bool = False) -> None:
+        """A password login on the client's device (the one kept on disk, when there is one); ``replacing`` a
+        refused token, whose logout may have deleted the device's keys: they are published again."""
         response = await client.login(password=self._password, device_name="petstore bot")
         if not isinstance(response, LoginResponse):
             raise self.error("login", response)
         self._session_token = response.access_token
         self._logins += 1
+        if replacing:
+            self._crypto.republish(client)
         self._remember(client)
 
     async def _log_in_again(self, *, logins: int, stop: asyncio.Event) -> bool:
@@ -151,7 +156,7 @@ class Homeserver:
             return await self.retry(lambda: self._logged_in(client), stop=stop, what="login") is not None
 
     async def _logged_in(self, client: AsyncClient) -> bool:
-        await self._password_login(client)
+        await self._password_login(client, replacing=True)
         return True
 
     async def join(self, client: AsyncClient, *, room: str) -> bool:

@@ -1,7 +1,8 @@
 """The Matrix bot on a Synapse with its default login limit (``rc_login``: a burst of 5, then one login per ~5 min):
 restarted more often than that, it answers after every start, because it logs in with its password once and keeps
-the access token in its state dir; a token revoked (logged out) is replaced by one login on the same device. And a
-process that cannot log in, or whose syncs fail, does not hold the lease of its account.
+the access token in its state dir; a token revoked (logged out) is replaced by one login on the same device, whose
+keys are published again (a logout deletes them). And a process that cannot log in, or whose syncs fail, does not
+hold the lease of its account.
 """
 
 from __future__ import annotations
@@ -109,13 +110,16 @@ async def test_a_revoked_token_is_replaced_by_one_login_on_the_same_device(
             room = await room_with(alice, me)
             assert (await ask(alice, room, "!one", bot_id=me))["body"] == "ONE"
             before = _saved(bot.state_dir)
-            await _log_out(limited, before["access_token"])  # while it runs
+            await _until_published(alice, me, before["device_id"])
+            await _log_out(limited, before["access_token"])  # while it runs: the device and its keys deleted
             assert (await ask(alice, room, "!two", bot_id=me))["body"] == "TWO"
+            await _until_published(alice, me, before["device_id"])  # the same device, its keys published again
         during = _saved(bot.state_dir)
         assert proxy.logins == 2
         await _log_out(limited, during["access_token"])  # while it is stopped
         async with bot.running(homeserver=proxy.url, sync_timeout_ms=1000):
             assert (await ask(alice, room, "!three", bot_id=me))["body"] == "THREE"
+            await _until_published(alice, me, before["device_id"])
         after = _saved(bot.state_dir)
     finally:
         await alice.aclose()
@@ -124,6 +128,19 @@ async def test_a_revoked_token_is_replaced_by_one_login_on_the_same_device(
     assert before["device_id"] == during["device_id"] == after["device_id"]
     assert len({before["access_token"], during["access_token"], after["access_token"]}) == 3
     assert "access token of" in caplog.text and before["access_token"] not in caplog.text
+
+
+async def _until_published(person: MatrixUser, user_id: str, device_id: str) -> None:
+    """Waits until the homeserver has ``device_id``'s identity keys (what others encrypt to): a logout deletes them
+    with the device, and the bot logging in again on that device publishes them again."""
+    end = time.monotonic() + 30
+    while True:
+        response = await person.http.post("/keys/query", json={"device_keys": {user_id: []}})
+        devices = response.json().get("device_keys", {}).get(user_id, {})
+        if device_id in devices and devices[device_id].get("keys"):
+            return
+        assert time.monotonic() < end, f"the keys of {device_id} are not published again: {devices}"
+        await asyncio.sleep(0.1)
 
 
 async def _until(condition: Callable[[], bool], *, what: str, deadline: float = 30.0) -> None:
