@@ -229,6 +229,14 @@ class BotSettings(BaseModel):
     """Seconds between two looks for new pets on behalf of the rooms that !watch (one look per filter)."""
     timezone: str = "UTC"
     """The time zone of !every schedules ("Europe/Berlin"): "weekday at 09:00" is 09:00 there."""
+    max_schedules_per_room: int = Field(10, ge=1, le=10_000)
+    """The most !every schedules one room may have; one more is refused saying so."""
+    max_schedules: int = Field(100, ge=1, le=100_000)
+    """The most !every schedules the bot runs in all its rooms together."""
+    max_watches_per_room: int = Field(10, ge=1, le=10_000)
+    """The most !watch filters one room may have (there are four: every pet, available, pending, sold)."""
+    max_watches: int = Field(100, ge=1, le=100_000)
+    """The most !watch filters of all the bot's rooms together (one room watching two filters counts two)."""
     roles: BotRoles = BotRoles()
     rooms: dict[str, RoomGrants] = {}
     """Per-room grants by room id (Matrix !id:server, Slack channel id), overriding [bot.roles] in that room."""

@@ -269,7 +269,7 @@ def matrix_main(
         if poster is not None:
             background.append(poster.gated(gate))
         run = beside(background, lambda stop: transport.run(core.handle, stop=stop))
-        asyncio.run(_serve(lambda stop: replication.around(run, stop), composition, state))
+        asyncio.run(_serve(lambda stop: replication.around(run, stop, reach=transport.reach), composition, state))
     except MatrixError as exc:
         print(f"petstore: matrix: {exc}", file=sys.stderr)
         return EXIT_FAILED
