@@ -9,7 +9,6 @@ raises. A PostgreSQL connection lost between two runs (a restart of the database
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -17,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
-from petstore_os import open_private
+from petstore_os import private_database
 
 if TYPE_CHECKING:
     import psycopg
@@ -204,7 +203,7 @@ def open_database(value: str | None, *, state_dir: Path) -> Database:
 def _connect_sqlite(path: Path) -> sqlite3.Connection:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        os.close(open_private(path))  # created 0600 (or tightened) before SQLite opens it: it holds who asked for what
+        private_database(path)  # 0600 (it holds who asked for what), no descriptor of it closed: SQLite's locks hold
         connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         connection.execute(f"PRAGMA busy_timeout = {_SQLITE_BUSY_MS}")
         connection.execute("PRAGMA journal_mode = WAL")
