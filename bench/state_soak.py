@@ -47,6 +47,8 @@ def main() -> int:
                 "requests acknowledged": len(run.requests),
                 "petstore commands": run.commands,
                 "rows a second": round(len(run.rows) / took),
+                "busy (not acknowledged)": run.busy,
+                "lease taken or lost": sum("lease hammer" in line for line in run.logged),
                 "problems": len(found),
             }
         ],

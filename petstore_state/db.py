@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from petstore_os import private_database
+from petstore_os.db_url import parse_db, redact, shown
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["Database", "Dialect", "StateError", "Transaction", "open_database", "parse_state_url", "redacted_url"]
+__all__ = ["Database", "Dialect", "StateError", "Transaction", "open_database", "parse_state_url"]
 
 Dialect = Literal["sqlite", "postgresql"]
 T = TypeVar("T")
@@ -171,19 +172,12 @@ def _pg_transaction(connection: psycopg.Connection[Row], work: Callable[[Transac
 
 
 def parse_state_url(value: str | None, *, state_dir: Path) -> tuple[Dialect, str]:
-    """``(dialect, target)`` for a ``[bot] state`` value: unset means ``state_dir/state.sqlite3``; ValueError says
-    what is allowed otherwise."""
+    """``(dialect, target)`` for a ``[bot] state`` value: unset means ``state_dir/state.sqlite3``; otherwise a
+    database URL (:func:`petstore_os.db_url.parse_db`, no bare path), a ValueError saying what is allowed."""
     if value is None or not value.strip():
         return "sqlite", str(state_dir / "state.sqlite3")
-    text = value.strip()
-    if text.startswith("sqlite:///"):
-        path = text.removeprefix("sqlite:///")
-        if not path:
-            raise ValueError("sqlite:/// needs a path: sqlite:///var/lib/petstore/state.sqlite3")
-        return "sqlite", path  # sqlite:///relative/path, sqlite:////absolute/path
-    if text.startswith(("postgresql://", "postgres://")):
-        return "postgresql", text
-    raise ValueError("the state is sqlite:///PATH or postgresql://USER@HOST/DB (unset: SQLite in the state dir)")
+    target = parse_db(value.strip(), paths=False)
+    return target.backend, target.location  # sqlite:///relative/path, sqlite:////absolute/path
 
 
 def open_database(value: str | None, *, state_dir: Path) -> Database:
@@ -195,7 +189,7 @@ def open_database(value: str | None, *, state_dir: Path) -> Database:
     if dialect == "sqlite":
         database = Database(dialect="sqlite", connect=lambda: _connect_sqlite(Path(target)), where=target)
     else:
-        database = Database(dialect="postgresql", connect=lambda: _connect_pg(target), where=redacted_url(target))
+        database = Database(dialect="postgresql", connect=lambda: _connect_pg(target), where=shown(target))
     database.run_sync(lambda tx: tx.one("SELECT 1"))
     return database
 
@@ -220,19 +214,7 @@ def _connect_pg(url: str) -> object:
     try:
         return psycopg.connect(url, connect_timeout=5)
     except psycopg.Error as exc:
-        raise StateError(f"cannot connect to the bot's state at {redacted_url(url)}: {exc}") from None
-
-
-def redacted_url(url: str) -> str:
-    """``url`` with its password, if any, shown as ``***`` (for messages and logs)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+        raise StateError(redact(f"cannot connect to the bot's state at {shown(url)}: {_one_line(exc)}", url)) from None
 
 
 def _upgrade(tx: Transaction, *, name: str, versions: Sequence[Sequence[str]], where: str) -> None:
@@ -268,3 +250,8 @@ def _recorded(tx: Transaction, name: str) -> int | None:
         return None
     row = tx.one("SELECT version FROM state_schemas WHERE name = ?", (name,))
     return None if row is None else int(str(row[0]))
+
+
+def _one_line(exc: BaseException) -> str:
+    """What ``exc`` says, on one line (libpq's messages span several)."""
+    return " ".join(str(exc).split())

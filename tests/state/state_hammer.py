@@ -5,7 +5,9 @@ on it, two connections in one process, as ``petstore bot`` holds them, writing r
 and *terminals* (run as ``terminal``: open the state, write one row, close it, again and again, as each ``petstore``
 command does), while the calling thread runs the real ``petstore`` at a terminal: ``--env production add NAME
 --no-wait`` (a request for approval, its code printed) and ``petstore approvals`` (the list). A row counts as
-acknowledged once its commit returned (the worker prints ``ack WRITER N``) or the command printed its code.
+acknowledged once its commit returned (the worker prints ``ack WRITER N``) or the command printed its code. A write
+refused with ``database is locked`` (another process kept the write lock past SQLite's busy timeout, on a loaded
+machine) is counted as ``busy``: not acknowledged, and not a fault; any other error is a failure.
 
 :func:`problems` then reads the file back: every acknowledged row with what was written, ``PRAGMA integrity_check``
 ``ok``, the database and its WAL and -shm 0600. tests/state/test_shared_sqlite.py runs it for ~20 s, and
@@ -15,6 +17,7 @@ acknowledged once its commit returned (the worker prints ``ack WRITER N``) or th
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sqlite3
 import stat
@@ -34,6 +37,9 @@ ROOT = Path(__file__).resolve().parents[2]
 _TABLE = ["CREATE TABLE IF NOT EXISTS hammer_rows (writer TEXT, n INTEGER, body TEXT, PRIMARY KEY (writer, n))"]
 #: The processes' umask: a file created without an explicit mode would be readable by everyone.
 _UMASK = 0o022
+#: Seconds a bot waits between two writes (a busy bot: hundreds a second together), so that the lease's heartbeat
+#: and the terminals get the write lock too.
+_PACE = 0.002
 
 
 def _body(writer: str, n: int) -> str:
@@ -45,6 +51,16 @@ def _insert(writer: str, n: int) -> Callable[[Transaction], None]:
         tx.execute("INSERT INTO hammer_rows (writer, n, body) VALUES (?, ?, ?)", (writer, n, _body(writer, n)))
 
     return insert
+
+
+def _said(writer: str, n: int, failed: StateError | None) -> int:
+    """Say how write ``n`` ended: ``ack``, ``busy`` (another process kept the write lock past SQLite's busy timeout:
+    not acknowledged, and no fault of the file) or an error line; 1 for an error."""
+    if failed is None or "database is locked" in str(failed):
+        print(f"{'ack' if failed is None else 'busy'} {writer} {n}", flush=True)
+        return 0
+    print(f"error {writer} {n}: {failed}", file=sys.stderr, flush=True)
+    return 1
 
 
 async def _bot(state: str, state_dir: Path, until: float, writer: str) -> int:
@@ -59,11 +75,10 @@ async def _bot(state: str, state_dir: Path, until: float, writer: str) -> int:
         n += 1
         try:
             await database.run(_insert(writer, n))
+            errors += _said(writer, n, None)
         except StateError as exc:
-            errors += 1
-            print(f"error {writer} {n}: {exc}", file=sys.stderr, flush=True)
-            continue
-        print(f"ack {writer} {n}", flush=True)
+            errors += _said(writer, n, exc)
+        await asyncio.sleep(_PACE)
     stop.set()
     await holding
     lease.close()
@@ -83,11 +98,9 @@ def _terminal(state: str, state_dir: Path, until: float, writer: str) -> int:
                 database.run_sync(_insert(writer, n))
             finally:
                 database.close()
+            errors += _said(writer, n, None)
         except StateError as exc:
-            errors += 1
-            print(f"error {writer} {n}: {exc}", file=sys.stderr, flush=True)
-            continue
-        print(f"ack {writer} {n}", flush=True)
+            errors += _said(writer, n, exc)
     return errors
 
 
@@ -100,6 +113,10 @@ class Run:
     requests: dict[str, str] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     commands: int = 0
+    #: Writes refused because another process held the write lock past the busy timeout (not acknowledged).
+    busy: int = 0
+    #: What the processes logged (the lease changing hands, on SQLite under load).
+    logged: list[str] = field(default_factory=list)
 
 
 def _config(home: Path, state: str) -> Path:
@@ -126,7 +143,9 @@ def _terminal_commands(home: Path, state: str, until: float, run: Run) -> None:
         run.commands += 1
         command = [sys.executable, "-m", "petstore_cli", "--config", str(config), *args]
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, umask=_UMASK, timeout=60)
-        if done.returncode != 0:
+        if done.returncode != 0 and "database is locked" in done.stderr:
+            run.busy += 1
+        elif done.returncode != 0:
             run.failures.append(f"petstore {args[-1]}: exit {done.returncode}: {done.stderr.strip()}")
         return done
 
@@ -174,8 +193,14 @@ def hammer(home: Path, *, seconds: float, bots: int = 2, terminals: int = 2, com
         run.failures.append(f"{len(workers) - len(outputs)} workers did not end")
     for out, err, code in outputs:
         for line in out.splitlines():
-            _, writer, n = line.split()
-            run.rows.add((writer, int(n)))
+            said, _, rest = line.partition(" ")
+            if said == "log":
+                run.logged.append(rest)
+            elif said == "busy":
+                run.busy += 1
+            else:
+                writer, n = rest.split()
+                run.rows.add((writer, int(n)))
         run.failures += [line for line in err.splitlines() if line.strip()]
         if code != 0:
             run.failures.append(f"a worker exited {code}")
@@ -215,6 +240,7 @@ def _problems(path: Path, run: Run) -> list[str]:
 
 
 def main(role: str, state: str, state_dir: str, until: str, writer: str) -> None:
+    logging.basicConfig(stream=sys.stdout, format="log %(message)s", level=logging.INFO)
     if role == "bot":
         errors = asyncio.run(_bot(state, Path(state_dir), float(until), writer))
     else:
