@@ -37,25 +37,22 @@ def main() -> int:
         )
         took = time.monotonic() - started
         found = state_hammer.problems(home, run) + run.failures
-    report(
-        "state_soak",
-        [
-            {
-                "seconds": round(took, 1),
-                "processes": args.bots + args.terminals,
-                "rows acknowledged": len(run.rows),
-                "requests acknowledged": len(run.requests),
-                "petstore commands": run.commands,
-                "rows a second": round(len(run.rows) / took),
-                "busy (not acknowledged)": run.busy,
-                "lease taken or lost": sum("lease hammer" in line for line in run.logged),
-                "problems": len(found),
-            }
-        ],
-    )
+    row: dict[str, object] = {
+        "seconds": round(took, 1),
+        "processes": args.bots + args.terminals,
+        "rows acknowledged": len(run.rows),
+        "requests acknowledged": len(run.requests),
+        "petstore commands": run.commands,
+        "rows a second": round(len(run.rows) / took),
+        "busy (not acknowledged)": run.busy,
+        "lease taken or lost": sum("lease hammer" in line for line in run.logged),
+        "problems": len(found),
+    }
+    print(row, flush=True)  # before report(), which may fail on its own
     for line in found[:20]:
         print(f"problem: {line}")
-    print("every acknowledged row read back, integrity ok, 0600" if not found else f"{len(found)} problems")
+    print("every acknowledged row read back, integrity ok, 0600" if not found else f"{len(found)} problems", flush=True)
+    report("state_soak", [row])
     return 1 if found else 0
 
 
