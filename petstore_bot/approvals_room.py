@@ -2,11 +2,11 @@
 
 ``petstore add ...`` on an environment under ``[bot] approvals`` leaves a request in the shared state
 (:mod:`petstore_state.pending`) and waits. :class:`ApprovalPoster` looks for requests no bot has posted yet every
-``interval`` seconds, claims each one (:meth:`~petstore_state.pending.PendingStore.mark_posted`: one bot of several
-wins) and posts it: who asks, what, every field it sends, the code to ``!approve`` or ``!deny``. The approval itself
-is the chat command's (``!approve CODE`` runs the write as the asker, approved by the approver, and records the
-result in the store, where the terminal reads it). Requests asked for in a chat room were answered there already:
-they are only marked.
+``interval`` seconds, claims each one (:meth:`~petstore_state.pending.PendingStore.mark_posted`, under the
+replicas' lease: one bot of several wins) and posts it: who asks, what, every field it sends, the code to
+``!approve`` or ``!deny``. The approval itself is the chat command's (``!approve CODE`` runs the write as the
+asker, approved by the approver, and records the result in the store, where the terminal reads it). Requests asked
+for in a chat room were answered there already: they are only marked.
 """
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ from bot_commands.outcome import Outcome
 from bot_commands.results import ApprovalNeeded
 from bot_commands.sanitize import visible
 from petstore_state import StateError
+from petstore_state.lease import Lease
 from petstore_state.pending import PendingStore, PendingWrite
 
 from .chat import Reply
+from .replicas import fence_of, may_act
 
 if TYPE_CHECKING:  # pragma: no cover
     from .matrix import MatrixTransport
@@ -49,15 +51,23 @@ class ApprovalPoster:
         announce: Announce,
         interval: float = 1.0,
         should_run: Callable[[], Awaitable[bool]] | None = None,
+        lease: Lease | None = None,
     ) -> None:
         self.store, self.room, self.announce, self.interval = store, room, announce, interval
         #: Asked before each look: posting waits while it says no (the bot not connected, another replica leading).
         self.should_run = should_run
+        #: The replicas' lease: each request is claimed under it and posted only while it is valid.
+        self.lease = lease
 
-    def gated(self, should_run: Callable[[], Awaitable[bool]]) -> ApprovalPoster:
-        """This poster, looking only while ``should_run`` says yes."""
+    def gated(self, should_run: Callable[[], Awaitable[bool]], *, lease: Lease | None = None) -> ApprovalPoster:
+        """This poster, looking only while ``should_run`` says yes, claiming under ``lease``."""
         return ApprovalPoster(
-            self.store, room=self.room, announce=self.announce, interval=self.interval, should_run=should_run
+            self.store,
+            room=self.room,
+            announce=self.announce,
+            interval=self.interval,
+            should_run=should_run,
+            lease=lease,
         )
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -75,10 +85,13 @@ class ApprovalPoster:
         """Post every request no bot has posted yet (claimed first: one bot posts each); how many were posted."""
         posted = 0
         for write in await self.store.unposted(kind="approve"):
-            if not await self.store.mark_posted(write.code):
-                continue  # another bot claimed it
+            if not await self.store.mark_posted(write.code, fence=fence_of(self.lease)):
+                continue  # another bot claimed it (or this one lost the lease)
             if write.where != "terminal":
                 continue  # asked in a chat room: the answer there showed it
+            if not may_act(self.lease):
+                log.warning("request %s is not posted: the lease ran out; petstore approvals shows it", write.code)
+                continue
             log.info("posting request %s of %s in %s", write.code, write.asker, self.room)
             await self.announce(self.room, write)
             posted += 1

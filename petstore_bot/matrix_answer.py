@@ -103,7 +103,8 @@ class Answerer:
         """Answers one event; False when ``stop`` came before its reply went out (answered after a restart).
 
         With replicas, an event to answer waits for this process's turn (or for another replica's answer);
-        a ``stale`` one (backlog too old, see Backlog) is not run when its turn comes."""
+        a ``stale`` one (backlog too old, see Backlog) is not run when its turn comes. Its reply is sent only when
+        :meth:`Replicas.may_answer` says the turn is still this process's (else the turn is waited for again)."""
         if stop.is_set():
             return False  # a message queued behind another of the same person: left for the restart
         answer: Awaitable[Reply | None]
@@ -111,26 +112,35 @@ class Answerer:
         undecryptable = event.get("type") == "m.room.encrypted" and event.get("sender") != self._user_id
         if not undecryptable:
             line = self.command(client, room_id=room_id, event=event)
-        wanted = undecryptable or line is not None
-        if self._replicas is not None and wanted:
-            turn = await self._replicas.turn(event_id, stop=stop)
-            if turn is None:
-                return False
-            if not turn or stale:
-                log.info("%s: %s", event_id, "answered by another replica" if not turn else "skipped (too old)")
-                return await self._done_by_replica(event_id, stale=turn and stale)
-        if undecryptable:
-            answer = self._undecryptable(client, room_id, event)
-        else:
-            answer = self._answer(room_id, event_id, event, handler, line=line)
-        busy = Busy(client, room_id=room_id, event_id=event_id, slow_after=self._slow_after, guard=self._crypto.sending)
-        try:
-            reply = await busy.run(answer)
-            done = await self._reply(client, room_id=room_id, event_id=event_id, event=event, reply=reply, stop=stop)
-        finally:
-            await busy.end()
-        if done and self._replicas is not None and wanted:
-            await self._replicas.answered(event_id)
+        replicas = self._replicas if undecryptable or line is not None else None
+        while True:  # again when this process lost the lease while the command ran: the turn is the new holder's
+            if replicas is not None:
+                turn = await replicas.turn(event_id, stop=stop)
+                if turn is None:
+                    return False
+                if not turn or stale:
+                    log.info("%s: %s", event_id, "answered by another replica" if not turn else "skipped (too old)")
+                    return await self._done_by_replica(event_id, stale=turn and stale)
+            if undecryptable:
+                answer = self._undecryptable(client, room_id, event)
+            else:
+                answer = self._answer(room_id, event_id, event, handler, line=line)
+            busy = Busy(
+                client, room_id=room_id, event_id=event_id, slow_after=self._slow_after, guard=self._crypto.sending
+            )
+            try:
+                reply = await busy.run(answer)
+                if replicas is not None and not await replicas.may_answer(event_id):
+                    log.warning("%s: not answered here: this process lost the lease while it ran", event_id)
+                    continue
+                done = await self._reply(
+                    client, room_id=room_id, event_id=event_id, event=event, reply=reply, stop=stop
+                )
+            finally:
+                await busy.end()
+            break
+        if done and replicas is not None:
+            await replicas.answered(event_id)
         return done
 
     async def _done_by_replica(self, event_id: str, *, stale: bool) -> bool:

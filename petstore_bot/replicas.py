@@ -13,6 +13,10 @@ syncing): a process that cannot reach it neither takes the lease nor keeps it, s
 Work: ``leadership.add("watches", poller.run)`` (started when the lease is taken, cancelled when it is lost), or
 ``should_run=leadership.leading`` for work that asks before each step; :func:`leader_only` is :meth:`add` for one
 piece of work.
+
+Every side effect of the holder is fenced twice: claimed in the store under the lease's :meth:`~Lease.fence` (its
+epoch, checked in the claim's transaction), and done only while :func:`may_act` (the lease valid by the holder's own
+clock) just before it goes out. A holder frozen past its lease (SIGSTOP) wakes up with both saying no.
 """
 
 from __future__ import annotations
@@ -25,9 +29,9 @@ from collections.abc import Awaitable, Callable
 
 from petstore_state import StateError
 from petstore_state.claims import Claims
-from petstore_state.lease import Lease
+from petstore_state.lease import Fence, Lease
 
-__all__ = ["Leadership", "Reach", "Replicas", "leader_only"]
+__all__ = ["Leadership", "Reach", "Replicas", "fence_of", "leader_only", "may_act"]
 
 log = logging.getLogger("petstore_bot.replicas")
 #: Background work: runs until cancelled (the lease was lost, or the bot stops).
@@ -80,6 +84,19 @@ class Replicas:
             held = self.lease.held  # a holder fenced out waits a poll too, for its check to catch up
             await _first(stop.wait(), *([] if held else [self.lease.wait_held()]), timeout=self._poll)
         return None
+
+    async def may_answer(self, event_id: str) -> bool:
+        """Asked just before this process sends its answer to ``event_id`` (it had the turn): its claim still stands
+        under its lease in the store, and its own clock says the lease is valid. False: it lost the lease while the
+        command ran (the new holder answers); a store failure counts as False."""
+        if not self.lease.held:
+            return False
+        try:
+            mine = await self._claims.still_mine(event_id, holder=self.lease.holder, fence=self.lease.fence())
+        except StateError as exc:
+            log.warning("the shared state failed (%s); %s is not answered here", exc, event_id)
+            return False
+        return mine and self.lease.held
 
     async def answered(self, *event_ids: str) -> None:
         """The replies to ``event_ids`` went out (or none was needed): no replica answers them again."""
@@ -179,6 +196,16 @@ async def leader_only(lease: Lease, work: Work, *, stop: asyncio.Event, name: st
             log.error("%s failed (%s: %s); it starts again with the next lease", name, type(exc).__name__, exc)
         if lease.held:  # it ended by itself while held: wait for the lease to change hands before a new start
             await _first(lease.wait_lost(), stop.wait())
+
+
+def fence_of(lease: Lease | None) -> Fence | None:
+    """The condition a claim of background work checks in the store: ``lease``'s fence, or none without a lease."""
+    return None if lease is None else lease.fence()
+
+
+def may_act(lease: Lease | None) -> bool:
+    """Asked just before a side effect goes out: ``lease`` is valid by this process's own clock (no lease: yes)."""
+    return lease is None or lease.held
 
 
 async def _first(*waits: Awaitable[object], timeout: float | None = None) -> bool:

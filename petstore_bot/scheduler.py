@@ -1,8 +1,9 @@
 """Schedules (``!every``) run when due: the command as its creator, its answer posted in the room.
 
 :meth:`Scheduler.tick` takes the schedules whose next run has come (by its clock, injectable), claims each run in
-the store (so one process runs it), and runs it through ``run_as`` (the bot core: the creator's role in that room
-now, read-only). A run found more than ``max_late`` (an hour) late, because the bot was not running, is skipped
+the store (so one process runs it; under the replicas' lease, whose holder alone claims), and runs it through
+``run_as`` (the bot core: the creator's role in that room now, read-only); its answer is posted only while the
+lease is valid. A run found more than ``max_late`` (an hour) late, because the bot was not running, is skipped
 and the room is told; a later one runs once however many runs were missed.
 """
 
@@ -19,9 +20,11 @@ from zoneinfo import ZoneInfo
 from bot_commands.every import parse_every
 from bot_commands.sanitize import visible
 from petstore_state.db import StateError
+from petstore_state.lease import Lease
 from petstore_state.schedules import Schedule, ScheduleStore
 
 from .chat import Reply
+from .replicas import fence_of, may_act
 from .watcher import Announce
 
 __all__ = ["MAX_LATE", "RunAs", "Scheduler", "next_run_after"]
@@ -54,6 +57,7 @@ class Scheduler:
         zone: ZoneInfo,
         clock: Callable[[], float] = time.time,
         max_late: float = MAX_LATE,
+        lease: Lease | None = None,
     ) -> None:
         self.store = store
         self.run_as = run_as
@@ -61,6 +65,8 @@ class Scheduler:
         self.zone = zone
         self.clock = clock
         self.max_late = max_late
+        #: The replicas' lease: each run is claimed under it, and its answer posted only while it is valid.
+        self.lease = lease
 
     async def tick(self) -> int:
         """Run (or skip) every due schedule once; the number run."""
@@ -77,15 +83,16 @@ class Scheduler:
 
     async def _one(self, schedule: Schedule, *, now: float) -> int:
         try:
-            if not await self.store.claim(schedule, next_run=next_run_after(schedule, now=now, zone=self.zone)):
-                return 0  # another process has it
+            following = next_run_after(schedule, now=now, zone=self.zone)
+            if not await self.store.claim(schedule, next_run=following, fence=fence_of(self.lease)):
+                return 0  # another process has it (or this one lost the lease)
         except StateError as exc:
             log.warning("claiming schedule %s failed: %s", schedule.id, exc)
             return 0
         late = now - schedule.next_run
         if late > self.max_late:
             log.info("schedule %s skipped: %.0f s late", schedule.id, late)
-            await self.announce(schedule.room, self._skipped(schedule, now=now), key=None)
+            await self._post(schedule, self._skipped(schedule, now=now))
             return 0
         log.info("schedule %s runs %s as %s in %s", schedule.id, schedule.command, schedule.creator, schedule.room)
         try:
@@ -93,8 +100,15 @@ class Scheduler:
         except Exception:  # a bug: the room hears one line, the log has the details, the scheduler goes on
             log.exception("schedule %s failed inside the bot", schedule.id)
             reply = Reply(text="an internal error stopped it (it has been logged)")
-        await self.announce(schedule.room, _headed(schedule, reply), key=None)
+        await self._post(schedule, _headed(schedule, reply))
         return 1
+
+    async def _post(self, schedule: Schedule, reply: Reply) -> None:
+        """Post a claimed run's answer, unless the lease ran out meanwhile (then nobody posts this run)."""
+        if not may_act(self.lease):
+            log.warning("schedule %s: its answer is not posted: this process lost the lease while it ran", schedule.id)
+            return
+        await self.announce(schedule.room, reply, key=None)
 
     def _skipped(self, schedule: Schedule, *, now: float) -> Reply:
         due = self._local(schedule.next_run)

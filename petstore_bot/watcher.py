@@ -3,8 +3,9 @@
 :meth:`Watcher.poll` looks once per distinct filter (a status, or every pet) whatever the number of rooms: it
 starts at the page where the filter's cursor is (the service orders pets by id and pages with ``rel="next"``),
 follows the next links, and hands the pets above the cursor to the store, which queues one announcement per
-room and moves the cursor in one transaction. :meth:`Watcher.deliver` posts what is queued, each marked sent
-once its room has it. Text from the service is data: the transport escapes it as it escapes replies.
+room and moves the cursor in one transaction. :meth:`Watcher.deliver` posts what is queued, each claimed in the
+store first (under the replicas' lease: posted once, by the holder) and queued again when its room refused it. Text
+from the service is data: the transport escapes it as it escapes replies.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from bot_commands.sanitize import visible
 from petstore_api.errors import PetStoreError
 from petstore_api.models import PetPage
 from petstore_state.db import StateError
+from petstore_state.lease import Lease
 from petstore_state.watches import Announcement, Cursor, NewPet, WatchStore
 
 from .chat import Reply
+from .replicas import fence_of, may_act
 
 __all__ = ["Announce", "Watcher", "announcement_reply"]
 
@@ -52,10 +55,14 @@ def announcement_reply(announcement: Announcement) -> Reply:
 class Watcher:
     """Polls the service for the filters rooms watch, and delivers what the polls found."""
 
-    def __init__(self, *, store: WatchStore, client: PetStoreAPI, announce: Announce) -> None:
+    def __init__(
+        self, *, store: WatchStore, client: PetStoreAPI, announce: Announce, lease: Lease | None = None
+    ) -> None:
         self.store = store
         self.client = client
         self.announce = announce
+        #: The replicas' lease: each announcement is claimed under it and posted only while it is valid.
+        self.lease = lease
         self._failing = False
 
     async def start_filter(self, status: str) -> Cursor:
@@ -116,16 +123,28 @@ class Watcher:
         return pets, resume_url
 
     async def deliver(self) -> int:
-        """Post the queued announcements; the number posted. One a room refuses stays queued for the next try."""
+        """Post the queued announcements, each claimed first (under the lease: one holder posts it); the number
+        posted. One a room refuses, or that the lease ran out before, is queued again for the next try."""
         posted = 0
         try:
             for announcement in await self.store.unsent():
-                if await self.announce(announcement.room, announcement_reply(announcement), key=announcement.key):
-                    await self.store.sent(announcement)
-                    posted += 1
+                if await self.store.claim(announcement, fence=fence_of(self.lease)):
+                    posted += await self._post(announcement)
         except StateError as exc:
             log.warning("posting new pets failed (tried again shortly): %s", exc)
         return posted
+
+    async def _post(self, announcement: Announcement) -> int:
+        """Post one claimed announcement (1), or give it back to the queue (0)."""
+        done = False
+        try:
+            done = may_act(self.lease) and await self.announce(
+                announcement.room, announcement_reply(announcement), key=announcement.key
+            )
+        finally:
+            if not done:
+                await self.store.unclaim(announcement)
+        return int(done)
 
 
 def _record(raw: object) -> dict[str, object]:

@@ -225,7 +225,10 @@ def matrix_main(
     async def announce(room: str, reply: Reply, /, *, key: str | None = None) -> bool:
         return await transport.announce(room, reply, key=key)
 
-    notifications = bot_notifications(composition, settings.bot, database=state.database, announce=announce)
+    lease = replication.leadership.lease
+    notifications = bot_notifications(
+        composition, settings.bot, database=state.database, announce=announce, lease=lease
+    )
     core = build_core(
         composition,
         settings.bot,
@@ -265,9 +268,9 @@ def matrix_main(
     )
     try:
         gate = all_of(connected(transport), replication.leadership.leading)
-        background: list[Background] = [notifier(notifications, core, announce=announce, should_run=gate)]
+        background: list[Background] = [notifier(notifications, core, announce=announce, should_run=gate, lease=lease)]
         if poster is not None:
-            background.append(poster.gated(gate))
+            background.append(poster.gated(gate, lease=lease))
         run = beside(background, lambda stop: transport.run(core.handle, stop=stop))
         asyncio.run(_serve(lambda stop: replication.around(run, stop, reach=transport.reach), composition, state))
     except MatrixError as exc:
@@ -353,7 +356,9 @@ def slack_main(
         async def announce(room: str, reply: Reply, /, *, key: str | None = None) -> bool:
             return await face.announce(room, reply, key=key)
 
-        notifications = bot_notifications(composition, bot, database=state.database, announce=announce)
+        notifications = bot_notifications(
+            composition, bot, database=state.database, announce=announce, lease=replication.leadership.lease
+        )
     core = build_core(
         composition, bot, platform=flavour, prefix=bot.slack.command + " ", state=state, notifications=notifications
     )
@@ -388,10 +393,13 @@ def slack_main(
         composition.audit.path if composition.audit else "-",
     )
     background: list[Background] = []
+    leadership = replication.leadership
     if notifications is not None:
-        background.append(notifier(notifications, core, announce=announce, should_run=replication.leadership.leading))
+        background.append(
+            notifier(notifications, core, announce=announce, should_run=leadership.leading, lease=leadership.lease)
+        )
     if poster is not None:
-        background.append(poster.gated(replication.leadership.leading))
+        background.append(poster.gated(leadership.leading, lease=leadership.lease))
     try:
         if app_token is not None:
             from petstore_bot.slack_socket import SocketMode

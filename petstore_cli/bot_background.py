@@ -17,6 +17,7 @@ from petstore_bot.settings import BotSettings
 from petstore_bot.watcher import Announce, Watcher
 from petstore_state import Database
 from petstore_state.bounds import Limits
+from petstore_state.lease import Lease
 from petstore_state.pending import PendingStore
 from petstore_state.schedules import ScheduleStore
 from petstore_state.watches import WatchStore
@@ -47,13 +48,15 @@ def bot_notifications(
     database: Database,
     announce: Announce,
     clock: Callable[[], float] = time.time,
+    lease: Lease | None = None,
 ) -> BotNotifications:
-    """Watches and schedules of this bot's service in ``database``, posted with ``announce``, at most as many as
-    ``[bot] max_watches...`` and ``max_schedules...`` allow."""
+    """Watches and schedules of this bot's service in ``database``, posted with ``announce`` (each announcement
+    claimed under the replicas' ``lease``), at most as many as ``[bot] max_watches...`` and ``max_schedules...``
+    allow."""
     service = composition.env.base_url
     watch_limits = Limits(per_room=bot.max_watches_per_room, total=bot.max_watches)
     watches = WatchStore(database, service=service, limits=watch_limits)
-    watcher = Watcher(store=watches, client=composition.client, announce=announce)
+    watcher = Watcher(store=watches, client=composition.client, announce=announce, lease=lease)
     schedule_limits = Limits(per_room=bot.max_schedules_per_room, total=bot.max_schedules)
     return BotNotifications(
         watcher=watcher,
@@ -65,9 +68,15 @@ def bot_notifications(
 
 
 def notifier(
-    notifications: BotNotifications, core: BotCore, *, announce: Announce, should_run: ShouldRun = always
+    notifications: BotNotifications,
+    core: BotCore,
+    *,
+    announce: Announce,
+    should_run: ShouldRun = always,
+    lease: Lease | None = None,
 ) -> Notifier:
-    """The bot's background task: polls for the watches, posts, runs the schedules as their creators via ``core``."""
+    """The bot's background task: polls for the watches, posts, runs the schedules as their creators via ``core``
+    (each run claimed under the replicas' ``lease``)."""
 
     async def run_as(room: str, user: str, line: str) -> Reply:
         return await core.reply_as(room=room, user=user, line=line)
@@ -78,6 +87,7 @@ def notifier(
         announce=announce,
         zone=notifications.zone,
         clock=notifications.clock,
+        lease=lease,
     )
     return Notifier(
         watcher=notifications.watcher, scheduler=scheduler, interval=notifications.interval, should_run=should_run

@@ -68,6 +68,18 @@ class Claims:
 
         return await self._db.run(claim)
 
+    async def still_mine(self, event_id: str, *, holder: str, fence: Fence) -> bool:
+        """Whether ``holder`` may send its answer to ``event_id`` now, just before it does: its claim stands (no
+        later holder took it over, nobody answered it) and ``fence`` holds, in one transaction."""
+        row = await self._db.run(
+            lambda tx: tx.one(
+                "SELECT 1 FROM lease_claims WHERE scope = ? AND event_id = ? AND holder = ? AND state = ?"
+                f" AND {fence.sql}",
+                (self._scope, event_id, holder, _CLAIMED, *fence.params),
+            )
+        )
+        return row is not None
+
     async def answered(self, event_ids: Sequence[str], *, holder: str) -> None:
         """``event_ids`` are answered (or need no answer): no replica answers them again."""
 

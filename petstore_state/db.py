@@ -212,7 +212,11 @@ def _connect_pg(url: str) -> object:
     except ImportError:
         raise StateError("[bot] state names PostgreSQL: install petstore[postgres]") from None
     try:
-        return psycopg.connect(url, connect_timeout=5)
+        connection = psycopg.connect(url, connect_timeout=5)
+        # a process frozen inside a transaction (SIGSTOP) must not hold its row locks for ever: its session ends
+        connection.execute("SET idle_in_transaction_session_timeout = 5000")
+        connection.commit()
+        return connection
     except psycopg.Error as exc:
         raise StateError(redact(f"cannot connect to the bot's state at {shown(url)}: {_one_line(exc)}", url)) from None
 

@@ -23,6 +23,7 @@ from typing import Literal
 
 from .db import Database, Transaction
 from .identity import ensure_terminal_identity
+from .lease import Fence, fenced
 
 __all__ = [
     "CODE_ALPHABET",
@@ -233,11 +234,15 @@ class PendingStore:
         )
         return [_write(row) for row in rows]
 
-    async def mark_posted(self, code: str) -> bool:
-        """Claim the posting of ``code`` (True for one caller only: post it then)."""
+    async def mark_posted(self, code: str, *, fence: Fence | None = None) -> bool:
+        """Claim the posting of ``code`` (True for one caller only: post it then), checking ``fence`` (the lease's)
+        in the same transaction."""
         key = normal_code(code)
+        guard, params = fenced(fence)
         changed = await self.database.run(
-            lambda tx: tx.execute("UPDATE pending_writes SET posted = 1 WHERE code = ? AND posted = 0", (key,))
+            lambda tx: tx.execute(
+                "UPDATE pending_writes SET posted = 1 WHERE code = ? AND posted = 0" + guard, (key, *params)
+            )
         )
         return changed == 1
 

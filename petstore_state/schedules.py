@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from .bounds import DEFAULT, Limits, check_room_and_total
 from .db import Database, Transaction
+from .lease import Fence, fenced
 
 __all__ = ["Schedule", "ScheduleStore"]
 
@@ -116,14 +117,15 @@ class ScheduleStore:
         )
         return None if row is None or row[0] is None else float(str(row[0]))
 
-    async def claim(self, schedule: Schedule, *, next_run: float) -> bool:
-        """Move ``schedule``'s next run on to ``next_run`` if it is still the one read: True means the caller runs
-        (or skips) this run, and no one else does."""
+    async def claim(self, schedule: Schedule, *, next_run: float, fence: Fence | None = None) -> bool:
+        """Move ``schedule``'s next run on to ``next_run`` if it is still the one read and ``fence`` (the lease's)
+        holds: True means the caller runs (or skips) this run, and no one else does."""
+        guard, params = fenced(fence)
         return await self.db.run(
             lambda tx: (
                 tx.execute(
-                    "UPDATE schedule_entries SET next_run = ? WHERE service = ? AND id = ? AND next_run = ?",
-                    (next_run, self.service, schedule.id, schedule.next_run),
+                    "UPDATE schedule_entries SET next_run = ? WHERE service = ? AND id = ? AND next_run = ?" + guard,
+                    (next_run, self.service, schedule.id, schedule.next_run, *params),
                 )
                 == 1
             )

@@ -5,8 +5,9 @@ number of rooms: the highest pet id seen and the URL of the page it was on (the 
 pages with an opaque cursor in ``Link: rel="next"``; resuming at that page costs one request a poll). A poll's
 new pets become announcements (one per room and pet, a pet announced in a room once even when two of its
 filters match it) in the same transaction that moves the cursor, so a restart between the two loses nothing;
-an announcement is marked sent once the room has it (a Matrix send repeats idempotently by its key). A room and the
-bot have at most so many watches (:class:`~petstore_state.bounds.Limits`, counted in the adding transaction).
+an announcement is claimed before it is posted (:meth:`WatchStore.claim`, under the lease's fence: posted once
+by one holder) and queued again when the room refused it. A room and the bot have at most so many watches
+(:class:`~petstore_state.bounds.Limits`, counted in the adding transaction).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 from .bounds import DEFAULT, Limits, check_room_and_total
 from .db import Database, Transaction
+from .lease import Fence, fenced
 
 __all__ = ["Announcement", "Cursor", "NewPet", "WatchStore"]
 
@@ -213,18 +215,32 @@ class WatchStore:
             for room, pet_id, status, pet in rows
         ]
 
-    async def sent(self, announcement: Announcement) -> None:
-        """``announcement`` is in its room; sent ones older than KEEP_SENT are dropped on the way."""
+    async def claim(self, announcement: Announcement, *, fence: Fence | None = None) -> bool:
+        """Claim the posting of ``announcement``, marked sent from now, in a transaction that checks ``fence`` (the
+        lease's): True for one caller, who posts it then (or gives it back with :meth:`unclaim`). Sent ones older
+        than KEEP_SENT are dropped on the way."""
+        guard, params = fenced(fence)
 
-        def work(tx: Transaction) -> None:
+        def work(tx: Transaction) -> bool:
             now = time.time()
-            tx.execute(
-                "UPDATE watch_outbox SET sent_at = ? WHERE service = ? AND room = ? AND pet_id = ?",
-                (now, announcement.service, announcement.room, announcement.pet_id),
+            changed = tx.execute(
+                "UPDATE watch_outbox SET sent_at = ? WHERE service = ? AND room = ? AND pet_id = ? AND sent_at IS NULL"
+                + guard,
+                (now, announcement.service, announcement.room, announcement.pet_id, *params),
             )
             tx.execute("DELETE FROM watch_outbox WHERE sent_at < ?", (now - KEEP_SENT,))
+            return changed == 1
 
-        await self.db.run(work)
+        return await self.db.run(work)
+
+    async def unclaim(self, announcement: Announcement) -> None:
+        """``announcement`` was claimed but not posted (the room refused it, or the lease ran out): queued again."""
+        await self.db.run(
+            lambda tx: tx.execute(
+                "UPDATE watch_outbox SET sent_at = NULL WHERE service = ? AND room = ? AND pet_id = ?",
+                (announcement.service, announcement.room, announcement.pet_id),
+            )
+        )
 
 
 def _int(value: object) -> int:

@@ -13,6 +13,9 @@ from petstore_bot.replicas import Replicas
 from petstore_state import Database
 from petstore_state.claims import Claims
 from petstore_state.lease import Lease, open_lease
+from petstore_state.pending import PendingStore
+from petstore_state.schedules import ScheduleStore
+from petstore_state.watches import Cursor, NewPet, WatchStore
 
 
 async def test_a_message_is_claimed_once_and_never_after_it_is_answered(database: Database) -> None:
@@ -93,23 +96,13 @@ async def test_a_standby_answers_what_the_holder_left_once_it_takes_the_lease(
 
 
 async def test_a_holder_that_lost_the_lease_unknowingly_cannot_claim(database: Database, leases: list[Lease]) -> None:
-    """The claim checks the lease in the database itself (its Fence): a holder whose lease ended (its PostgreSQL
-    session ended, its SQLite row expired) claims nothing, even before its own check noticed."""
+    """The claim checks the lease in the database itself (its Fence): a holder whose lease expired in the database
+    claims nothing, even before its own check noticed."""
     old, new = leases
     claims = Claims(database, scope="s")
     assert await old.acquire()
     assert await claims.claim("$before", holder=old.holder, fence=old.fence()) is True
-    if database.dialect == "postgresql":
-        await database.run(
-            # this database's lease only (tests beside it hold advisory locks too), and waiting until that session
-            # has ended: termination is a signal, and the lock goes with the session's exit
-            lambda tx: tx.one(
-                "SELECT pg_terminate_backend(pid, 10000) FROM pg_locks WHERE locktype = 'advisory'"
-                " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-            )
-        )
-    else:
-        await database.run(lambda tx: tx.execute("UPDATE lease_leases SET expires_at = 0"))
+    await database.run(lambda tx: tx.execute("UPDATE lease_holders SET expires_at = 0"))
     assert old.held, "its own check has not run yet"
     assert await claims.claim("$after", holder=old.holder, fence=old.fence()) is None
     assert await new.acquire()
@@ -119,3 +112,63 @@ async def test_a_holder_that_lost_the_lease_unknowingly_cannot_claim(database: D
 
 async def test_without_the_lease_the_fence_never_holds(database: Database, leases: list[Lease]) -> None:
     assert await Claims(database, scope="s").claim("$q", holder=leases[0].holder, fence=leases[0].fence()) is None
+
+
+async def test_every_side_effect_is_claimed_under_the_lease_epoch(database: Database, leases: list[Lease]) -> None:
+    """An announcement, a schedule's run and a request's posting are claimed in a transaction that checks the
+    lease: the fence of a holder replaced since (an older epoch) claims none of them, the new holder's does."""
+    old, new = leases
+    watches, schedules, pending = _background_work(database)
+    await watches.add(status="", room="!r", by="@a")
+    seen = await watches.start(status="", cursor=Cursor(last_id=0, resume_url=None))
+    await watches.record(status="", seen=seen, found=[NewPet(id=1, record={"id": 1})], resume_url=None)
+    [announcement] = await watches.unsent()
+    schedule = await schedules.add(room="!r", creator="@a", rhythm="every 1m", command="/list", next_run=10.0)
+    asked = await pending.create(
+        kind="approve",
+        asker="local:alice",
+        role="operator",
+        where="terminal",
+        line="add Rex",
+        what="add pet Rex",
+        env="prod",
+        ttl=600,
+    )
+    assert await old.acquire()
+    stale = old.fence()
+    await database.run(lambda tx: tx.execute("UPDATE lease_holders SET expires_at = 0"))
+    assert await new.acquire()
+    assert not await watches.claim(announcement, fence=stale)
+    assert not await schedules.claim(schedule, next_run=70.0, fence=stale)
+    assert not await pending.mark_posted(asked.code, fence=stale)
+    assert await watches.claim(announcement, fence=new.fence())
+    assert await schedules.claim(schedule, next_run=70.0, fence=new.fence())
+    assert await pending.mark_posted(asked.code, fence=new.fence())
+
+
+def _background_work(database: Database) -> tuple[WatchStore, ScheduleStore, PendingStore]:
+    return (
+        WatchStore(database, service="http://petstore.test"),
+        ScheduleStore(database, service="http://petstore.test"),
+        PendingStore(database),
+    )
+
+
+async def test_an_answer_goes_out_only_while_its_claim_and_the_lease_stand(
+    database: Database, leases: list[Lease]
+) -> None:
+    """Replicas.may_answer, asked just before a reply is sent: False once another holder took the lease (and the
+    message) over, or once the message is answered."""
+    old, new = (Replicas(lease=lease, claims=Claims(database, scope="s"), poll=0.05) for lease in leases)
+    stop = asyncio.Event()
+    assert await old.lease.acquire()
+    assert await old.turn("$q", stop=stop) is True
+    assert await old.may_answer("$q")
+    await database.run(lambda tx: tx.execute("UPDATE lease_holders SET expires_at = 0"))
+    assert not await old.may_answer("$q"), "the lease expired in the database"
+    assert await new.lease.acquire()
+    assert await new.turn("$q", stop=stop) is True, "the new holder takes the message over"
+    assert not await old.may_answer("$q")
+    assert await new.may_answer("$q")
+    await new.answered("$q")
+    assert not await new.may_answer("$q"), "answered already"

@@ -12,11 +12,10 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
-import psycopg
 import pytest
 
-from petstore_state import open_database
-from petstore_state.lease import Lease, open_lease
+from petstore_state import Database, open_database
+from petstore_state.lease import Fence, Lease, open_lease
 
 HOLDER = Path(__file__).with_name("lease_holder.py")
 
@@ -127,41 +126,64 @@ async def test_a_lease_held_by_another_process_is_not_taken(state_url: str, tmp_
         mine.close()
 
 
-@pytest.mark.parametrize("state_url", ["postgresql"], indirect=True)
-async def test_the_holder_notices_its_connection_ended(state_url: str, tmp_path: Path) -> None:
-    """PostgreSQL: the lock lives with the lease's session; ended by the server, the holder's check says lost,
-    and another process takes the lease."""
+async def test_an_expired_lease_is_taken_under_a_new_epoch_and_its_old_holder_knows(
+    state_url: str, tmp_path: Path
+) -> None:
+    """A holder that stopped renewing (its row expired in the database) loses the lease to the next one, whose
+    epoch is the next; the old holder's renewal fails and its fence no longer holds."""
     holder, other = _lease(state_url, tmp_path), _lease(state_url, tmp_path)
+    db = open_database(state_url, state_dir=tmp_path)
     try:
         assert await holder.acquire()
-        with psycopg.connect(state_url, autocommit=True) as admin:
-            ended = admin.execute(
-                # this database's lock only (tests beside it hold advisory locks too), its session waited for
-                "SELECT pg_terminate_backend(pid, 10000) FROM pg_locks WHERE locktype = 'advisory' AND granted"
-                " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-            ).fetchall()
-        assert ended == [(True,)]
-        assert not await holder.check()
+        old_fence = holder.fence()
+        assert await _holds(db, old_fence)
+        await db.run(lambda tx: tx.execute("UPDATE lease_holders SET expires_at = 0"))
+        assert not await _holds(db, old_fence), "an expired lease still fences in"
         assert await other.acquire()
+        assert other.epoch == holder.epoch + 1
+        assert not await holder.check()
+        assert not await _holds(db, old_fence)
+        assert await _holds(db, other.fence())
+        assert not await _holds(db, holder.fence()), "a holder that knows it lost the lease fences nothing in"
     finally:
-        holder.close()
-        other.close()
-
-
-@pytest.mark.parametrize("state_url", ["sqlite"], indirect=True)
-async def test_an_expired_lease_row_is_taken_and_its_old_holder_knows(state_url: str, tmp_path: Path) -> None:
-    """SQLite: a holder that stopped beating (its row expired) loses the lease to the next one."""
-    holder, other = _lease(state_url, tmp_path), _lease(state_url, tmp_path)
-    try:
-        assert await holder.acquire()
-        db = open_database(state_url, state_dir=tmp_path)
-        await db.run(lambda tx: tx.execute("UPDATE lease_leases SET expires_at = 0"))
         db.close()
-        assert await other.acquire()
-        assert not await holder.check()
-    finally:
         holder.close()
         other.close()
+
+
+async def test_a_holder_that_stops_renewing_is_replaced_after_the_ttl_and_knows_it_by_its_own_clock(
+    state_url: str, tmp_path: Path
+) -> None:
+    """No renewal (the holder frozen, or its renewals lost), its session alive: the other takes the lease once the
+    row expired in the database, and by then the old holder's own clock says its lease is no longer valid."""
+    holder, other = _lease(state_url, tmp_path), _lease(state_url, tmp_path)
+    try:
+        assert await holder.acquire()
+        assert holder.held
+        async with _holding(other):
+            await asyncio.wait_for(other.wait_held(), timeout=10)
+            assert not holder.held, "two processes may act at once"
+            assert holder.fence().sql == "1 = 0"
+    finally:
+        holder.close()
+
+
+async def test_a_released_lease_is_taken_at_once_under_a_new_epoch(state_url: str, tmp_path: Path) -> None:
+    first, second = _lease(state_url, tmp_path), _lease(state_url, tmp_path)
+    try:
+        assert await first.acquire()
+        await first.release()
+        assert await second.acquire()
+        await second.release()
+        assert await first.acquire()
+        assert (second.epoch, first.epoch) == (2, 3), "a release keeps the epoch counting"
+    finally:
+        first.close()
+        second.close()
+
+
+async def _holds(db: Database, fence: Fence) -> bool:
+    return await db.run(lambda tx: tx.one(f"SELECT 1 WHERE {fence.sql}", fence.params)) is not None
 
 
 def test_a_check_interval_beyond_the_ttl_is_refused(tmp_path: Path) -> None:

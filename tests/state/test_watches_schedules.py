@@ -43,8 +43,11 @@ async def test_one_cursor_per_filter_and_one_announcement_per_room_and_pet(datab
     assert sorted((a.room, a.pet_id) for a in unsent) == [("!a", 11), ("!a", 12), ("!b", 11), ("!b", 12)]
     assert unsent[0].pet["name"] == "<b>pet 11</b>"
     for announcement in unsent[:3]:
-        await store.sent(announcement)
+        assert await store.claim(announcement)
+        assert not await store.claim(announcement), "claimed twice: posted twice"
     assert [(a.room, a.pet_id) for a in await store.unsent()] == [(unsent[3].room, unsent[3].pet_id)]
+    await store.unclaim(unsent[0])  # its room refused it: queued again
+    assert [(a.room, a.pet_id) for a in await store.unsent()] == [(a.room, a.pet_id) for a in (unsent[0], unsent[3])]
     assert len({a.key for a in unsent}) == 4
 
 
