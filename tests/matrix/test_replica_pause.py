@@ -1,13 +1,15 @@
 """Two real ``petstore bot matrix`` replicas on one account (a real Synapse, a real ``petstore serve``), sharing a
 ``[bot] state`` on SQLite (one file) or PostgreSQL (a database of the test's own): the holder is frozen with SIGSTOP
-for longer than its lease while a command of its runs (it said ⏳), a pet is added meanwhile; the other answers within 15 s and
+for longer than its lease while a command of its runs (claimed, running), a pet is added meanwhile; the other answers within 15 s and
 announces the pet, and after SIGCONT the frozen one posts nothing: every message answered once, the pet told once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from matrix.conftest import Account, register
 from matrix.cs_client import Event, MatrixUser, from_sender, replies_to
 from matrix.synapse_server import SynapseServer
 from matrix.test_watch_e2e import KEY, _add
+from petstore_state import Database, open_database
 
 pytestmark = pytest.mark.slow
 
@@ -58,13 +61,17 @@ def _announced(events: list[Event], bot_id: str, pet_id: int) -> list[Event]:
     return [e for e in from_sender(events, bot_id) if e["content"]["body"].startswith(f"New pet {pet_id}:")]
 
 
-def _reacted(events: list[Event], event_id: str, key: str) -> bool:
-    return any(
-        e.get("type") == "m.reaction"
-        and e["content"].get("m.relates_to", {}).get("event_id") == event_id
-        and e["content"]["m.relates_to"].get("key") == key
-        for e in events
-    )
+async def _claim_of(state: Database, event_id: str) -> str | None:
+    """The state of ``event_id``'s claim in the replicas' store (``claimed``, ``answered``), None when unclaimed."""
+    row = await state.run(lambda tx: tx.one("SELECT state FROM lease_claims WHERE event_id = ?", (event_id,)))
+    return None if row is None else str(row[0])
+
+
+async def _claimed(state: Database, event_id: str, *, deadline: float = 60.0) -> None:
+    end = time.monotonic() + deadline
+    while await _claim_of(state, event_id) is None:
+        assert time.monotonic() < end, f"{event_id} not claimed within {deadline:g} s"
+        await asyncio.sleep(0.02)
 
 
 async def test_a_holder_frozen_past_its_lease_is_replaced_and_answers_nothing_twice(
@@ -75,7 +82,7 @@ async def test_a_holder_frozen_past_its_lease_is_replaced_and_answers_nothing_tw
     first = _replica(homeserver, account, tmp_path / "a", state=state_url, url=service, alice=person.user_id)
     second = _replica(homeserver, account, tmp_path / "b", state=state_url, url=service, alice=person.user_id)
     alice = await MatrixUser.login(base_url=homeserver.url, user_id=person.user_id, password=person.password)
-    frozen = False
+    frozen, state = False, open_database(state_url, state_dir=tmp_path)
     try:
         first.start()
         await first.logged("lease matrix ")  # the first one holds the lease before the second starts
@@ -89,10 +96,12 @@ async def test_a_holder_frozen_past_its_lease_is_replaced_and_answers_nothing_tw
         await alice.wait_for(room, lambda ev: bool(_announced(ev, bot_id, known)))
 
         slow = await alice.send_text(room, "!sleep 2")
-        await alice.wait_for(room, lambda ev: _reacted(ev, slow, "⏳"))  # the holder runs it
+        await _claimed(state, slow)  # the holder runs it (for 2 s)
         assert first.process is not None
         os.kill(first.process.pid, signal.SIGSTOP)
         frozen = True
+        assert await _claim_of(state, slow) == "claimed", "the command ended before the freeze: nothing is tested"
+        assert not replies_to(await alice.messages(room), slow, sender=bot_id), "answered before the freeze"
         paused = _add(tmp_path, service, "Made-While-Frozen")
         meanwhile = await alice.send_text(room, "!whoami")
         await alice.wait_for(
@@ -126,4 +135,5 @@ async def test_a_holder_frozen_past_its_lease_is_replaced_and_answers_nothing_tw
         first.crash()
         code = second.stop()
         await alice.aclose()
+        state.close()
     assert code == 0, second.log()[-3000:]
