@@ -98,6 +98,7 @@ class Lease:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="petstore-lease")
         self._held = False
         self._valid_until = 0.0
+        self._lapse: asyncio.TimerHandle | None = None
         self._closed = False
         self._failing = False
         self._got = asyncio.Event()
@@ -178,7 +179,17 @@ class Lease:
         if await self._call(work, what):
             self._valid_until = sent + self._ttl * (1 - MARGIN)
             self._set(True)
+            if self._lapse is not None:
+                self._lapse.cancel()
+            # the loop's clock is time.monotonic: at the end of the validity, waiters hear it is lost
+            self._lapse = asyncio.get_running_loop().call_at(self._valid_until, self._lapsed)
         else:
+            self._set(False)
+
+    def _lapsed(self) -> None:
+        """The validity ran out before a renewal came back (a slow database, or this process was frozen)."""
+        if self._held and time.monotonic() >= self._valid_until:
+            log.warning("lease %s: no renewal in time, %s stops acting", self.name, self.holder)
             self._set(False)
 
     def _set(self, held: bool) -> None:

@@ -164,6 +164,7 @@ async def test_a_holder_that_stops_renewing_is_replaced_after_the_ttl_and_knows_
             await asyncio.wait_for(other.wait_held(), timeout=10)
             assert not holder.held, "two processes may act at once"
             assert holder.fence().sql == "1 = 0"
+            await asyncio.wait_for(holder.wait_lost(), timeout=10)  # its waiters heard it at the end of its validity
     finally:
         holder.close()
 
