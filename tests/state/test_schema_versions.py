@@ -107,6 +107,8 @@ def test_every_store_opens_a_database_made_by_each_earlier_version(name: str, st
             db.ensure_schema(name, versions[0], upgrades=versions[1:made])
         else:
             db.run_sync(lambda tx: [tx.execute(statement) for statement in versions[0]])
+        db.close()
+        db = open_database(state_url, state_dir=tmp_path / f"v{made}")  # the program as it is, started on it
         db.ensure_schema(name, versions[0], upgrades=versions[1:])
         assert db.run_sync(lambda tx: _version(tx, name)) == len(versions)
         db.run_sync(lambda tx: tx.execute("DELETE FROM state_schemas"))  # the next round starts from scratch
