@@ -31,6 +31,7 @@ from petstore_bot.notifier import BotNotifications
 from petstore_bot.pending import StoredPending, room_approvers, sweep
 from petstore_bot.ratelimit import RateLimiter, StoredRateLimiter
 from petstore_bot.roles import Grants, RoleBook, RoomRules
+from petstore_bot.seal import Seal, load_key
 from petstore_bot.settings import BotSettings
 from petstore_cli.settings.model import Settings
 from petstore_cli.settings.paths import default_config_path, default_data_dir
@@ -80,13 +81,18 @@ class BotState:
 def open_state(bot: BotSettings, *, state_dir: Path, audit: AuditLog | None) -> BotState:
     """The ``[bot] state`` database (SQLite in ``state_dir`` when unset); ConfigError, in one line, when it
     cannot be opened."""
+    key = bot.approval_key.get_secret_value() if bot.approval_key else None
+    try:
+        seal = Seal(load_key(setting=key, state_dir=state_dir))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"[bot] approval_key: {exc}") from None
     try:
         database = open_database(bot.state, state_dir=state_dir)
         store, conversations = PendingStore(database), ConversationStore(database)
     except StateError as exc:
         raise ConfigError(str(exc)) from None
     approvers = room_approvers({room: grants.approvers for room, grants in bot.rooms.items()})
-    pending = StoredPending(store, audit=audit, approvers=approvers)
+    pending = StoredPending(store, audit=audit, seal=seal, approvers=approvers)
     return BotState(database=database, pending=pending, conversations=conversations)
 
 
@@ -134,7 +140,8 @@ def build_core(
     a slash command's, so no bare commands in direct messages); ``names``: what people call the bot; ``state``:
     where held writes, rate windows and ``$last`` are kept (None: in memory, for tests of the core alone);
     ``notifications``: the watches and schedules its sessions reach (!watch, !every), when it can post unasked."""
-    pending = state.pending if state is not None else None
+    roles = role_book(bot)
+    pending = state.pending.governed_by(roles) if state is not None else None
     policy = bot_policy(composition.policy, bot, env=composition.env.env)
 
     def session(actor: Actor) -> CommandSession:
@@ -153,7 +160,7 @@ def build_core(
 
     return BotCore(
         sessions=session,
-        roles=role_book(bot),
+        roles=roles,
         limiter=RateLimiter(bot.rate) if state is None else StoredRateLimiter(bot.rate, store=state.conversations),
         conversations=state.conversations if state is not None else None,
         platform=platform,
@@ -261,7 +268,11 @@ def matrix_main(
     from petstore_bot.approvals_room import matrix_announce
 
     poster = approval_poster(
-        settings.bot, store=state.pending.store, announce=matrix_announce(transport, prefix=settings.bot.prefix)
+        settings.bot,
+        store=state.pending.store,
+        announce=matrix_announce(transport, prefix=settings.bot.prefix),
+        seal=state.pending.seal,
+        platform="matrix",
     )
     try:
         gate = all_of(connected(transport), replication.leadership.leading)
@@ -374,7 +385,11 @@ def slack_main(
         from petstore_bot.approvals_room import slack_announce
 
         poster = approval_poster(
-            bot, store=state.pending.store, announce=slack_announce(web, prefix=bot.slack.command + " ")
+            bot,
+            store=state.pending.store,
+            announce=slack_announce(web, prefix=bot.slack.command + " "),
+            seal=state.pending.seal,
+            platform=flavour,
         )
     elif bot.approvals and bot.approvals_room:
         log.info("[bot] approvals_room is set, but requests made at a terminal are posted with a Slack bot_token")
