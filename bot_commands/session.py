@@ -404,8 +404,9 @@ class CommandSession:
         return self._decided(await self._pending().cancel(code, actor=self.actor), code).what
 
     def _pending(self) -> PendingWrites:
+        """Where writes are held; NotConfirmable when this face holds none (a face without a state store)."""
         if self.pending is None:
-            raise NotConfirmable("no write is held here: nothing waits for a code")
+            raise NotConfirmable("no write is held here (no state store): nothing was sent")
         return self.pending
 
     async def _take(self, code: str, *, kind: HoldKind) -> HeldWrite:
@@ -423,11 +424,11 @@ class CommandSession:
 
     def held_invocation(self, held: HeldWrite) -> Invocation:
         """What a held write runs: its command with its stored fields (never its line parsed again), which must be
-        a write whose fields are exactly those stored; else NotApprovable, saying it was changed."""
+        a write whose fields are exactly those stored; else NotApprovable (nothing is sent)."""
         changed = NotApprovable(f"request {held.code} was changed after it was shown; nothing was sent")
         cmd = self.registry.get(held.command) if held.command else None
         if cmd is None or cmd.access is not Access.WRITE:
-            raise changed
+            raise NotApprovable(f"request {held.code} names no write a second person may run; nothing was sent")
         try:
             params = cmd.parse([f"{name}={value}" for name, value in held.fields])
         except UsageError:
