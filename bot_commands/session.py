@@ -437,6 +437,24 @@ class CommandSession:
             raise changed
         return Invocation(command=cmd, params=params, line=held.line)
 
+    async def resume_held(self, held: HeldWrite) -> Outcome:
+        """Finish a write this session's actor took (approved or confirmed) that was never finished: the process
+        that took it stopped between the service's commit and the record of its end. It is sent again under its
+        code's Idempotency-Key (the service answers with what it did the first time: nothing runs twice) and
+        audited as its decision would have been."""
+        cmd = self.registry.resolve("approve" if held.kind == "approve" else "confirm")
+        line = f"/{cmd.name} {held.code}"
+        invocation = Invocation(command=cmd, params=cmd.parse([held.code]), line=line)
+        self._held = held
+        try:
+            result = await self._run_held(held)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a classified outcome
+            outcome = Outcome(line=line, invocation=invocation, failure=classify(exc))
+        else:
+            outcome = Outcome(line=line, invocation=invocation, result=result)
+        self._audit(outcome)
+        return outcome
+
     async def _run_held(self, held: HeldWrite) -> Result:
         """Run the held write's command with its stored fields, under an Idempotency-Key of its code (run again
         after a crash, the service answers with what it did the first time); the store learns how it ended."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
 from typing import cast, get_args
 
 from bot_commands.audit import AuditEntry, AuditLog
@@ -26,10 +26,12 @@ from bot_commands.policy import Actor, Role
 from petstore_state import StateError
 from petstore_state.pending import PendingStore, PendingWrite, State, TakeResult
 
+from .chat import Reply
 from .roles import RoleBook
 from .seal import Seal
+from .watcher import Announce
 
-__all__ = ["Approvers", "RoomAuthority", "StoredPending", "room_approvers", "sweep"]
+__all__ = ["Approvers", "RoomAuthority", "StoredPending", "TakenFinisher", "room_approvers", "sweep"]
 
 log = logging.getLogger("petstore_bot")
 
@@ -220,6 +222,56 @@ def room_approvers(rooms: dict[str, Sequence[str] | None]) -> Approvers:
         return None
 
     return approvers
+
+
+Resume = Callable[[HeldWrite], Awaitable[Reply]]
+"""Finish one write taken and never finished, and say how it ended (``BotCore.resume``)."""
+
+
+class TakenFinisher:
+    """Finishes, once the bot may act (``should_run``), every held write of its platform taken before ``started``
+    and never finished (``approved`` in the store: the bot that took it stopped between the service's commit and
+    the record of its end): ``resume`` sends it again under its code's Idempotency-Key, writes the ``ok`` audit
+    line naming asker and approver, and the room is told with ``announce``."""
+
+    def __init__(
+        self,
+        store: PendingStore,
+        *,
+        platform: str,
+        resume: Resume,
+        announce: Announce,
+        started: float,
+        should_run: Callable[[], Awaitable[bool]] | None = None,
+        interval: float = SWEEP_INTERVAL,
+    ) -> None:
+        self.store, self.platform, self.resume, self.announce = store, platform, resume, announce
+        self.started, self.should_run, self.interval = started, should_run, interval
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Wait until the bot may act, then finish what was left once (a failing store: tried again)."""
+        while not stop.is_set():
+            try:
+                if self.should_run is None or await self.should_run():
+                    await self.finish_taken()
+                    return
+            except StateError as exc:
+                log.warning("cannot finish the writes left taken: %s", exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=self.interval)
+
+    async def finish_taken(self) -> int:
+        """Finish each write left taken; how many were."""
+        finished = 0
+        for write in await self.store.taken():
+            platform, _, room = write.room.partition(":")
+            if platform != self.platform or write.decided is None or write.decided >= self.started:
+                continue  # another platform's, or taken by a process running now
+            log.info("finishing %s, taken by %s before a restart", write.code, write.decided_by)
+            reply = await self.resume(held_write(write))
+            await self.announce(room, reply, key=f"finished {write.code}")
+            finished += 1
+        return finished
 
 
 async def sweep(pending: StoredPending, *, stop: asyncio.Event, interval: float = SWEEP_INTERVAL) -> None:

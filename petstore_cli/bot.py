@@ -12,6 +12,7 @@ import functools
 import logging
 import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,11 +29,12 @@ from petstore_api.errors import ConfigError
 from petstore_bot.chat import Reply
 from petstore_bot.core import BotCore
 from petstore_bot.notifier import BotNotifications
-from petstore_bot.pending import StoredPending, room_approvers, sweep
+from petstore_bot.pending import StoredPending, TakenFinisher, room_approvers, sweep
 from petstore_bot.ratelimit import RateLimiter, StoredRateLimiter
 from petstore_bot.roles import Grants, RoleBook, RoomRules
 from petstore_bot.seal import Seal, load_key
 from petstore_bot.settings import BotSettings
+from petstore_bot.watcher import Announce
 from petstore_cli.settings.model import Settings
 from petstore_cli.settings.paths import default_config_path, default_data_dir
 from petstore_state import Database, StateError, open_database
@@ -94,6 +96,25 @@ def open_state(bot: BotSettings, *, state_dir: Path, audit: AuditLog | None) -> 
     approvers = room_approvers({room: grants.approvers for room, grants in bot.rooms.items()})
     pending = StoredPending(store, audit=audit, seal=seal, approvers=approvers)
     return BotState(database=database, pending=pending, conversations=conversations)
+
+
+def finisher(
+    state: BotState, core: BotCore, *, announce: Announce | None, should_run: Callable[[], Awaitable[bool]]
+) -> TakenFinisher:
+    """Finishes, once ``should_run`` says yes (this replica leads), the writes taken before this process started and
+    never finished; their rooms are told where the bot can post unasked (``announce``)."""
+
+    async def untold(room: str, reply: Reply, /, *, key: str | None = None) -> bool:
+        return False
+
+    return TakenFinisher(
+        state.pending.store,
+        platform=core.platform,
+        resume=core.resume,
+        announce=announce or untold,
+        started=time.time(),
+        should_run=should_run,
+    )
 
 
 def audit_path(settings: Settings, *, flag: Path | None = None) -> Path:
@@ -276,7 +297,10 @@ def matrix_main(
     )
     try:
         gate = all_of(connected(transport), replication.leadership.leading)
-        background: list[Background] = [notifier(notifications, core, announce=announce, should_run=gate)]
+        background: list[Background] = [
+            notifier(notifications, core, announce=announce, should_run=gate),
+            finisher(state, core, announce=announce, should_run=gate),
+        ]
         if poster is not None:
             background.append(poster.gated(gate))
         run = beside(background, lambda stop: transport.run(core.handle, stop=stop))
@@ -402,7 +426,7 @@ def slack_main(
         composition.env.base_url,
         composition.audit.path if composition.audit else "-",
     )
-    background: list[Background] = []
+    background: list[Background] = [finisher(state, core, announce=announce, should_run=replication.leadership.leading)]
     if notifications is not None:
         background.append(notifier(notifications, core, announce=announce, should_run=replication.leadership.leading))
     if poster is not None:

@@ -8,12 +8,17 @@ or one naming no write, never runs."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
 from petstore_bot.approvals_room import ApprovalPoster
+from petstore_bot.chat import Reply
+from petstore_bot.pending import TakenFinisher
 from petstore_bot.testing import ChatRoom
 from petstore_state.pending import PendingWrite
 
@@ -188,3 +193,75 @@ async def test_only_the_write_asked_for_runs_never_a_stored_read(make_bot: Calla
     assert stored is not None and stored.state == "failed"
     odd = await _terminal_request(bot, fields=(("name", "X"), ("categoryId", "2"), ("id", "7")))
     assert (await ops.text(OSCAR, f"!approve {odd.code}")).endswith("was changed after it was shown; nothing was sent")
+
+
+class HoldingClient:
+    """The real client whose pet creation reaches the service (it commits) but whose answer never comes back: the
+    bot stops there, as one killed between the service's commit and its own record of the end."""
+
+    def __init__(self, inner: Any, committed: asyncio.Event) -> None:
+        self._inner, self._committed = inner, committed
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def create_pet(self, **fields: Any) -> Any:
+        await self._inner.create_pet(**fields)
+        self._committed.set()
+        await asyncio.Event().wait()  # the answer is held for good
+
+
+async def test_a_write_taken_before_a_crash_is_finished_once_on_start(make_bot: Callable[..., Bot]) -> None:
+    """Crash between commit and audit: the restarted bot sends it again under its code's Idempotency-Key (the
+    service replays), writes the ok line naming asker and approver, marks the row done, tells the room."""
+    first = make_bot('approvals = ["sandbox"]')
+    before = await first.pet_count()
+    ticket = code_in(await first.room.text(ALICE, "!add Crashy --category 1"))
+    committed, make = asyncio.Event(), first.core._make_session
+
+    def holding(actor: Any) -> Any:
+        session = make(actor)
+        session.client = HoldingClient(session.client, committed)
+        return session
+
+    first.core._make_session = holding
+    approving = asyncio.create_task(first.room.text(OSCAR, f"!approve {ticket}"))
+    await committed.wait()
+    approving.cancel()  # killed: nothing after the commit runs
+    with contextlib.suppress(asyncio.CancelledError):
+        await approving
+    assert await first.pet_count() == before + 1
+    assert [e["outcome"] for e in audit(first)] == ["pending"]
+    left = await first.state.pending.store.get(ticket)
+    assert left is not None and left.state == "approved"
+
+    second = make_bot('approvals = ["sandbox"]')  # the restart, on the same state and service
+    told: list[tuple[str, str, str | None]] = []
+
+    async def announce(room_id: str, reply: Reply, /, *, key: str | None = None) -> bool:
+        told.append((room_id, reply.text, key))
+        return True
+
+    finisher = TakenFinisher(
+        second.state.pending.store,
+        platform="matrix",
+        resume=second.core.resume,
+        announce=announce,
+        started=time.time(),
+    )
+    assert await finisher.finish_taken() == 1
+    assert await finisher.finish_taken() == 0
+    assert await second.pet_count() == before + 1  # the service's replay, not a second pet
+    [(where, text, key)] = told
+    assert where == "!room:test" and key == f"finished {ticket}" and "name        Crashy" in text
+    assert re.match(r"Pet \d+ was already added by this same request; nothing new was created", text)
+    done = await second.state.pending.store.get(ticket)
+    assert done is not None and done.state == "done"
+    last = audit(second)[-1]
+    assert (last["actor"], last["approver"], last["outcome"], last["pending_code"], last["where"]) == (
+        ALICE,
+        OSCAR,
+        "ok",
+        ticket,
+        "matrix:!room:test",
+    )
