@@ -47,7 +47,8 @@ Step = Literal["confirm", "approve", "deny", "cancel"]
 #: ``decided`` (already confirmed, approved, denied, cancelled or expired), ``elsewhere`` (a request decided in
 #: another room than its own, or not posted yet), ``not_approver`` (the room names its approvers and this person is
 #: not one), ``approver_role`` / ``asker_role`` (the approver, or the asker, no longer has the role it needs in the
-#: request's room), ``changed`` (what would run is not what was shown).
+#: request's room), ``changed`` (what would run is not what was shown), ``other_key`` (sealed by a bot whose key
+#: this one does not hold).
 Refusal = Literal[
     "unknown",
     "not_yours",
@@ -60,6 +61,7 @@ Refusal = Literal[
     "approver_role",
     "asker_role",
     "changed",
+    "other_key",
 ]
 #: Refusals of a code someone tried where they may not: audited in the request's room, not the trier's.
 BINDING: frozenset[str] = frozenset({"not_yours", "elsewhere", "not_approver", "approver_role", "asker_role"})
@@ -240,6 +242,8 @@ def refusal_message(decision: Decision, *, code: str, prefix: str = "/") -> str:
         return f"code {shown} was asked for by someone who may no longer write in its room; nothing was sent"
     if refused == "changed":
         return f"request {shown} was changed after it was shown; nothing was sent (ask for it again)"
+    if refused == "other_key":
+        return f"code {shown} was sealed by a bot with another approval key; nothing was sent (the bots need one key)"
     by = f" by {held.decided_by}" if held.decided_by and held.kind == "approve" else ""
     return f"code {shown} was already {_word(held)}{by}: a code works once"
 

@@ -415,7 +415,7 @@ class CommandSession:
 
     def _decided(self, decision: Decision, code: str, *, approving: bool = False) -> HeldWrite:
         if decision.refusal is not None or decision.write is None:
-            if decision.refusal in BINDING or decision.refusal == "changed":
+            if decision.refusal in BINDING or decision.refusal in ("changed", "other_key"):
                 self._refused = decision.write
             refused = NotApprovable if approving else NotConfirmable
             raise refused(refusal_message(decision, code=code))

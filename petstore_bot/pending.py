@@ -137,7 +137,7 @@ class StoredPending:
         def check(row: PendingWrite) -> str | None:
             refused = refusal(held_write(row), step=step, actor=actor, now=now, authority=authority)
             if refused is None and step in ("confirm", "approve") and not self.seal.holds(row):
-                return "changed"
+                return "other_key" if self.seal.foreign(row) else "changed"
             return refused
 
         with _unavailable():
@@ -158,6 +158,8 @@ class StoredPending:
             await self.close_expired()
         held = held_write(taken.write) if taken.write is not None else None
         refused = taken.refusal
+        if refused == "other_key":
+            log.warning("a held write was sealed by a bot with another key: give every replica one [bot] approval_key")
         if refused is not None and refused not in _REFUSALS:
             raise RefusedError(f"the state store refused the code ({refused}); nothing was sent")
         return Decision(held, cast("Refusal | None", refused))

@@ -37,6 +37,9 @@ class Seal:
         if len(key) < 16:
             raise ValueError("an approval key needs at least 16 bytes")
         self._key = key
+        #: Names the key in each seal (a digest: it tells keys apart and says nothing of one), so a replica with
+        #: another key says so instead of calling every request changed.
+        self.key_id = hashlib.sha256(b"petstore approval key id\x00" + key).hexdigest()[:12]
 
     def __call__(self, write: PendingWrite) -> str:
         """The seal of ``write`` as it is now."""
@@ -54,11 +57,15 @@ class Seal:
             repr(write.expires),
         ]
         text = json.dumps(shown, ensure_ascii=True, separators=(",", ":"))
-        return hmac.new(self._key, text.encode("ascii"), hashlib.sha256).hexdigest()
+        return f"{self.key_id}:{hmac.new(self._key, text.encode('ascii'), hashlib.sha256).hexdigest()}"
 
     def holds(self, write: PendingWrite) -> bool:
         """Whether ``write`` is what was sealed (an unsealed row never holds)."""
         return bool(write.seal) and hmac.compare_digest(write.seal, self(write))
+
+    def foreign(self, write: PendingWrite) -> bool:
+        """Whether ``write`` was sealed with another key (a replica whose ``[bot] approval_key`` differs)."""
+        return bool(write.seal) and not write.seal.startswith(f"{self.key_id}:")
 
     def __repr__(self) -> str:
         return "Seal(<key>)"

@@ -12,13 +12,16 @@ import asyncio
 import contextlib
 import json
 import re
+import stat
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from petstore_bot.approvals_room import ApprovalPoster
 from petstore_bot.chat import Reply
 from petstore_bot.pending import TakenFinisher
+from petstore_bot.seal import KEY_FILE, Seal, load_key
 from petstore_bot.testing import ChatRoom
 from petstore_state.pending import PendingWrite
 
@@ -265,3 +268,27 @@ async def test_a_write_taken_before_a_crash_is_finished_once_on_start(make_bot: 
         ticket,
         "matrix:!room:test",
     )
+
+
+async def test_a_replica_with_another_key_says_so_and_runs_nothing(make_bot: Callable[..., Bot]) -> None:
+    first = make_bot('approvals = ["sandbox"]')
+    before = await first.pet_count()
+    ticket = code_in(await first.room.text(ALICE, "!add Keyed --category 1"))
+    other = make_bot('approvals = ["sandbox"]\napproval_key = "another-key-of-another-replica"')
+    refused = await other.room.text(OSCAR, f"!approve {ticket}")
+    assert refused == (
+        f"Nothing to approve: code {ticket} was sealed by a bot with another approval key; nothing was sent "
+        "(the bots need one key)"
+    )
+    assert await other.pet_count() == before
+    assert (await first.room.text(OSCAR, f"!approve {ticket}")).startswith("Added pet ")
+
+
+def test_the_key_file_is_made_once_0600_and_never_in_the_state(tmp_path: Path) -> None:
+    key = load_key(setting=None, state_dir=tmp_path / "state")
+    path = tmp_path / "state" / KEY_FILE
+    assert len(key) == 64 and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert load_key(setting=None, state_dir=tmp_path / "state") == key
+    assert load_key(setting="x" * 20, state_dir=tmp_path / "none") == b"x" * 20
+    assert not (tmp_path / "none").exists()
+    assert "key" not in repr(Seal(key)).replace("<key>", "") and key.decode() not in repr(Seal(key))
