@@ -25,6 +25,7 @@ from .parser import show
 from .policy import Access, Actor, Role
 
 __all__ = [
+    "BINDING",
     "Authority",
     "Decision",
     "HeldWrite",
