@@ -26,6 +26,7 @@ __all__ = [
     "NOTIFY_COMMANDS",
     "EveryParams",
     "NotScheduled",
+    "TooMany",
     "UnscheduleParams",
     "WatchParams",
     "notify_commands",
@@ -42,6 +43,10 @@ NOTIFY_COMMANDS = frozenset({"watch", "unwatch", "watches", "every", "schedules"
 
 class NotScheduled(RefusedError):
     """``/unschedule`` of a number that is no schedule of this room, or of someone else's without the role."""
+
+
+class TooMany(RefusedError):
+    """``/every`` or ``/watch`` refused: the room or the bot has the most schedules or watches it may have."""
 
 
 def _port(context: CommandContext, name: str) -> Notifications:
@@ -169,6 +174,7 @@ class UnscheduleParams:
     params=UnscheduleParams,
     summary="Drop one of this room's schedules",
     access=Access.READ,
+    details="Your own schedules; an admin of the room may drop anyone's",
 )
 async def unschedule(context: CommandContext, params: UnscheduleParams) -> Notice:
     port = _port(context, "unschedule")

@@ -15,12 +15,13 @@ then hands the script to the face to deliver.
 from __future__ import annotations
 
 import enum
-import getpass
+import os
+import sys
 from dataclasses import dataclass
 
 from .errors import Forbidden, ReadOnlyError, RefusedError
 
-__all__ = ["Access", "Role", "Actor", "Policy", "local_actor"]
+__all__ = ["Access", "Actor", "Policy", "Role", "local_actor", "login_name"]
 
 
 class Access(enum.Enum):
@@ -76,12 +77,24 @@ class Actor:
 
 
 def local_actor(*, role: Role = Role.OPERATOR) -> Actor:
-    """The person at this terminal (``local:<login name>``)."""
+    """The person at this terminal: ``local:<login name>`` of the process's real user id.
+
+    Never ``$USER`` or ``$LOGNAME``: a variable is what the person says they are, the uid is what the system
+    authenticated (docs/security.md)."""
+    return Actor(id=f"local:{login_name()}", role=role, where="terminal")
+
+
+def login_name() -> str:
+    """The login name of this process's real user id (``uid<N>`` when the system has no entry for it)."""
+    if sys.platform == "win32":  # no POSIX user ids: the account the session logged in as
+        return os.getlogin()
+    import pwd
+
+    uid = os.getuid()
     try:
-        name = getpass.getuser()
-    except (KeyError, OSError):  # no login name (a container without a passwd entry)
-        name = "unknown"
-    return Actor(id=f"local:{name}", role=role, where="terminal")
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:  # a container without a passwd entry for this uid
+        return f"uid{uid}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,7 +115,8 @@ class Notifications(Protocol):
         ...
 
     async def watch(self, status: str) -> bool:
-        """Announce new pets of ``status`` (``""``: every pet) here; False when that was already so."""
+        """Announce new pets of ``status`` (``""``: every pet) here; False when that was already so; raises TooMany
+        when the room or the bot watches the most it may."""
         ...
 
     async def unwatch(self, status: str) -> bool:
@@ -127,7 +128,8 @@ class Notifications(Protocol):
         ...
 
     async def schedule(self, every: Every, command: str) -> ScheduledCommand:
-        """Run ``command`` here as this person at the times ``every`` names."""
+        """Run ``command`` here as this person at the times ``every`` names; raises TooMany when the room or the bot
+        has the most schedules it may."""
         ...
 
     async def schedules(self) -> list[ScheduledCommand]:
@@ -135,7 +137,7 @@ class Notifications(Protocol):
         ...
 
     async def unschedule(self, schedule_id: int) -> ScheduledCommand:
-        """Drop schedule ``schedule_id`` of this room (its creator, or an operator); raises NotScheduled."""
+        """Drop schedule ``schedule_id`` of this room (its creator, or an admin of the room); raises NotScheduled."""
         ...
 
 

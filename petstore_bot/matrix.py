@@ -4,10 +4,16 @@
 the work is done by its parts, each in a module of its own:
 
 - ``petstore_bot.matrix_homeserver``: one matrix-nio call per method, errors for good (:class:`MatrixError`) or to
-  retry; a 429 from the homeserver is waited out as it asks, with a log line naming Synapse's ``override_ratelimit``.
+  retry; a 429 from the homeserver is waited out as it asks, with a log line saying which limit it is; a refused
+  access token is replaced by one password login on the same device.
 - ``petstore_bot.matrix_state``: the last safe sync token (every message before it answered) and the ids answered
   since it, written after every message (``state_dir``, mode 0600), so a stop or crash mid-batch answers nothing
-  twice on restart and leaves nothing unanswered; the device id is kept too.
+  twice on restart and leaves nothing unanswered; the device id and the access token of the last password login
+  are kept too, so a restart logs in with that token (homeservers limit password logins: Synapse's ``rc_login``).
+
+While it is logged in and its syncs come through, the transport's :attr:`MatrixTransport.reach` is up; it goes down
+when syncs have failed for ``unreachable_after`` seconds (and when the transport stops): the lease of a replica is
+held only while it is up (:class:`petstore_bot.replicas.Reach`).
 - ``petstore_bot.matrix_sync``: the sync loop. Messages are handled side by side (``petstore_bot.matrix_dispatch``):
   one person's slow command holds nobody else, and each person's messages in a room are answered in the order they
   were sent. The power levels (and creators) of the rooms whose grants follow them (``power_levels``) are kept
@@ -46,7 +52,7 @@ from petstore_bot.matrix_homeserver import RATE_LIMITED, Homeserver, MatrixError
 from petstore_bot.matrix_rooms import ENCRYPTED, AcceptInvite, Rooms
 from petstore_bot.matrix_state import Progress
 from petstore_bot.matrix_sync import SyncLoop
-from petstore_bot.replicas import Replicas
+from petstore_bot.replicas import Reach, Replicas
 from petstore_bot.roles import PowerLevels
 
 __all__ = [
@@ -88,10 +94,12 @@ class MatrixTransport:
         backoff_max: float = 30.0,
         power_levels: PowerLevels | None = None,
         replicas: Replicas | None = None,
+        unreachable_after: float = 10.0,
     ) -> None:
         if (password is None) == (access_token is None):
             raise ValueError("give exactly one of password or access_token")
         self._crypto = crypto or Crypto()
+        self._progress = Progress(state_dir=state_dir, homeserver=homeserver.rstrip("/"), user_id=user_id)
         self._homeserver = Homeserver(
             url=homeserver.rstrip("/"),
             user_id=user_id,
@@ -99,10 +107,12 @@ class MatrixTransport:
             access_token=access_token,
             crypto=self._crypto,
             backoff_max=backoff_max,
+            remember=self._remember,
         )
         self._user_id = user_id
         self._joined_at_start = list(rooms)
-        self._progress = Progress(state_dir=state_dir, homeserver=self._homeserver.url, user_id=user_id)
+        #: Up while the bot is logged in and its syncs come through: the gate of its lease.
+        self.reach = Reach()
         self._rooms, self._answerer, self._loop = self._parts(
             accept_invite=accept_invite,
             power_levels=power_levels or PowerLevels(),
@@ -113,6 +123,7 @@ class MatrixTransport:
             max_backlog_age=max_backlog_age,
             sync_timeout_ms=sync_timeout_ms,
             replicas=replicas,
+            unreachable_after=unreachable_after,
         )
         #: The client while the bot is ready (announce posts with it).
         self._client: AsyncClient | None = None
@@ -129,6 +140,7 @@ class MatrixTransport:
         max_backlog_age: float,
         sync_timeout_ms: int,
         replicas: Replicas | None,
+        unreachable_after: float,
     ) -> tuple[Rooms, Answerer, SyncLoop]:
         """The parts that look after the rooms and answer the messages, and the sync loop that hands them on."""
         rooms = Rooms(
@@ -157,6 +169,8 @@ class MatrixTransport:
             replicas=replicas,
             max_backlog_age=max_backlog_age,
             sync_timeout_ms=sync_timeout_ms,
+            reach=self.reach,
+            unreachable_after=unreachable_after,
         )
         return rooms, answerer, loop
 
@@ -200,11 +214,13 @@ class MatrixTransport:
                 return
             log.info("ready: answering new messages as %s", self._user_id)
             self._client = client
+            self._loop.reached()
             ready_at = time.time()
             if ready is not None:
                 ready.set()
             await self._loop.serve(client, handler, stop=stop, ready_at=ready_at)
         finally:
+            self.reach.set(up=False)
             self._client = None
             self._progress.save()
             await self._crypto.aclose()
@@ -228,8 +244,9 @@ class MatrixTransport:
         )
 
     async def _login(self, client: AsyncClient) -> bool:
-        """Logs in, keeps the device id, secures the key store and learns the bot's display name."""
-        await self._homeserver.log_in(client)
+        """Logs in (with the token kept from the last password login, when there is one), keeps the device id,
+        secures the key store and learns the bot's display name."""
+        await self._homeserver.log_in(client, kept_token=self._progress.state.access_token)
         self._progress.state.device_id = client.device_id
         self._progress.save()
         self._crypto.secure(client)
@@ -237,3 +254,7 @@ class MatrixTransport:
         named = await client.get_displayname(self._user_id)
         self._answerer.display_name = named.displayname if isinstance(named, ProfileGetDisplayNameResponse) else None
         return True
+
+    def _remember(self, client: AsyncClient) -> None:
+        """After a password login: its device and access token kept on disk for the next start."""
+        self._progress.logged_in(device_id=client.device_id, access_token=client.access_token)

@@ -88,6 +88,13 @@ class Crypto:
         if isinstance(path, str) and os.path.exists(path):
             os.chmod(path, 0o600)
 
+    def republish(self, client: AsyncClient) -> None:
+        """After a password login that replaced a refused access token: a logout deletes the device's keys with the
+        device, so the next key exchange uploads its identity keys again (the same keys: clients that pinned them
+        go on trusting the device)."""
+        if self.enabled and client.olm is not None:
+            client.olm.account.shared = False
+
     async def after_sync(self, client: AsyncClient, response: SyncResponse | None = None) -> None:
         """Starts the key exchange in the background (again after the running one, when one is running);
         ``response``: the sync's, whose changed device lists it notes (see the module docstring)."""

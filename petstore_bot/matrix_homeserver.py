@@ -1,9 +1,12 @@
 """The bot's account on its homeserver: one matrix-nio call per method, its errors sorted, and the retry around them.
 
-A call's failure is either for good (:class:`MatrixError`: bad login, token revoked; the bot stops) or worth
-retrying (:class:`Transient`, and :class:`RateLimited` for a 429, waited out as the homeserver asks, with a log line
-naming Synapse's ``override_ratelimit``). :meth:`Homeserver.retry` runs a call until it succeeds or ``stop`` is set,
-with capped exponential backoff. No message or log line carries the password or a token (:meth:`Homeserver.redact`).
+A call's failure is either for good (:class:`MatrixError`: bad login, account deactivated; the bot stops) or worth
+retrying (:class:`Transient`, and :class:`RateLimited` for a 429, waited out as the homeserver asks). An access token
+the homeserver refuses (:class:`TokenRefused`: ``M_UNKNOWN_TOKEN``, revoked or expired, ``soft_logout`` or not) is
+replaced by one password login on the same device, when the bot has its password, and the call is made again;
+concurrent calls refused with the same token wait for that one login. :meth:`Homeserver.retry` runs a call until
+it succeeds or ``stop`` is set, with capped exponential backoff. No message or log line carries the password or a
+token (:meth:`Homeserver.redact`).
 """
 
 from __future__ import annotations
@@ -41,13 +44,23 @@ FATAL = {"M_UNKNOWN_TOKEN", "M_MISSING_TOKEN", "M_FORBIDDEN", "M_USER_DEACTIVATE
 #: The network's failures: retried.
 NETWORK = (aiohttp.ClientError, TimeoutError, OSError)
 RATE_LIMITED = (
-    "rate-limited by the homeserver (429) on %s; retrying in %.1fs. Exempt the bot: Synapse's admin API "
-    'POST /_synapse/admin/v1/users/%s/override_ratelimit with {"messages_per_second": 0, "burst_count": 0}'
+    "rate-limited by the homeserver (429) on %s; retrying in %.1fs. Exempt the bot from the message limit: Synapse's"
+    ' admin API POST /_synapse/admin/v1/users/%s/override_ratelimit with {"messages_per_second": 0, "burst_count": 0}'
+)
+#: A 429 on a login: Synapse's login limit (``rc_login``), which no per-user override lifts.
+LOGIN_LIMITED = (
+    "login rate-limited by the homeserver (429, Synapse's rc_login: per address and per account; override_ratelimit"
+    " does not lift it); retrying in %.1fs. The bot keeps its access token in its state_dir and logs in with its"
+    " password only when that token is refused: keep state_dir across restarts"
 )
 
 
 class MatrixError(Exception):
     """The homeserver refused the bot for good (bad login, token revoked). Never carries a secret."""
+
+
+class TokenRefused(MatrixError):
+    """``M_UNKNOWN_TOKEN``: the access token was revoked or has expired; a password login replaces it."""
 
 
 class Transient(Exception):
@@ -74,7 +87,9 @@ class Homeserver:
         access_token: str | None,
         crypto: Crypto,
         backoff_max: float,
+        remember: Callable[[AsyncClient], None] = lambda _client: None,
     ) -> None:
+        """``remember(client)`` is called after each password login: the client's device and new token to keep."""
         self.url = url
         self.user_id = user_id
         self._password = password
@@ -82,20 +97,67 @@ class Homeserver:
         self._session_token: str | None = None
         self._crypto = crypto
         self._backoff_max = backoff_max
+        self._remember = remember
+        #: The client logged in last (a refused token is replaced on it), how many logins it had, one at a time.
+        self._client: AsyncClient | None = None
+        self._logins = 0
+        self._logging_in = asyncio.Lock()
 
-    async def log_in(self, client: AsyncClient) -> None:
-        """Logs ``client`` in: with the access token (its device from whoami), else with the password."""
+    async def log_in(self, client: AsyncClient, *, kept_token: str | None = None) -> None:
+        """Logs ``client`` in: with the configured access token (its device from whoami), else with the token kept
+        from an earlier password login (``kept_token``), else, or when that one is refused, with the password on the
+        client's device."""
+        self._client = client
         if self._token is not None:
-            client.user_id, client.access_token = self.user_id, self._token  # whoami first: the token's device
-            who = await client.whoami()
-            if not isinstance(who, WhoamiResponse):
-                raise self.error("login", who)
-            client.restore_login(user_id=self.user_id, device_id=who.device_id or "", access_token=self._token)
-        else:
-            response = await client.login(password=self._password, device_name="petstore bot")
-            if not isinstance(response, LoginResponse):
-                raise self.error("login", response)
-            self._session_token = response.access_token
+            await self._restore(client, self._token)
+            return
+        if kept_token is not None:
+            self._session_token = kept_token  # redacted from here on
+            try:
+                await self._restore(client, kept_token)
+                return
+            except TokenRefused:
+                log.info("the kept access token of %s was refused; logging in with the password", self.user_id)
+                await self._password_login(client, replacing=True)
+                return
+        await self._password_login(client)
+
+    async def _restore(self, client: AsyncClient, token: str) -> None:
+        """``client`` on ``token`` (whoami first: the token's device), once the homeserver accepts it."""
+        client.user_id, client.access_token = self.user_id, token
+        who = await client.whoami()
+        if not isinstance(who, WhoamiResponse):
+            raise self.error("login", who)
+        client.restore_login(user_id=self.user_id, device_id=who.device_id or "", access_token=token)
+        self._logins += 1
+
+    async def _password_login(self, client: AsyncClient, *, replacing: bool = False) -> None:
+        """A password login on the client's device (the one kept on disk, when there is one); ``replacing`` a
+        refused token, whose logout may have deleted the device's keys: they are published again."""
+        response = await client.login(password=self._password, device_name="petstore bot")
+        if not isinstance(response, LoginResponse):
+            raise self.error("login", response)
+        self._session_token = response.access_token
+        self._logins += 1
+        if replacing:
+            self._crypto.republish(client)
+        self._remember(client)
+
+    async def _log_in_again(self, *, logins: int, stop: asyncio.Event) -> bool:
+        """The token was refused to a call made after login number ``logins``: one password login replaces it
+        (unless another call's did already). False when the bot has no password or ``stop`` came first."""
+        async with self._logging_in:
+            if self._logins != logins:
+                return True
+            client = self._client
+            if self._password is None or self._token is not None or client is None:
+                return False
+            log.warning("the access token of %s was refused; logging in again with the password", self.user_id)
+            return await self.retry(lambda: self._logged_in(client), stop=stop, what="login") is not None
+
+    async def _logged_in(self, client: AsyncClient) -> bool:
+        await self._password_login(client, replacing=True)
+        return True
 
     async def join(self, client: AsyncClient, *, room: str) -> bool:
         """Joins ``room`` (an id or alias); a refusal is logged, not retried."""
@@ -127,7 +189,7 @@ class Homeserver:
         if isinstance(response, RoomSendResponse):
             return str(response.event_id)
         code = getattr(response, "status_code", None)
-        if code in FATAL:  # e.g. no longer in the room: give this reply up, keep serving
+        if code in FATAL and code != "M_UNKNOWN_TOKEN":  # e.g. no longer in the room: give this reply up
             log.warning("reply to %s refused: %s", room_id, self.redact(str(response)))
             return ""
         raise self.error("send", response)
@@ -157,6 +219,8 @@ class Homeserver:
         if code == "M_LIMIT_EXCEEDED":
             wait = getattr(response, "retry_after_ms", None)
             return RateLimited(text, retry_after=wait / 1000 if isinstance(wait, int) else 5.0)
+        if code == "M_UNKNOWN_TOKEN":
+            return TokenRefused(text)
         return MatrixError(text) if code in FATAL else Transient(text)
 
     async def retry(
@@ -165,15 +229,26 @@ class Homeserver:
         """``call()`` until it succeeds, with capped exponential backoff; None when ``stop`` ends the wait.
 
         ``race_call=False``: a call already started is not abandoned when ``stop`` comes (a send that must
-        either go out or be known not to)."""
+        either go out or be known not to). A refused token is replaced (:meth:`_log_in_again`) and the call made
+        again at once."""
         attempt = 0
         while True:
+            logins = self._logins
             try:
                 result = await (until(call(), stop) if race_call else call())
                 return None if result is None and stop.is_set() else result
+            except TokenRefused:
+                if not await self._log_in_again(logins=logins, stop=stop):
+                    if stop.is_set():
+                        return None
+                    raise
+                delay = 0.0
             except RateLimited as exc:
                 delay = exc.retry_after
-                log.warning(RATE_LIMITED, what, delay, self.user_id)
+                if what == "login":
+                    log.warning(LOGIN_LIMITED, delay)
+                else:
+                    log.warning(RATE_LIMITED, what, delay, self.user_id)
             except (Transient, *NETWORK) as exc:
                 delay = min(self._backoff_max, 0.25 * 2**attempt) * random.uniform(0.5, 1.0)
                 attempt += 1

@@ -1,5 +1,6 @@
 """What a Matrix bot keeps across restarts, in one 0600 file in ``state_dir``: the last safe sync token (every message
-before it answered), the ids answered since it, the device id, the encrypted rooms already told the bot cannot
+before it answered), the ids answered since it, the device id and the access token of the bot's last password login
+(so a restart does not log in again: homeservers limit logins), the encrypted rooms already told the bot cannot
 read them.
 
 It is written after every message, so a stop or crash mid-batch answers nothing twice on restart and leaves nothing
@@ -27,12 +28,14 @@ RECENT = 2000
 
 @dataclass
 class SavedState:
-    """What survives a restart: the sync token, ids answered since it, the device, rooms told about encryption."""
+    """What survives a restart: the sync token, ids answered since it, the device and its access token, rooms told
+    about encryption. The access token is a secret: never in a repr or a log line."""
 
     since: str | None = None
     done: list[str] = field(default_factory=list)
     device_id: str | None = None
     encrypted_notified: list[str] = field(default_factory=list)
+    access_token: str | None = field(default=None, repr=False)
 
     @classmethod
     def load(cls, path: Path) -> SavedState:
@@ -46,12 +49,13 @@ class SavedState:
             return cls()
         if not isinstance(raw, dict):
             return cls()
-        since, device = raw.get("since"), raw.get("device_id")
+        since, device, token = raw.get("since"), raw.get("device_id"), raw.get("access_token")
         return cls(
             since=since if isinstance(since, str) else None,
             done=[x for x in raw.get("done", []) if isinstance(x, str)],
             device_id=device if isinstance(device, str) else None,
             encrypted_notified=[x for x in raw.get("encrypted_notified", []) if isinstance(x, str)],
+            access_token=token if isinstance(token, str) and isinstance(device, str) else None,
         )
 
     def save(self, path: Path) -> None:
@@ -78,6 +82,11 @@ class Progress:
 
     def save(self) -> None:
         self.state.save(self.path)
+
+    def logged_in(self, *, device_id: str, access_token: str) -> None:
+        """A password login gave the bot ``access_token`` on ``device_id``: both kept (saved now)."""
+        self.state.device_id, self.state.access_token = device_id, access_token
+        self.save()
 
     def is_done(self, event_id: str) -> bool:
         """Whether ``event_id`` is answered (or needed no answer)."""

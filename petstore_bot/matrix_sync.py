@@ -5,6 +5,9 @@ handled, the events a limited timeline left out fetched back, rooms the bot cann
 current (a change once the messages before it are answered, before the messages after it are handed on), missed
 commands too old to run skipped (:mod:`petstore_bot.matrix_backlog`), the rest answered side by side
 (:mod:`petstore_bot.matrix_dispatch`). The token on disk moves only past batches fully answered.
+
+Each sync that comes through keeps the transport's :class:`~petstore_bot.replicas.Reach` up; syncs failing for
+``unreachable_after`` seconds since the last one that came through put it down (the lease is given up meanwhile).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from petstore_bot.matrix_events import answered
 from petstore_bot.matrix_homeserver import JSON, Homeserver
 from petstore_bot.matrix_rooms import Rooms
 from petstore_bot.matrix_state import Progress
-from petstore_bot.replicas import Replicas
+from petstore_bot.replicas import Reach, Replicas
 
 log = logging.getLogger("petstore_bot.matrix")
 _NO_NOISE: JSON = {"not_types": ["*"]}
@@ -68,6 +71,8 @@ class SyncLoop:
         replicas: Replicas | None,
         max_backlog_age: float,
         sync_timeout_ms: int,
+        reach: Reach,
+        unreachable_after: float,
     ) -> None:
         self._homeserver = homeserver
         self._user_id = homeserver.user_id
@@ -84,6 +89,14 @@ class SyncLoop:
         self.synced = False
         self._sync_started = 0.0
         self._sync_attempts = 0
+        self._reach = reach
+        self._unreachable_after = unreachable_after
+        self._reached_at = time.monotonic()
+
+    def reached(self) -> None:
+        """The homeserver answered (a login, a sync): the transport reaches it."""
+        self._reached_at = time.monotonic()
+        self._reach.set(up=True)
 
     async def first_sync(self, client: AsyncClient, *, stop: asyncio.Event) -> bool:
         """First start: take the current token, answer nothing from before it; handle invites and encryption."""
@@ -133,6 +146,18 @@ class SyncLoop:
     async def _sync(self, client: AsyncClient, *, since: str | None) -> SyncResponse:
         self._sync_started = time.time()
         self._sync_attempts += 1
+        try:
+            response = await self._sync_once(client, since=since)
+        except Exception:
+            if time.monotonic() - self._reached_at > self._unreachable_after:
+                self._reach.set(up=False)
+            raise
+        self.synced = True
+        self.reached()
+        await self._crypto.after_sync(client, response)
+        return response
+
+    async def _sync_once(self, client: AsyncClient, *, since: str | None) -> SyncResponse:
         if since is None:
             response = await client.sync(timeout=0, sync_filter=sync_filter(timeline_limit=1), full_state=True)
         else:
@@ -144,8 +169,6 @@ class SyncLoop:
             )
         if not isinstance(response, SyncResponse):
             raise self._homeserver.error("sync", response)
-        self.synced = True
-        await self._crypto.after_sync(client, response)
         return response
 
     async def _handle_batch(self, ctx: _BatchContext, response: SyncResponse, *, since: str | None) -> bool:

@@ -4,7 +4,9 @@
 :class:`Notifier` is one task per bot process. Each step it asks ``should_run`` first (the transport is connected;
 with replicas, this process holds the lease), so background work can be confined to one process while every
 replica answers commands; then it polls every ``interval`` seconds and, each step, posts what is queued and runs
-what is due. :class:`BotNotifications` makes a session's port, bound to its room and person.
+what is due. :class:`BotNotifications` makes a session's port, bound to its room and person: it refuses a schedule
+or a watch past ``[bot] max_schedules_per_room`` / ``max_schedules`` (``max_watches_per_room`` / ``max_watches``)
+in one line naming the limit, and lets a schedule be dropped by its creator or an admin of the room.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from bot_commands.every import Every
-from bot_commands.notify import NotScheduled
+from bot_commands.notify import NotScheduled, TooMany
 from bot_commands.policy import Actor, Role
 from bot_commands.ports import ScheduledCommand
+from petstore_state.bounds import LimitReached
 from petstore_state.schedules import Schedule, ScheduleStore
 
 from .scheduler import Scheduler
@@ -128,7 +131,10 @@ class RoomNotifications:
 
     async def watch(self, status: str) -> bool:
         await self._bot.watcher.start_filter(status)  # before the room: its first poll already knows where to start
-        return await self._bot.watcher.store.add(status=status, room=self.room, by=self.actor.id)
+        try:
+            return await self._bot.watcher.store.add(status=status, room=self.room, by=self.actor.id)
+        except LimitReached as exc:
+            raise too_many(exc, what="watches", drop="/unwatch") from None
 
     async def unwatch(self, status: str) -> bool:
         return await self._bot.watcher.store.remove(status=status, room=self.room)
@@ -138,13 +144,16 @@ class RoomNotifications:
 
     async def schedule(self, every: Every, command: str) -> ScheduledCommand:
         now = datetime.fromtimestamp(self._bot.clock(), UTC)
-        made = await self._bot.schedules.add(
-            room=self.room,
-            creator=self.actor.id,
-            rhythm=every.text,
-            command=command,
-            next_run=every.next_after(now, self._bot.zone).timestamp(),
-        )
+        try:
+            made = await self._bot.schedules.add(
+                room=self.room,
+                creator=self.actor.id,
+                rhythm=every.text,
+                command=command,
+                next_run=every.next_after(now, self._bot.zone).timestamp(),
+            )
+        except LimitReached as exc:
+            raise too_many(exc, what="schedules", drop="/unschedule") from None
         return self._bot.scheduled(made)
 
     async def schedules(self) -> list[ScheduledCommand]:
@@ -154,7 +163,16 @@ class RoomNotifications:
         found = await self._bot.schedules.get(schedule_id)
         if found is None or found.room != self.room:
             raise NotScheduled(f"this room has no schedule {schedule_id}: /schedules lists them")
-        if found.creator != self.actor.id and self.actor.role is not Role.OPERATOR:
-            raise NotScheduled(f"schedule {schedule_id} is {found.creator}'s: only they or an operator may drop it")
+        if found.creator != self.actor.id and self.actor.role is not Role.ADMIN:
+            raise NotScheduled(f"schedule {schedule_id} is {found.creator}'s: only they or an admin may drop it")
         await self._bot.schedules.remove(schedule_id)
         return self._bot.scheduled(found)
+
+
+def too_many(exc: LimitReached, *, what: str, drop: str) -> TooMany:
+    """The one-line refusal of a schedule or watch past its limit, naming the limit and its setting."""
+    if exc.scope == "room":
+        return TooMany(
+            f"this room has {exc.limit} {what}, the most it may have ([bot] max_{what}_per_room): {drop} one first"
+        )
+    return TooMany(f"this bot has {exc.limit} {what} in all its rooms, the most it may have ([bot] max_{what})")

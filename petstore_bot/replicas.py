@@ -8,9 +8,11 @@ claimed in the store before it is handled, and a reply of the bot's own account 
 answered too (:meth:`Replicas.replied`: the holder died between its reply and its record).
 
 :class:`Leadership` holds the lease and runs background work (watches, schedules, posting approval requests) on the
-holder only: ``leadership.add("watches", poller.run)`` (started when the lease is taken, cancelled when it is lost),
-or ``should_run=leadership.leading`` for work that asks before each step; :func:`leader_only` is :meth:`add` for
-one piece of work.
+holder only, and, given a transport's :class:`Reach`, only while that transport reaches its chat server (logged in,
+syncing): a process that cannot reach it neither takes the lease nor keeps it, so a replica that can answers.
+Work: ``leadership.add("watches", poller.run)`` (started when the lease is taken, cancelled when it is lost), or
+``should_run=leadership.leading`` for work that asks before each step; :func:`leader_only` is :meth:`add` for one
+piece of work.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from petstore_state import StateError
 from petstore_state.claims import Claims
 from petstore_state.lease import Lease
 
-__all__ = ["Leadership", "Replicas", "leader_only"]
+__all__ = ["Leadership", "Reach", "Replicas", "leader_only"]
 
 log = logging.getLogger("petstore_bot.replicas")
 #: Background work: runs until cancelled (the lease was lost, or the bot stops).
@@ -96,6 +98,29 @@ class Replicas:
             await asyncio.sleep(PRUNE_EVERY)
 
 
+class Reach:
+    """Whether a transport reaches its chat server now (logged in, its last sync through), set by the transport."""
+
+    def __init__(self) -> None:
+        self._up = asyncio.Event()
+        self._down = asyncio.Event()
+        self._down.set()
+
+    @property
+    def up(self) -> bool:
+        return self._up.is_set()
+
+    def set(self, *, up: bool) -> None:
+        (self._up.set if up else self._up.clear)()
+        (self._down.clear if up else self._down.set)()
+
+    async def wait_up(self) -> None:
+        await self._up.wait()
+
+    async def wait_down(self) -> None:
+        await self._down.wait()
+
+
 class Leadership:
     """The lease of a bot and the background work that runs on its holder only."""
 
@@ -114,10 +139,24 @@ class Leadership:
             raise ValueError(f"background work {name!r} is added already")
         self._work[name] = work
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Hold the lease and run the work while held, until ``stop``."""
+    async def run(self, stop: asyncio.Event, *, reach: Reach | None = None) -> None:
+        """Hold the lease (while ``reach`` is up, when given) and run the work while held, until ``stop``."""
         named = [leader_only(self.lease, work, stop=stop, name=name) for name, work in self._work.items()]
-        await asyncio.gather(self.lease.hold(stop), *named)
+        holding = self.lease.hold(stop) if reach is None else self._hold_while(reach, stop)
+        await asyncio.gather(holding, *named)
+
+    async def _hold_while(self, reach: Reach, stop: asyncio.Event) -> None:
+        """The lease held while ``reach`` is up: tried for once it is up, released as soon as it is down."""
+        while not stop.is_set():
+            if not await _first(reach.wait_up(), stop.wait()) or stop.is_set():
+                continue
+            down = asyncio.Event()
+            holding = asyncio.create_task(self.lease.hold(down))
+            await _first(reach.wait_down(), stop.wait(), holding)
+            if not stop.is_set():
+                log.warning("chat server out of reach: %s does not hold lease %s", self.lease.holder, self.lease.name)
+            down.set()
+            await holding
 
 
 async def leader_only(lease: Lease, work: Work, *, stop: asyncio.Event, name: str = "background work") -> None:

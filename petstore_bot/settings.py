@@ -1,7 +1,8 @@
 """The ``[bot]`` settings: what the chat bots share (prefix, roles, confirmation, rate limit, audit) and each platform.
 
 Plain pydantic models with no chat SDK import; the application's settings hold them as ``bot``. Secrets (the
-Matrix password or access token, Slack's signing secret, Mattermost's token) are ``SecretStr`` and never printed.
+Matrix password or access token, Slack's signing secret, Mattermost's token) are ``SecretStr`` and never printed;
+``[bot] state``, a URL that may hold a database password, is a :class:`SecretUrl`, shown with its password as ``***``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from bot_commands.people import People
+from petstore_os.db_url import parse_db, shown
+
 __all__ = [
     "BotSettings",
     "BotRoles",
@@ -21,6 +25,7 @@ __all__ = [
     "MattermostSettings",
     "RateLimit",
     "RoomGrants",
+    "SecretUrl",
     "SlackSettings",
     "parse_rate_limit",
 ]
@@ -30,6 +35,13 @@ RoleName = Literal["none", "viewer", "operator"]
 
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*(?:\.\d+)?)\s*(s|m|h)?\s*$")
 _UNIT = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+class SecretUrl(SecretStr):
+    """A URL that may hold a password (``[bot] state``): a secret, :meth:`shown` with its password as ``***``."""
+
+    def shown(self) -> str:
+        return shown(self.get_secret_value())
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,10 +225,10 @@ class BotSettings(BaseModel):
     max_backlog_age: float = Field(900.0, ge=0)
     """Seconds: a missed command older than this when the bot comes back (after an outage) is not run; the room
     is told once how many were skipped. 0 runs none of them."""
-    state: str | None = None
+    state: SecretUrl | None = None
     """Where the bots keep what must outlive a process (pending confirmations and approvals, watches, schedules,
     rate windows, $last): unset is SQLite in the state dir, sqlite:///PATH a file, postgresql://... a database
-    several bot processes share."""
+    several bot processes share (its password here, in PETSTORE_BOT__STATE, or in ~/.pgpass or PGPASSFILE)."""
     approvals: list[str] = []
     """Environments whose writes need a second person's !approve (e.g. ["production"]), from chat or a terminal."""
     approvals_room: str | None = None
@@ -230,9 +242,20 @@ class BotSettings(BaseModel):
     """Seconds between two looks for new pets on behalf of the rooms that !watch (one look per filter)."""
     timezone: str = "UTC"
     """The time zone of !every schedules ("Europe/Berlin"): "weekday at 09:00" is 09:00 there."""
+    max_schedules_per_room: int = Field(10, ge=1, le=10_000)
+    """The most !every schedules one room may have; one more is refused saying so."""
+    max_schedules: int = Field(100, ge=1, le=100_000)
+    """The most !every schedules the bot runs in all its rooms together."""
+    max_watches_per_room: int = Field(10, ge=1, le=10_000)
+    """The most !watch filters one room may have (there are four: every pet, available, pending, sold)."""
+    max_watches: int = Field(100, ge=1, le=100_000)
+    """The most !watch filters of all the bot's rooms together (one room watching two filters counts two)."""
     roles: BotRoles = BotRoles()
     rooms: dict[str, RoomGrants] = {}
     """Per-room grants by room id (Matrix !id:server, Slack channel id), overriding [bot.roles] in that room."""
+    people: dict[str, list[str]] = {}
+    """Which names are one person, across faces: alice = ["@alice:example.org", "local:alice", "pg:alice"]; an
+    approval needs another person, not another name of the asker (docs/security.md)."""
     matrix: MatrixSettings = MatrixSettings()
     slack: SlackSettings = SlackSettings()
     mattermost: MattermostSettings = MattermostSettings()
@@ -256,10 +279,18 @@ class BotSettings(BaseModel):
 
     @field_validator("state")
     @classmethod
-    def _state(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("sqlite:///", "postgresql://", "postgres://")):
-            raise ValueError("must be sqlite:///PATH or postgresql://USER@HOST/DB (unset: SQLite in the state dir)")
+    def _state(cls, value: SecretUrl | None) -> SecretUrl | None:
+        if value is None:
+            return value
+        try:
+            parse_db(value.get_secret_value(), paths=False)
+        except ValueError as exc:  # it says what is allowed, never the URL
+            raise ValueError(f"{exc} (unset: SQLite in the state dir)") from None
         return value
+
+    def state_url(self) -> str | None:
+        """The ``state`` URL itself, for opening the state (it may hold a password: show :meth:`SecretUrl.shown`)."""
+        return self.state.get_secret_value() if self.state is not None else None
 
     @field_validator("rooms")
     @classmethod
@@ -271,6 +302,17 @@ class BotSettings(BaseModel):
                     "Room settings > Advanced; a Slack or Mattermost channel id such as C0123), not its alias or name"
                 )
         return value
+
+    @field_validator("people")
+    @classmethod
+    def _people(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        People.of(value)
+        return value
+
+    @property
+    def who(self) -> People:
+        """``[bot.people]``: who each name is."""
+        return People.of(self.people)
 
     @field_validator("prefix")
     @classmethod

@@ -263,7 +263,7 @@ class SlackFace:
         acked: list[asyncio.Task[None]] = []
 
         def acknowledge() -> None:
-            working = self._payload(self._working(command), request, "")
+            working = self._payload(self._working(command), request, command.incoming)
             acked.append(loop.create_task(JSONResponse(working)(request.scope, request.receive, send)))
             if this is not None:  # drain() waits for the rest of this request: the delayed response
                 self._background.add(this)
@@ -277,14 +277,12 @@ class SlackFace:
         if acked:
             await acked[0]
             if message is not None:
-                await self._post_to(command.response_url, self._payload(message, request, command.incoming.user))
+                await self._post_to(command.response_url, self._payload(message, request, command.incoming))
             return
         if message is None:  # nothing to say (a slash command always gets a reply: see _run and ratelimit)
             await Response(status_code=200)(request.scope, request.receive, send)
         else:
-            await JSONResponse(self._payload(message, request, command.incoming.user))(
-                request.scope, request.receive, send
-            )
+            await JSONResponse(self._payload(message, request, command.incoming))(request.scope, request.receive, send)
 
     async def _run(self, incoming: Incoming) -> Message | None:
         if not self.core.addressed(incoming.text):
@@ -345,23 +343,26 @@ class SlackFace:
             return False
         return True
 
-    def _payload(self, message: Message, request: Request | None, user: str) -> dict[str, object]:
+    def _payload(self, message: Message, request: Request | None, asked: Incoming) -> dict[str, object]:
+        """``message`` as the answer to the command ``asked``; on Mattermost its buttons carry a context signed with
+        the token over the action, the code, the asker, the channel and a fresh nonce, so a press is refused unless
+        it comes with the context of this very prompt from this channel."""
         if self.flavour == "slack":
-            return slack_payload(message, asker=user.rpartition("/")[2])
+            return slack_payload(message, asker=asked.user.removeprefix("slack:"))
         assert self._token is not None
         context = None
         if message.confirm is not None:  # a fresh nonce per prompt: the press's request id, so its write's key
-            code, nonce = message.confirm.code, secrets.token_urlsafe(16)
-            verbs = prompt_verbs(message)
+            code, nonce, user, channel = message.confirm.code, secrets.token_urlsafe(16), asked.user, asked.room
             context = {
                 action: {
                     "action": action,
                     "code": code,
                     "user": user,
+                    "channel": channel,
                     "nonce": nonce,
-                    "sig": self._token.sign(action, code, user, nonce),
+                    "sig": self._token.sign(action, code, user, channel, nonce),
                 }
-                for action in verbs
+                for action in prompt_verbs(message)
             }
         url = str(request.url_for("_interactions")) if request is not None else ""
         return mattermost_payload(message, action_url=url, context=context)
@@ -374,16 +375,18 @@ class SlackFace:
             raise BadRequest("body is not JSON") from None
         context = data.get("context") if isinstance(data, dict) else None
         if not isinstance(context, dict) or not all(
-            isinstance(context.get(k), str) for k in ("action", "code", "user", "nonce", "sig")
+            isinstance(context.get(k), str) for k in ("action", "code", "user", "channel", "nonce", "sig")
         ):
             raise Refused("a button press without a signed context")
-        signed = (context["action"], context["code"], context["user"], context["nonce"])
+        signed = (context["action"], context["code"], context["user"], context["channel"], context["nonce"])
         refused = self._token.check_signed(context["sig"], *signed)
         if refused or context["action"] not in ("confirm", "cancel", "approve", "deny"):
             raise Refused(refused or "unknown action")
         user, channel = data.get("user_id"), data.get("channel_id")
         if not isinstance(user, str) or not isinstance(channel, str) or not user or not channel:
             raise BadRequest("user_id and channel_id are required")
+        if channel != context["channel"]:
+            raise Refused("a button of a prompt posted in another channel")
         incoming = Incoming(
             platform="mattermost",
             room=channel,

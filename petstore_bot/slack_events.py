@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .chat import Incoming
+from .slack_render import slack_person
 
 __all__ = ["ChatEvent", "EventGate", "chat_event", "typed_text"]
 
@@ -52,7 +53,7 @@ class ChatEvent:
     """A command in a mention or a DM, and where its reply goes (``thread_ts``: the thread it was in, if any)."""
 
     incoming: Incoming
-    asker: str  # the Slack user id
+    asker: str  # the Slack person: team and user (slack_render.slack_person)
     channel: str
     thread_ts: str | None
 
@@ -85,16 +86,17 @@ def chat_event(payload: Mapping[str, object], *, bot_user: str, prefix: str, com
     event_id = payload.get("event_id")
     ts = event.get("ts")
     thread = event.get("thread_ts")
+    asker = slack_person(team, user)
     incoming = Incoming(
         platform="slack",
         room=f"{team}/{channel}",
-        user=f"slack:{team}/{user}",
+        user=f"slack:{asker}",
         event_id=event_id if isinstance(event_id, str) and event_id else f"{channel}:{ts}",
         text=f"{prefix}{line.removeprefix('/')}",
         private=event.get("channel_type") == "im",
     )
     return ChatEvent(
-        incoming=incoming, asker=user, channel=channel, thread_ts=thread if isinstance(thread, str) else None
+        incoming=incoming, asker=asker, channel=channel, thread_ts=thread if isinstance(thread, str) else None
     )
 
 

@@ -14,7 +14,7 @@ from typing import Literal
 from urllib.parse import parse_qsl
 
 from .chat import Incoming
-from .slack_render import APPROVE_ACTION, CANCEL_ACTION, CONFIRM_ACTION, DENY_ACTION, prompt_asker
+from .slack_render import APPROVE_ACTION, CANCEL_ACTION, CONFIRM_ACTION, DENY_ACTION, prompt_asker, slack_person
 
 __all__ = ["MAX_FIELDS", "BadRequest", "Command", "Press", "command_of", "parse_form", "press_of"]
 
@@ -36,7 +36,8 @@ class BadRequest(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """A slash command: the message for the bot core, where a late answer goes, and who asked (a Slack user id)."""
+    """A slash command: the message for the bot core, where a late answer goes, and who asked (on Slack the team and
+    user, :func:`~petstore_bot.slack_render.slack_person`; a Mattermost user id)."""
 
     incoming: Incoming
     response_url: str
@@ -46,7 +47,8 @@ class Command:
 @dataclass(frozen=True, slots=True)
 class Press:
     """A Confirm or Cancel press: the message for the bot core, where its answer goes, who pressed, whose prompt it
-    was (None when the prompt does not say) and whether only that person could see the prompt."""
+    was (None when the prompt does not say) and whether only that person could see the prompt. The presser and the
+    asker are Slack persons (team and user): the same user id pressing from another team is not the asker."""
 
     incoming: Incoming
     response_url: str
@@ -98,9 +100,11 @@ def command_of(form: Mapping[str, object], *, flavour: Literal["slack", "matterm
         raise BadRequest(f"command text too long: at most {MAX_TEXT} characters")
     if flavour == "slack":
         team = fields["team_id"]
-        user, room = f"slack:{team}/{fields['user_id']}", f"{team}/{fields['channel_id']}"
+        asker = slack_person(team, fields["user_id"])
+        user, room = f"slack:{asker}", f"{team}/{fields['channel_id']}"
     else:
-        user, room = f"mattermost:{fields['user_id']}", fields["channel_id"]
+        asker = fields["user_id"]
+        user, room = f"mattermost:{asker}", fields["channel_id"]
     # The platform's id of this command names its write (the Idempotency-Key derives from it). Without one
     # (Mattermost may send no trigger_id) two identical commands are two requests: a fresh nonce each, and a
     # write waits for its Confirm button, whose context carries the nonce that names it.
@@ -114,7 +118,7 @@ def command_of(form: Mapping[str, object], *, flavour: Literal["slack", "matterm
         private=True,
         confirm_writes=not trigger,
     )
-    return Command(incoming=incoming, response_url=fields["response_url"], asker=fields["user_id"])
+    return Command(incoming=incoming, response_url=fields["response_url"], asker=asker)
 
 
 def press_of(payload: Mapping[str, object], *, prefix: str) -> Press:
@@ -132,10 +136,11 @@ def press_of(payload: Mapping[str, object], *, prefix: str) -> Press:
     verb = _VERBS[kind]
     event = f"press:{payload.get('trigger_id') or action.get('action_ts') or ''}"
     block_id, container = action.get("block_id"), payload.get("container")
+    presser = slack_person(team, user)
     incoming = Incoming(
         platform="slack",
         room=f"{team}/{channel}",
-        user=f"slack:{team}/{user}",
+        user=f"slack:{presser}",
         event_id=event,
         text=f"{prefix}{verb} {code}",
         private=True,
@@ -143,7 +148,7 @@ def press_of(payload: Mapping[str, object], *, prefix: str) -> Press:
     return Press(
         incoming=incoming,
         response_url=response_url,
-        presser=user,
+        presser=presser,
         asker=prompt_asker(block_id) if isinstance(block_id, str) else None,
         # A slash command's prompt is ephemeral; a mention's is in the channel (Slack says which in ``container``).
         ephemeral=not isinstance(container, dict) or container.get("is_ephemeral", True) is not False,

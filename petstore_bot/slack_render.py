@@ -33,6 +33,7 @@ __all__ = [
     "prompt_kind",
     "prompt_verbs",
     "prompt_block_id",
+    "slack_person",
     "slack_payload",
     "mattermost_payload",
 ]
@@ -83,8 +84,15 @@ def prompt_kind(message: Message) -> str:
     return "approve" if isinstance(message.confirm, ApprovalNeeded) else "confirm"
 
 
+def slack_person(team: str, user: str) -> str:
+    """Who a Slack user is to the bot: the team and the user id together (``T0123/U0456``). The same user id in
+    another team is another person: never the asker of a prompt, never the one who may confirm it."""
+    return f"{team}/{user}"
+
+
 def prompt_block_id(code: str, asker: str) -> str:
-    """The id of a prompt's actions block: its code and the Slack user who asked (whose press settles it)."""
+    """The id of a prompt's actions block: its code and the person who asked (:func:`slack_person`: team and user),
+    whose press settles it."""
     return f"petstore:{code}:{asker}"
 
 

@@ -83,7 +83,7 @@ class MattermostToken:
         return None
 
     def sign(self, *parts: str) -> str:
-        """A signature of ``parts`` (a button's action, code and user), for its context."""
+        """A signature of ``parts`` (a button's action, code, asker, channel and nonce), for its context."""
         message = "\x1f".join(parts).encode("utf-8", "surrogatepass")
         return hmac.new(self._token, message, hashlib.sha256).hexdigest()
 

@@ -77,7 +77,7 @@ def open_store(settings: Settings, *, env: str | None = None) -> tuple[PendingSt
     from petstore_cli.settings.paths import default_data_dir
 
     try:
-        database = open_database(settings.bot.state, state_dir=default_data_dir() / "bot")
+        database = open_database(settings.bot.state_url(), state_dir=default_data_dir() / "bot")
         return PendingStore(database), database
     except StateError as exc:
         raise CommandError(str(exc)) from None

@@ -89,7 +89,7 @@ def open_state(bot: BotSettings, *, state_dir: Path, audit: AuditLog | None) -> 
     except (OSError, ValueError) as exc:
         raise ConfigError(f"[bot] approval_key: {exc}") from None
     try:
-        database = open_database(bot.state, state_dir=state_dir)
+        database = open_database(bot.state_url(), state_dir=state_dir)
         store, conversations = PendingStore(database), ConversationStore(database)
     except StateError as exc:
         raise ConfigError(str(exc)) from None
@@ -248,7 +248,7 @@ def matrix_main(
     state_dir = (matrix.state_dir or default_data_dir() / "bot").expanduser()
     state = open_state(settings.bot, state_dir=state_dir, audit=composition.audit)
     account = f"matrix {matrix.homeserver} {matrix.user_id}"
-    replication = open_replication(settings.bot.state, state_dir=state_dir, name=account, database=state.database)
+    replication = open_replication(settings.bot.state_url(), state_dir=state_dir, name=account, database=state.database)
 
     async def announce(room: str, reply: Reply, /, *, key: str | None = None) -> bool:
         return await transport.announce(room, reply, key=key)
@@ -304,7 +304,7 @@ def matrix_main(
         if poster is not None:
             background.append(poster.gated(gate))
         run = beside(background, lambda stop: transport.run(core.handle, stop=stop))
-        asyncio.run(_serve(lambda stop: replication.around(run, stop), composition, state))
+        asyncio.run(_serve(lambda stop: replication.around(run, stop, reach=transport.reach), composition, state))
     except MatrixError as exc:
         print(f"petstore: matrix: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -381,7 +381,7 @@ def slack_main(
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     state = open_state(bot, state_dir=default_data_dir() / "bot", audit=composition.audit)
     # every replica serves; the lease holder alone runs the background work
-    replication = open_replication(bot.state, state_dir=default_data_dir() / "bot", name=f"{flavour} bot")
+    replication = open_replication(bot.state_url(), state_dir=default_data_dir() / "bot", name=f"{flavour} bot")
     notifications, announce = None, None
     if bot_token is not None:  # posting unasked (watches, schedules) needs chat.postMessage and so the bot token
 

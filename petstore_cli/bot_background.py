@@ -17,6 +17,7 @@ from petstore_bot.seal import Seal
 from petstore_bot.settings import BotSettings
 from petstore_bot.watcher import Announce, Watcher
 from petstore_state import Database
+from petstore_state.bounds import Limits
 from petstore_state.pending import PendingStore
 from petstore_state.schedules import ScheduleStore
 from petstore_state.watches import WatchStore
@@ -48,12 +49,16 @@ def bot_notifications(
     announce: Announce,
     clock: Callable[[], float] = time.time,
 ) -> BotNotifications:
-    """Watches and schedules of this bot's service in ``database``, posted with ``announce``."""
+    """Watches and schedules of this bot's service in ``database``, posted with ``announce``, at most as many as
+    ``[bot] max_watches...`` and ``max_schedules...`` allow."""
     service = composition.env.base_url
-    watcher = Watcher(store=WatchStore(database, service=service), client=composition.client, announce=announce)
+    watch_limits = Limits(per_room=bot.max_watches_per_room, total=bot.max_watches)
+    watches = WatchStore(database, service=service, limits=watch_limits)
+    watcher = Watcher(store=watches, client=composition.client, announce=announce)
+    schedule_limits = Limits(per_room=bot.max_schedules_per_room, total=bot.max_schedules)
     return BotNotifications(
         watcher=watcher,
-        schedules=ScheduleStore(database, service=service),
+        schedules=ScheduleStore(database, service=service, limits=schedule_limits),
         interval=bot.watch_interval,
         timezone=bot.timezone,
         clock=clock,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from petstore_api.errors import ConfigError
-from petstore_bot.replicas import Leadership, Replicas
+from petstore_bot.replicas import Leadership, Reach, Replicas
 from petstore_state import Database, StateError
 from petstore_state.claims import Claims
 from petstore_state.lease import open_lease
@@ -29,10 +29,13 @@ class Replication:
     leadership: Leadership
     replicas: Replicas | None
 
-    async def around(self, run: Callable[[asyncio.Event], Awaitable[None]], stop: asyncio.Event) -> None:
-        """``run(stop)`` (a transport) with the lease held beside it; when either ends, both end and the lease's
+    async def around(
+        self, run: Callable[[asyncio.Event], Awaitable[None]], stop: asyncio.Event, *, reach: Reach | None = None
+    ) -> None:
+        """``run(stop)`` (a transport) with the lease held beside it (only while ``reach``, the transport's, is up:
+        a process that cannot reach its chat server does not hold it); when either ends, both end and the lease's
         connection is closed."""
-        holding = asyncio.create_task(self.leadership.run(stop))
+        holding = asyncio.create_task(self.leadership.run(stop, reach=reach))
         try:
             await run(stop)
         finally:

@@ -3,8 +3,8 @@
 ``show`` lists every setting of :class:`petstore_cli.settings.model.Settings` (walked from the model,
 so a new setting shows up by itself) with its effective value and where it came from: a flag,
 an environment variable (named), the config file (``file:line``) or the default. The API keys
-are masked. ``init`` writes ``config.example.toml`` (shipped in this package; a test keeps it
-byte-identical to the top-level file) with mode 0600 and never overwrites a file.
+are masked, a URL's password (``[bot] state``) shown as ``***``. ``init`` writes ``config.example.toml`` (shipped in
+this package; a test keeps it byte-identical to the top-level file) with mode 0600 and never overwrites a file.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pydantic import BaseModel, SecretStr
 
 from bot_commands.errors import EXIT_OK, EXIT_USAGE
 from petstore_api.masking import mask_secret
+from petstore_bot.settings import SecretUrl
 from petstore_cli.settings.load import find_config_file, load_settings, setting_source
 from petstore_cli.settings.model import Settings
 from petstore_os import open_private
@@ -64,6 +65,8 @@ def _node(settings: Settings, path: tuple[str, ...]) -> Any:
 
 def _value(settings: Settings, path: tuple[str, ...]) -> str:
     node = _node(settings, path)
+    if isinstance(node, SecretUrl):
+        return node.shown()
     if isinstance(node, SecretStr) or (path[-1] == "api_key" and node is not None):
         return mask_secret(node)
     if node is None:

@@ -7,7 +7,15 @@ client) and the client's side (``petstore_api``, the command layer, the faces) u
 
 from __future__ import annotations
 
-from .files import PRIVATE_MODE, Warn, open_private, read_secret_lines, tighten
+from .files import PRIVATE_MODE, Warn, open_private, private_database, read_secret_lines, tighten
 from .limits import no_core_dumps
 
-__all__ = ["PRIVATE_MODE", "Warn", "no_core_dumps", "open_private", "read_secret_lines", "tighten"]
+__all__ = [
+    "PRIVATE_MODE",
+    "Warn",
+    "no_core_dumps",
+    "open_private",
+    "private_database",
+    "read_secret_lines",
+    "tighten",
+]

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["PRIVATE_MODE", "Warn", "open_private", "read_secret_lines", "tighten"]
+__all__ = ["PRIVATE_MODE", "Warn", "open_private", "private_database", "read_secret_lines", "tighten"]
 
 PRIVATE_MODE = 0o600
 #: Where a warning line goes: a face that owns the terminal (the TUI) collects them instead.
@@ -47,6 +47,28 @@ def tighten(path: str | os.PathLike[str], *, warn: Warn | None = None) -> bool:
         return False
     _tighten(path, mode, lambda: os.chmod(path, PRIVATE_MODE), warn)
     return True
+
+
+def private_database(path: str | os.PathLike[str], *, warn: Warn | None = None) -> None:
+    """A SQLite database file made private before SQLite opens it: created empty 0600 when there is none, else it and
+    its WAL and -shm tightened (SQLite gives the WAL and -shm it creates the database file's mode).
+
+    An existing file is never opened here, only ``stat``-ed and ``chmod``-ed by name: closing any descriptor of a
+    file drops every POSIX lock the process holds on it, SQLite's included (they belong to the process, not to a
+    connection), and another process closing the database would then delete the WAL under this one's connections.
+    A file created here (``O_EXCL``) is a new one, which no connection of this process can have open.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_MODE)
+    except FileExistsError:
+        pass
+    else:
+        try:
+            os.fchmod(fd, PRIVATE_MODE)  # whatever the umask
+        finally:
+            os.close(fd)
+    for suffix in ("", "-wal", "-shm"):
+        tighten(f"{os.fspath(path)}{suffix}", warn=warn)
 
 
 def read_secret_lines(path: str | os.PathLike[str], *, warn: Warn | None = None) -> list[tuple[int, str]]:

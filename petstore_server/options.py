@@ -143,7 +143,7 @@ def serve_options(args: argparse.Namespace, environ: Mapping[str, str] | None = 
     if not all(_one_word(key) for key in from_env):
         raise OptionError(f"{KEYS_ENV}: a key is one word of visible ASCII characters; separate keys with commas")
     keys = [*(_keys_from_file(args.api_key_file) if args.api_key_file else []), *from_env]
-    from .db_url import parse_db, url_password
+    from petstore_os.db_url import parse_db, url_password
 
     db = args.db or environ.get(DB_ENV) or DEFAULT_DB
     try:

@@ -28,7 +28,8 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from .db_url import redact
+from petstore_os.db_url import redact
+
 from .pg_threads import LANES, OPERATION_TIMEOUT, PgThreads, Query, in_one_transaction, pipelined
 from .records import (
     IDEMPOTENCY_TTL_SECONDS,

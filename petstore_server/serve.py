@@ -27,8 +27,9 @@ from pathlib import Path
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
+from petstore_os.db_url import StoreTarget, parse_db, redact
+
 from .accesslog import STDERR
-from .db_url import StoreTarget, parse_db, redact
 from .guard import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_HEAD_TIMEOUT,

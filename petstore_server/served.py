@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from petstore_os.db_url import parse_db, redact
+
 from .accesslog import STDERR, AccessLog, open_access_log
 from .app import create_app
-from .db_url import parse_db, redact
 from .metrics import Metrics
 from .storage import Store, open_store
 from .supervision import watch_supervisor

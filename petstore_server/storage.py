@@ -2,14 +2,15 @@
 
 ``--db`` (or ``PETSTORE_SERVER_DB``) is a file path or ``sqlite:///path`` (``sqlite:////abs/path``) for SQLite, or
 ``postgresql://user@host:port/db`` (libpq URI; query parameters such as ``options`` pass through)
-for PostgreSQL; :mod:`petstore_server.db_url` parses it.
+for PostgreSQL; :mod:`petstore_os.db_url` parses it.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from .db_url import StoreTarget
+from petstore_os.db_url import StoreTarget
+
 from .records import Created, Idempotency, Page, PetRecord
 
 __all__ = ["Store", "open_store"]

@@ -11,7 +11,6 @@ set): pages as JSON bytes, single pets as dicts.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 import time
@@ -20,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from petstore_os import Warn, open_private, tighten
+from petstore_os import Warn, private_database
 
 from .records import (
     IDEMPOTENCY_TTL_SECONDS,
@@ -125,16 +124,6 @@ def _enable_wal(conn: sqlite3.Connection, *, timeout: float = 5.0) -> None:
             time.sleep(0.005)
 
 
-def _private_files(path: Path, *, warn: Warn | None) -> None:
-    """The database file made (empty) 0600 before SQLite opens it, an older one tightened with its WAL and -shm.
-
-    SQLite gives the WAL and shared-memory files it creates the database file's mode, so they are 0600 too.
-    """
-    os.close(open_private(path, os.O_RDWR | os.O_CREAT, warn=warn))
-    for suffix in ("-wal", "-shm"):
-        tighten(path.with_name(path.name + suffix), warn=warn)
-
-
 class PetStore:
     """Pets and idempotency records in one SQLite file (mode 0600, as are its WAL and -shm).
 
@@ -146,7 +135,7 @@ class PetStore:
         self._clock = clock
         self._lock = threading.Lock()
         if str(path) != ":memory:":
-            _private_files(self.path, warn=warn)
+            private_database(self.path, warn=warn)  # 0600, with its WAL and -shm
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._conn.execute("PRAGMA busy_timeout=5000")
         _enable_wal(self._conn)

@@ -9,7 +9,6 @@ raises. A PostgreSQL connection lost between two runs (a restart of the database
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -17,12 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
-from petstore_os import open_private
+from petstore_os import private_database
+from petstore_os.db_url import parse_db, redact, shown
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["Database", "Dialect", "StateError", "Transaction", "open_database", "parse_state_url", "redacted_url"]
+__all__ = ["Database", "Dialect", "StateError", "Transaction", "open_database", "parse_state_url"]
 
 Dialect = Literal["sqlite", "postgresql"]
 T = TypeVar("T")
@@ -98,19 +98,20 @@ class Database:
                 self._drop()
                 return self._attempt(work)
 
-    def ensure_schema(self, name: str, statements: Sequence[str]) -> None:
-        """Create a module's tables (``CREATE TABLE IF NOT EXISTS ...``) once per process; safe to race."""
-        if name in self._schemas:
-            return
+    def ensure_schema(self, name: str, statements: Sequence[str], *, upgrades: Sequence[Sequence[str]] = ()) -> None:
+        """Bring a module's tables to their newest version once per process; safe to race.
 
-        def create(tx: Transaction) -> None:
-            if tx.dialect == "postgresql":  # two processes creating the same tables at once: one at a time
-                tx.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
-            for statement in statements:
-                tx.execute(statement)
-
-        self.run_sync(create)
-        self._schemas.add(name)
+        ``statements`` make version 1 (``CREATE TABLE IF NOT EXISTS ...``), each of ``upgrades`` the next one
+        (``ALTER TABLE ...``). ``state_schemas(name, version)`` records how far each module's tables are; the
+        versions after the recorded one run and the last is recorded in one transaction, so a database is at one
+        version or the next, never between. A database newer than this program is refused in one line. A database
+        made before versions were recorded is version 0 (version 1 is idempotent). Where the recorded version is
+        the newest nothing is created or altered: a terminal whose PostgreSQL role does not own the tables opens
+        the state the bots made."""
+        if name not in self._schemas:
+            versions = [statements, *upgrades]
+            self.run_sync(lambda tx: _upgrade(tx, name=name, versions=versions, where=self.where))
+            self._schemas.add(name)
 
     def close(self) -> None:
         with self._lock:
@@ -137,7 +138,7 @@ class Database:
                 pass
 
 
-#: The advisory lock key that serialises schema creation in PostgreSQL ("petstore" in ASCII, as a bigint).
+#: The advisory lock key that serialises schema upgrades in PostgreSQL ("petstore" in ASCII, as a bigint).
 _SCHEMA_LOCK = 0x7065747374_6F7265
 
 
@@ -171,19 +172,12 @@ def _pg_transaction(connection: psycopg.Connection[Row], work: Callable[[Transac
 
 
 def parse_state_url(value: str | None, *, state_dir: Path) -> tuple[Dialect, str]:
-    """``(dialect, target)`` for a ``[bot] state`` value: unset means ``state_dir/state.sqlite3``; ValueError says
-    what is allowed otherwise."""
+    """``(dialect, target)`` for a ``[bot] state`` value: unset means ``state_dir/state.sqlite3``; otherwise a
+    database URL (:func:`petstore_os.db_url.parse_db`, no bare path), a ValueError saying what is allowed."""
     if value is None or not value.strip():
         return "sqlite", str(state_dir / "state.sqlite3")
-    text = value.strip()
-    if text.startswith("sqlite:///"):
-        path = text.removeprefix("sqlite:///")
-        if not path:
-            raise ValueError("sqlite:/// needs a path: sqlite:///var/lib/petstore/state.sqlite3")
-        return "sqlite", path  # sqlite:///relative/path, sqlite:////absolute/path
-    if text.startswith(("postgresql://", "postgres://")):
-        return "postgresql", text
-    raise ValueError("the state is sqlite:///PATH or postgresql://USER@HOST/DB (unset: SQLite in the state dir)")
+    target = parse_db(value.strip(), paths=False)
+    return target.backend, target.location  # sqlite:///relative/path, sqlite:////absolute/path
 
 
 def open_database(value: str | None, *, state_dir: Path) -> Database:
@@ -195,7 +189,7 @@ def open_database(value: str | None, *, state_dir: Path) -> Database:
     if dialect == "sqlite":
         database = Database(dialect="sqlite", connect=lambda: _connect_sqlite(Path(target)), where=target)
     else:
-        database = Database(dialect="postgresql", connect=lambda: _connect_pg(target), where=redacted_url(target))
+        database = Database(dialect="postgresql", connect=lambda: _connect_pg(target), where=shown(target))
     database.run_sync(lambda tx: tx.one("SELECT 1"))
     return database
 
@@ -203,7 +197,7 @@ def open_database(value: str | None, *, state_dir: Path) -> Database:
 def _connect_sqlite(path: Path) -> sqlite3.Connection:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        os.close(open_private(path))  # created 0600 (or tightened) before SQLite opens it: it holds who asked for what
+        private_database(path)  # 0600 (it holds who asked for what), no descriptor of it closed: SQLite's locks hold
         connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         connection.execute(f"PRAGMA busy_timeout = {_SQLITE_BUSY_MS}")
         connection.execute("PRAGMA journal_mode = WAL")
@@ -220,16 +214,44 @@ def _connect_pg(url: str) -> object:
     try:
         return psycopg.connect(url, connect_timeout=5)
     except psycopg.Error as exc:
-        raise StateError(f"cannot connect to the bot's state at {redacted_url(url)}: {exc}") from None
+        raise StateError(redact(f"cannot connect to the bot's state at {shown(url)}: {_one_line(exc)}", url)) from None
 
 
-def redacted_url(url: str) -> str:
-    """``url`` with its password, if any, shown as ``***`` (for messages and logs)."""
-    from urllib.parse import urlsplit, urlunsplit
+def _upgrade(tx: Transaction, *, name: str, versions: Sequence[Sequence[str]], where: str) -> None:
+    """Bring ``name``'s tables to ``len(versions)`` (see :meth:`Database.ensure_schema`)."""
+    newest = len(versions)
+    if _recorded(tx, name) == newest:
+        return
+    if tx.dialect == "postgresql":  # replicas upgrading at once: one at a time, the others then find it done
+        tx.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
+    tx.execute("CREATE TABLE IF NOT EXISTS state_schemas (name TEXT PRIMARY KEY, version BIGINT NOT NULL)")
+    current = _recorded(tx, name) or 0
+    if current > newest:
+        raise StateError(
+            f"the bot's state at {where} has {name} tables of version {current}, newer than this petstore knows "
+            f"({newest}): upgrade petstore, or point [bot] state at another database"
+        )
+    for statements in versions[current:]:
+        for statement in statements:
+            tx.execute(statement)
+    tx.execute(
+        "INSERT INTO state_schemas (name, version) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET version = ?",
+        (name, newest, newest),
+    )
 
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+def _recorded(tx: Transaction, name: str) -> int | None:
+    """The version ``state_schemas`` records for ``name``; None when it records none (or has no table yet)."""
+    if tx.dialect == "postgresql":
+        exists = tx.one("SELECT to_regclass('state_schemas') IS NOT NULL")
+    else:
+        exists = tx.one("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'state_schemas'")
+    if exists is None or not exists[0]:
+        return None
+    row = tx.one("SELECT version FROM state_schemas WHERE name = ?", (name,))
+    return None if row is None else int(str(row[0]))
+
+
+def _one_line(exc: BaseException) -> str:
+    """What ``exc`` says, on one line (libpq's messages span several)."""
+    return " ".join(str(exc).split())

@@ -30,7 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from .db import Database, StateError, Transaction, open_database, parse_state_url, redacted_url
+from petstore_os.db_url import redact, shown
+
+from .db import Database, StateError, Transaction, open_database, parse_state_url
 
 if TYPE_CHECKING:
     import psycopg
@@ -268,7 +270,9 @@ class _PgLease:
                 pid = self._conn.execute("SELECT pg_backend_pid()").fetchone()
             except psycopg.Error as exc:
                 self._drop()
-                raise StateError(f"cannot connect to the bot's state at {self._where}: {exc}") from None
+                raise StateError(
+                    redact(f"cannot connect to the bot's state at {self._where}: {exc}", self._url)
+                ) from None
             self._pid = pid[0] if pid and isinstance(pid[0], int) else 0
         try:
             row = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (self._key,)).fetchone()
@@ -340,5 +344,5 @@ def open_lease(
     if dialect == "sqlite":
         backend = _SqliteLease(open_database(state, state_dir=state_dir), name=name, holder=holder, ttl=ttl)
     else:
-        backend = _PgLease(target, name=name, where=redacted_url(target))  # connects when first taken
+        backend = _PgLease(target, name=name, where=shown(target))  # connects when first taken
     return Lease(name=name, holder=holder, backend=backend, check=check, retry=retry)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .db import Database, Transaction
+from .identity import ensure_terminal_identity
 
 __all__ = [
     "CODE_ALPHABET",
@@ -50,12 +51,13 @@ _COLUMNS = (
     "code, kind, asker, role, location, line, what, fields, env, created, expires, state, decided_by, decided, "
     "reason, event_id, result, posted, command, room, seal"
 )
-#: Columns added after the table's first release: (name, definition), added to an older table on open.
-_ADDED = (
-    ("command", "TEXT NOT NULL DEFAULT ''"),
-    ("room", "TEXT NOT NULL DEFAULT ''"),
-    ("seal", "TEXT NOT NULL DEFAULT ''"),
-)
+#: Version 2: what runs (``command``), where it is decided (``room``) and the bots' ``seal``. A row made before has
+#: none of them, so it is never run; it expires.
+_ADDED = [
+    "ALTER TABLE pending_writes ADD COLUMN command TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE pending_writes ADD COLUMN room TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE pending_writes ADD COLUMN seal TEXT NOT NULL DEFAULT ''",
+]
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS pending_writes (
         code TEXT PRIMARY KEY,
@@ -75,10 +77,7 @@ _SCHEMA = [
         reason TEXT NOT NULL DEFAULT '',
         event_id TEXT NOT NULL DEFAULT '',
         result TEXT NOT NULL DEFAULT '',
-        posted BIGINT NOT NULL DEFAULT 0,
-        command TEXT NOT NULL DEFAULT '',
-        room TEXT NOT NULL DEFAULT '',
-        seal TEXT NOT NULL DEFAULT ''
+        posted BIGINT NOT NULL DEFAULT 0
     )""",
     "CREATE INDEX IF NOT EXISTS pending_writes_waiting ON pending_writes (state, expires)",
 ]
@@ -150,8 +149,8 @@ class PendingStore:
     def __init__(self, database: Database, *, clock: Callable[[], float] = time.time) -> None:
         self.database = database
         self.clock = clock
-        database.ensure_schema("pending", _SCHEMA)
-        database.run_sync(_add_columns)
+        database.ensure_schema("pending", _SCHEMA, upgrades=[_ADDED])
+        ensure_terminal_identity(database)
 
     async def create(
         self,
@@ -344,20 +343,6 @@ def new_code(kind: Kind) -> str:
 def normal_code(code: str) -> str:
     """A code as typed (``vwzb``, `` VWZB ``) as stored."""
     return code.strip().upper()
-
-
-def _add_columns(tx: Transaction) -> None:
-    """Add to a table made by an older release the columns it lacks (an old row: no command, room or seal, so it
-    is never run; it expires)."""
-    if tx.dialect == "postgresql":
-        listed = "SELECT column_name FROM information_schema.columns WHERE table_name = 'pending_writes'"
-        exists = "IF NOT EXISTS "  # two processes may start at once
-    else:
-        listed, exists = "SELECT name FROM pragma_table_info('pending_writes')", ""
-    have = {str(row[0]) for row in tx.all(listed)}
-    for name, definition in _ADDED:
-        if name not in have:
-            tx.execute(f"ALTER TABLE pending_writes ADD COLUMN {exists}{name} {definition}")
 
 
 def _recent(tx: Transaction, *, states: Sequence[State], kind: Kind | None, limit: int) -> list[PendingWrite]:

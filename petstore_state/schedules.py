@@ -3,7 +3,8 @@
 Each schedule keeps its next run (a UTC instant, seconds since the epoch). A run is claimed by moving
 ``next_run`` from the value read to the next one in one statement (:meth:`ScheduleStore.claim`): whoever moves it
 runs it, so a run happens once even with several bot processes on one store. The rhythm is stored as typed
-(``every weekday at 09:00``); what it means is the command layer's (``bot_commands.every``).
+(``every weekday at 09:00``); what it means is the command layer's (``bot_commands.every``). A room and the bot
+have at most so many schedules (:class:`~petstore_state.bounds.Limits`, counted in the adding transaction).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from .bounds import DEFAULT, Limits, check_room_and_total
 from .db import Database, Transaction
 
 __all__ = ["Schedule", "ScheduleStore"]
@@ -39,17 +41,20 @@ class Schedule:
 
 
 class ScheduleStore:
-    """The schedules of one service in a state :class:`~petstore_state.db.Database`."""
+    """The schedules of one service in a state :class:`~petstore_state.db.Database`, at most ``limits`` of them."""
 
-    def __init__(self, database: Database, *, service: str) -> None:
+    def __init__(self, database: Database, *, service: str, limits: Limits = DEFAULT) -> None:
         self.db = database
         self.service = service
+        self.limits = limits
         database.ensure_schema("schedules", _SCHEMA)
 
     async def add(self, *, room: str, creator: str, rhythm: str, command: str, next_run: float) -> Schedule:
-        """A new schedule, numbered after the highest one (numbers are short: people type them)."""
+        """A new schedule, numbered after the highest one (numbers are short: people type them); LimitReached
+        when the room or the bot has its most already."""
 
         def work(tx: Transaction) -> Schedule:
+            check_room_and_total(tx, table="schedule_entries", service=self.service, room=room, limits=self.limits)
             row = tx.one("SELECT COALESCE(MAX(id), 0) + 1 FROM schedule_entries")
             assert row is not None
             made = Schedule(

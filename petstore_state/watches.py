@@ -5,7 +5,8 @@ number of rooms: the highest pet id seen and the URL of the page it was on (the 
 pages with an opaque cursor in ``Link: rel="next"``; resuming at that page costs one request a poll). A poll's
 new pets become announcements (one per room and pet, a pet announced in a room once even when two of its
 filters match it) in the same transaction that moves the cursor, so a restart between the two loses nothing;
-an announcement is marked sent once the room has it (a Matrix send repeats idempotently by its key).
+an announcement is marked sent once the room has it (a Matrix send repeats idempotently by its key). A room and the
+bot have at most so many watches (:class:`~petstore_state.bounds.Limits`, counted in the adding transaction).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .bounds import DEFAULT, Limits, check_room_and_total
 from .db import Database, Transaction
 
 __all__ = ["Announcement", "Cursor", "NewPet", "WatchStore"]
@@ -72,19 +74,26 @@ class Announcement:
 
 
 class WatchStore:
-    """The watches in a state :class:`~petstore_state.db.Database`."""
+    """The watches in a state :class:`~petstore_state.db.Database`, at most ``limits`` of them."""
 
-    def __init__(self, database: Database, *, service: str) -> None:
+    def __init__(self, database: Database, *, service: str, limits: Limits = DEFAULT) -> None:
         self.db = database
         self.service = service
+        self.limits = limits
         database.ensure_schema("watches", _SCHEMA)
 
     # -- rooms ---------------------------------------------------------------------------------------------
 
     async def add(self, *, status: str, room: str, by: str) -> bool:
-        """Watch ``status`` in ``room``; False when it already was."""
+        """Watch ``status`` in ``room``; False when it already was; LimitReached when the room or the bot has its
+        most watches already."""
 
         def work(tx: Transaction) -> bool:
+            if tx.one(
+                "SELECT 1 FROM watch_rooms WHERE service = ? AND status = ? AND room = ?", (self.service, status, room)
+            ):
+                return False
+            check_room_and_total(tx, table="watch_rooms", service=self.service, room=room, limits=self.limits)
             return (
                 tx.execute(
                     "INSERT INTO watch_rooms (service, status, room, created_by, created_at) VALUES (?, ?, ?, ?, ?)"

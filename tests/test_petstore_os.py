@@ -5,13 +5,16 @@ The faces and the service use it (their own tests show each file); here its rule
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from petstore_os import open_private, read_secret_lines, tighten
+from petstore_os import open_private, private_database, read_secret_lines, tighten
 
 
 def mode(path: Path) -> int:
@@ -69,3 +72,40 @@ def test_secret_lines_skip_comments_and_blanks(tmp_path: Path) -> None:
     assert said == [f"tightened {path} to 0600 (it was 0640)"]
     with pytest.raises(FileNotFoundError):
         read_secret_lines(tmp_path / "nothing")
+
+
+def _locked_by_another(path: Path) -> bool:
+    """Whether another process is refused an exclusive POSIX lock on ``path`` (this one holds a lock on it)."""
+    script = (
+        "import fcntl, os, sys\nfd = os.open(sys.argv[1], os.O_RDWR)\n"
+        "try:\n    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\nexcept OSError:\n    sys.exit(3)\n"
+    )
+    return subprocess.run([sys.executable, "-c", script, str(path)], timeout=30).returncode == 3
+
+
+def test_a_database_is_created_0600_and_an_existing_one_never_opened(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    previous = os.umask(0)
+    try:
+        private_database(path)
+    finally:
+        os.umask(previous)
+    assert mode(path) == 0o600 and path.read_bytes() == b""
+    fd = os.open(path, os.O_RDWR)  # a lock this process holds on it, as SQLite's connections do
+    fcntl.lockf(fd, fcntl.LOCK_SH)
+    try:
+        private_database(path)  # a descriptor of it closed here would drop the lock
+        assert _locked_by_another(path)
+    finally:
+        os.close(fd)
+    assert not _locked_by_another(path)
+
+
+def test_a_database_its_wal_and_shm_are_tightened(tmp_path: Path) -> None:
+    said: list[str] = []
+    for name in ("db", "db-wal", "db-shm"):
+        (tmp_path / name).write_bytes(b"")
+        (tmp_path / name).chmod(0o644)
+    private_database(tmp_path / "db", warn=said.append)
+    assert [mode(tmp_path / name) for name in ("db", "db-wal", "db-shm")] == [0o600] * 3
+    assert said == [f"tightened {tmp_path / name} to 0600 (it was 0644)" for name in ("db", "db-wal", "db-shm")]

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from petstore_api.errors import ConfigError
 from petstore_api.settings import EndpointSettings, read_key_file
 from petstore_os import tighten
+from petstore_os.db_url import url_password
 
 from .model import ENV_PREFIX, Settings
 from .paths import default_config_path
@@ -95,7 +96,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
 
 
-#: Settings that hold a secret (the API key, the bots' passwords and tokens): a file holding one is kept 0600.
+#: Settings that hold a secret (the API key, the bots' passwords and tokens): a file holding one is kept 0600; so is one
+#: whose [bot] state URL holds a password.
 _SECRETS = ("api_key", "signing_secret", "app_token", "bot_token", "password", "access_token", "token")
 
 
@@ -111,8 +113,11 @@ def _permission_warnings(path: Path, data: Mapping[str, Any]) -> list[str]:
 
 
 def _held_secret(data: Mapping[str, Any]) -> str | None:
-    """The name of the first secret setting ``data`` gives a value, at any depth."""
+    """The name of the first secret setting ``data`` gives a value, at any depth (``state``: a URL with a password)."""
     found = next((name for name in _SECRETS if data.get(name)), None)
+    state = data.get("state")
+    if found is None and isinstance(state, str) and url_password(state):
+        found = "state"
     for value in data.values():
         if found is None and isinstance(value, Mapping):
             found = _held_secret(value)

@@ -136,9 +136,12 @@ class SlackClient:
         payload["response_url"] = f"{self.hook}/hook/press{self._n}"
         return urlencode({"payload": json.dumps(payload)}).encode()
 
-    async def press(self, action: str, code: str, *, user: str, prompt: dict[str, Any] | None = None) -> httpx.Response:
-        """``prompt``: the message with the buttons (its block id and whether it was ephemeral go with the press)."""
-        body = self.press_body(action, code, user=user, prompt=prompt)
+    async def press(
+        self, action: str, code: str, *, user: str, prompt: dict[str, Any] | None = None, team: str | None = None
+    ) -> httpx.Response:
+        """``prompt``: the message with the buttons (its block id and whether it was ephemeral go with the press);
+        ``team``: the team the press comes from (default: the client's)."""
+        body = self.press_body(action, code, user=user, team=team, prompt=prompt)
         return await self.http.post(f"{self.base}/slack/interactions", content=body, headers=sign(body))
 
 

@@ -37,11 +37,11 @@ class MM:
     face: SlackFace
 
     async def command(
-        self, text: str, *, user: str, token: str | None = TOKEN, trigger: str | None = "default"
+        self, text: str, *, user: str, token: str | None = TOKEN, trigger: str | None = "default", channel: str = "ch1"
     ) -> httpx.Response:
         """The slash command as Mattermost sends it; ``trigger=None`` leaves out ``trigger_id`` (older servers)."""
         form = {
-            "channel_id": "ch1",
+            "channel_id": channel,
             "command": "/pets",
             "response_url": f"{self.hook}/hook/x",
             "team_id": "team1",
@@ -59,10 +59,10 @@ class MM:
             headers={"Content-Type": "application/x-www-form-urlencoded"},
         )
 
-    async def press(self, action: dict[str, Any], *, user: str) -> httpx.Response:
+    async def press(self, action: dict[str, Any], *, user: str, channel: str = "ch1") -> httpx.Response:
         body = {
             "user_id": user,
-            "channel_id": "ch1",
+            "channel_id": channel,
             "team_id": "team1",
             "post_id": "p1",
             "trigger_id": f"press-{user}",
@@ -234,6 +234,34 @@ async def test_a_press_whose_nonce_was_changed_is_refused(mm: Callable[..., Any]
     assert (
         await m.press({**confirm, "integration": {**confirm["integration"], "context": unsigned}}, user=ALICE)
     ).status_code == 401
+
+
+async def test_a_button_context_is_bound_to_its_prompts_channel_and_code(mm: Callable[..., Any]) -> None:
+    """The context is signed over the action, the code, the asker, the channel and the nonce: pressed from another
+    channel, or with any of them changed (a context copied from another request), it is refused and runs nothing."""
+    m: MM = await mm()
+    before = await m.bot.pet_count()
+    here = (await m.command("add Here --category 2", user=ALICE)).json()["attachments"][0]["actions"][0]
+    there = (await m.command("add There --category 2", user=ALICE, channel="ch2")).json()["attachments"][0]["actions"][
+        0
+    ]
+    assert here["integration"]["context"]["channel"] == "ch1" and there["integration"]["context"]["channel"] == "ch2"
+
+    def with_context(action: dict[str, Any], **changes: str) -> dict[str, Any]:
+        context = {**action["integration"]["context"], **changes}
+        return {**action, "integration": {**action["integration"], "context": context}}
+
+    theirs = there["integration"]["context"]
+    refused = [
+        await m.press(there, user=ALICE, channel="ch1"),  # the other channel's button, pressed here
+        await m.press(with_context(there, channel="ch1"), user=ALICE, channel="ch1"),  # its channel changed
+        await m.press(with_context(here, code=theirs["code"]), user=ALICE),  # the other request's code
+        await m.press(with_context(here, code=theirs["code"], nonce=theirs["nonce"]), user=ALICE),
+        await m.press(with_context(here, user="mattermost:" + OSCAR), user=OSCAR),  # another asker
+    ]
+    assert [r.status_code for r in refused] == [401] * 5 and await m.bot.pet_count() == before
+    done = (await m.press(there, user=ALICE, channel="ch2")).json()
+    assert "There" in done["update"]["message"] and await m.bot.pet_count() == before + 1
 
 
 async def test_a_channels_admin_reads_its_audit_in_a_code_block(mm: Callable[..., Any]) -> None:

@@ -18,6 +18,7 @@ from petstore_bot.notifier import BotNotifications
 from petstore_bot.scheduler import Scheduler, next_run_after
 from petstore_bot.watcher import Watcher
 from petstore_state import Database, open_database
+from petstore_state.bounds import Limits
 from petstore_state.schedules import Schedule, ScheduleStore
 from petstore_state.watches import WatchStore
 
@@ -62,6 +63,7 @@ def rig(
 
 ALICE = Actor(id="@alice:x", role=Role.OPERATOR, where="matrix:!ops")
 VICTOR = Actor(id="@victor:x", role=Role.VIEWER, where="matrix:!ops")
+CAROL = Actor(id="@carol:x", role=Role.ADMIN, where="matrix:!ops")
 
 
 async def test_a_face_without_the_port_says_one_line(session: CommandSession) -> None:
@@ -98,7 +100,7 @@ async def test_new_pets_are_announced_once_per_room_and_only_those_after_the_wat
     assert isinstance(gone, WatchList) and gone.statuses == () and gone.text.startswith("Stopped watching")
 
 
-async def test_schedules_take_read_commands_only_and_are_dropped_by_their_creator_or_an_operator(rig: tuple) -> None:
+async def test_schedules_take_read_commands_only_and_are_dropped_by_their_creator_or_an_admin(rig: tuple) -> None:
     _, _, session = rig
     victor, alice = session(VICTOR), session(ALICE)
     for line, says in [
@@ -121,14 +123,70 @@ async def test_schedules_take_read_commands_only_and_are_dropped_by_their_creato
     )
     assert row.next_run.endswith(("T09:00+01:00", "T09:00+02:00"))
 
-    other_viewer = session(Actor(id="@vera:x", role=Role.VIEWER, where="matrix:!ops"))
-    refused = await other_viewer.run("/unschedule 1")
-    assert refused.failure is not None and "only they or an operator" in refused.failure.message
+    for other in (session(Actor(id="@vera:x", role=Role.VIEWER, where="matrix:!ops")), alice):
+        refused = await other.run("/unschedule 1")
+        assert (
+            refused.failure is not None
+            and "schedule 1 is @victor:x's: only they or an admin" in refused.failure.message
+        )
     elsewhere = session(Actor(id="@victor:x", role=Role.VIEWER, where="matrix:!other"))
     assert "has no schedule 1" in ((await elsewhere.run("/unschedule 1")).failure or pytest.fail()).message
-    assert (await alice.run("/unschedule 1")).failure is None
+    admin_elsewhere = session(Actor(id="@carol:x", role=Role.ADMIN, where="matrix:!other"))
+    assert "has no schedule 1" in ((await admin_elsewhere.run("/unschedule 1")).failure or pytest.fail()).message
+    assert (await session(CAROL).run("/unschedule 1")).failure is None
     listed = (await alice.run("/schedules")).result
     assert isinstance(listed, ScheduleList) and listed.rows == ()
+    mine = (await alice.run("/every 1d /orders")).result
+    assert isinstance(mine, ScheduleList)
+    assert (await alice.run(f"/unschedule {mine.rows[0].id}")).failure is None
+
+
+async def test_schedules_and_watches_are_bounded_per_room_and_per_bot(
+    database: Database, make_session: Callable[..., CommandSession]
+) -> None:
+    """A viewer's fifteen schedules in one room: ten made, five refused in one line naming the limit; the bot's
+    limit counts every room; a dropped schedule makes room for one more. The same for watches."""
+    first = make_session()
+    store = WatchStore(database, service="sandbox", limits=Limits(per_room=2, total=3))
+    bot = BotNotifications(
+        watcher=Watcher(store=store, client=first.client, announce=Posted()),
+        schedules=ScheduleStore(database, service="sandbox", limits=Limits(per_room=10, total=15)),
+        interval=2,
+        timezone="UTC",
+    )
+
+    def session(room: str) -> CommandSession:
+        made = make_session()
+        made.actor = Actor(id="@victor:x", role=Role.VIEWER, where=f"matrix:{room}")
+        made.notifications = bot.for_actor(made.actor)
+        return made
+
+    here, there = session("!a"), session("!b")
+    outcomes = [await here.run("/every 1m /list pending") for _ in range(15)]
+    assert [outcome.failure is None for outcome in outcomes] == [True] * 10 + [False] * 5
+    for outcome in outcomes[10:]:
+        assert outcome.failure is not None and outcome.failure.message == (
+            "this room has 10 schedules, the most it may have ([bot] max_schedules_per_room): /unschedule one first"
+        )
+    assert [(await there.run("/every 1h /orders")).failure is None for _ in range(6)] == [True] * 5 + [False]
+    refused = (await there.run("/every 1h /orders")).failure
+    assert refused is not None and refused.message == (
+        "this bot has 15 schedules in all its rooms, the most it may have ([bot] max_schedules)"
+    )
+    assert (await here.run("/unschedule 1")).failure is None
+    assert (await there.run("/every 1h /orders")).failure is None, "a dropped schedule makes room for another"
+
+    assert (await here.run("/watch")).failure is None and (await here.run("/watch sold")).failure is None
+    again = (await here.run("/watch sold")).result
+    assert isinstance(again, WatchList) and again.text.startswith("Already watching"), "not refused: not one more"
+    full = (await here.run("/watch pending")).failure
+    assert full is not None and full.message == (
+        "this room has 2 watches, the most it may have ([bot] max_watches_per_room): /unwatch one first"
+    )
+    assert (await there.run("/watch")).failure is None
+    full = (await there.run("/watch pending")).failure
+    assert full is not None and "this bot has 3 watches in all its rooms" in full.message
+    assert await store.of_room(room="!a") == ["", "sold"] and await store.of_room(room="!b") == [""]
 
 
 async def test_a_missed_run_runs_once_when_less_than_an_hour_late_else_the_room_is_told(database: Database) -> None:

@@ -28,12 +28,20 @@ from hypothesis import strategies as st
 from bot_commands.policy import Actor
 from bot_commands.session import CommandSession
 from petstore_bot.slack import SETTLED, SlackFace, post_json
-from petstore_bot.slack_render import APPROVE_ACTION, CANCEL_ACTION, CONFIRM_ACTION, DENY_ACTION
+from petstore_bot.slack_forms import Press, press_of
+from petstore_bot.slack_render import (
+    APPROVE_ACTION,
+    CANCEL_ACTION,
+    CONFIRM_ACTION,
+    DENY_ACTION,
+    prompt_block_id,
+    slack_person,
+)
 from petstore_bot.slack_verify import MAX_AGE, SlackSignature
 from petstore_cli.bot import bot_policy
 
 from .conftest import Bot
-from .slack_support import SECRET, Capture, SlackClient, block_text, buttons, serving, sign
+from .slack_support import SECRET, Capture, SlackClient, block_text, buttons, press_payload, serving, sign
 
 ALICE, OSCAR, BOB, CAROL = "UALICE", "UOSCAR", "UBOB", "UCAROL"
 OPERATORS, VIEWERS = [f"slack:T1/{ALICE}", f"slack:T1/{OSCAR}"], [f"slack:T1/{BOB}"]
@@ -196,6 +204,37 @@ async def test_confirm_button_by_the_asker_writes_once_in_channel_and_replaces_t
     assert await r.bot.pet_count() == before + 1
     outcomes = [json.loads(line)["outcome"] for line in r.bot.audit_lines()]
     assert outcomes == ["pending", "refused", "ok", "refused"]
+
+
+async def test_the_same_user_id_pressing_from_another_team_is_not_the_asker(rig: Callable[..., Any]) -> None:
+    """A person on Slack is a team and a user: ALICE's id pressing Confirm from another team (a Slack Connect
+    channel, another workspace of a grid) neither confirms ALICE's write nor replaces her prompt."""
+    r: Rig = await rig()
+    before = await r.bot.pet_count()
+    preview = (await r.slack.command("add Twin --category 3", user=ALICE)).json()
+    code = buttons(preview)[CONFIRM_ACTION]
+    assert f":{r.slack.team}/{ALICE}" in next(b["block_id"] for b in preview["blocks"] if b["type"] == "actions")
+
+    assert (await r.slack.press(CONFIRM_ACTION, code, user=ALICE, prompt=preview, team="T2")).status_code == 200
+    elsewhere = await r.capture.next_post()
+    assert "replace_original" not in elsewhere and elsewhere["response_type"] == "ephemeral"
+    assert "Twin" not in block_text(elsewhere) and await r.bot.pet_count() == before
+
+    assert (await r.slack.press(CONFIRM_ACTION, code, user=ALICE, prompt=preview)).status_code == 200
+    replaced = (await r.capture.until(3))[-1]
+    assert replaced["replace_original"] is True and await r.bot.pet_count() == before + 1
+
+
+def test_a_press_is_by_the_asker_only_with_the_askers_team_and_user() -> None:
+    prompt = {"blocks": [{"type": "actions", "block_id": prompt_block_id("ABCD", slack_person("T1", "U1"))}]}
+
+    def press(*, user: str, team: str) -> Press:
+        payload = press_payload(CONFIRM_ACTION, "ABCD", user=user, team=team, channel="C1", prompt=prompt)
+        return press_of({**payload, "response_url": "https://hooks.slack.com/x"}, prefix="/pets ")
+
+    assert press(user="U1", team="T1").by_asker and press(user="U1", team="T1").incoming.user == "slack:T1/U1"
+    assert not press(user="U1", team="T2").by_asker and press(user="U1", team="T2").incoming.user == "slack:T2/U1"
+    assert not press(user="U2", team="T1").by_asker
 
 
 async def test_approve_button_by_a_second_operator_runs_the_write_once(rig: Callable[..., Any]) -> None:

@@ -5,6 +5,9 @@ Everything else (login, sync long-polls, joins) goes through unchanged. While ``
 ``PUT .../send/...`` answers 503 ``M_UNKNOWN`` (what a homeserver going away looks like to a client) and sets
 ``refused``; the test can then crash the bot between "the command reached the service" and "the reply went out",
 the one window a real Synapse does not open on demand.
+
+It also counts password logins (``logins``: every ``POST .../login``), can answer them 429 as Synapse's login limit
+does (``limit_logins``), and can answer everything 503 (``refuse_all``: a homeserver out of reach).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from aiohttp import web
 from matrix.synapse_server import free_port
 
 _SEND = re.compile(r"/_matrix/client/v3/rooms/[^/]+/send/")
+_LOGIN = re.compile(r"/_matrix/client/(v3|r0)/login$")
 _HOP = {"host", "content-length", "transfer-encoding", "connection", "keep-alive"}
 
 
@@ -29,6 +33,11 @@ class FaultProxy:
         #: Message sends still to answer 429 ``M_LIMIT_EXCEEDED`` (as Synapse's rate limiter does), then pass.
         self.limit_sends = 0
         self.refused = asyncio.Event()
+        #: Password logins seen (passed on or refused); the next ones still to answer 429, then pass.
+        self.logins = 0
+        self.limit_logins = 0
+        #: While set, every request answers 503 (the homeserver is out of reach).
+        self.refuse_all = False
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.AppRunner | None = None
 
@@ -53,6 +62,14 @@ class FaultProxy:
             await self._runner.cleanup()
 
     async def _forward(self, request: web.Request) -> web.StreamResponse:
+        if self.refuse_all:
+            return web.json_response({"errcode": "M_UNKNOWN", "error": "proxy: homeserver unavailable"}, status=503)
+        if request.method == "POST" and _LOGIN.match(request.path):
+            self.logins += 1
+            if self.limit_logins:
+                self.limit_logins -= 1
+                limited = {"errcode": "M_LIMIT_EXCEEDED", "error": "Too Many Requests", "retry_after_ms": 20}
+                return web.json_response(limited, status=429)
         if self.limit_sends and request.method == "PUT" and _SEND.match(request.path):
             self.limit_sends -= 1
             limited = {"errcode": "M_LIMIT_EXCEEDED", "error": "Too Many Requests", "retry_after_ms": 20}

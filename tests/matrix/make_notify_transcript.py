@@ -71,7 +71,7 @@ async def converse(server: SynapseServer, root: Path, url: str) -> list[str]:
             lambda ev: any(e["content"]["body"].startswith("Schedule 1 (") for e in from_sender(ev, bot_id)),
             deadline=120,
         )
-        await ask(alice, room, "!unschedule 1", bot_id=bot_id)
+        await ask(bob, room, "!unschedule 1", bot_id=bot_id)
         await ask(bob, room, "!unwatch available", bot_id=bot_id)
         lines = []
         for event in await alice.messages(room):

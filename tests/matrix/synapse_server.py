@@ -1,4 +1,5 @@
-"""A real Synapse homeserver for tests: SQLite in a temp dir, 127.0.0.1 on a free port, rate limits raised.
+"""A real Synapse homeserver for tests: SQLite in a temp dir, 127.0.0.1 on a free port, rate limits raised (but
+for the login limit, ``rc_login``, when created with ``default_login_limits=True``: Synapse's own, 5 logins a burst).
 
 ``SynapseServer.create(root)`` writes the config; ``start()`` spawns ``python -m synapse.app.homeserver`` and
 polls ``/_matrix/client/versions`` until it answers or the deadline passes; ``stop()`` ends it by PID
@@ -51,8 +52,8 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _rate_limits() -> dict[str, object]:
-    return {
+def _rate_limits(*, default_login_limits: bool) -> dict[str, object]:
+    limits: dict[str, object] = {
         "rc_message": _HIGH,
         "rc_registration": _HIGH,
         "rc_registration_token_validity": _HIGH,
@@ -68,9 +69,12 @@ def _rate_limits() -> dict[str, object]:
         "rc_delayed_event_mgmt": _HIGH,
         "rc_presence": {"per_user": _HIGH},
     }
+    if default_login_limits:
+        del limits["rc_login"]
+    return limits
 
 
-def _config(*, root: Path, port: int, shared_secret: str) -> dict[str, object]:
+def _config(*, root: Path, port: int, shared_secret: str, default_login_limits: bool) -> dict[str, object]:
     return {
         "server_name": SERVER_NAME,
         "pid_file": str(root / "homeserver.pid"),
@@ -103,7 +107,7 @@ def _config(*, root: Path, port: int, shared_secret: str) -> dict[str, object]:
         "federation_domain_whitelist": [],
         "url_preview_enabled": False,
         "allow_public_rooms_over_federation": False,
-        **_rate_limits(),
+        **_rate_limits(default_login_limits=default_login_limits),
     }
 
 
@@ -116,14 +120,16 @@ class SynapseServer:
     startup_seconds: list[float] = field(default_factory=list)
 
     @classmethod
-    def create(cls, root: Path) -> SynapseServer:
+    def create(cls, root: Path, *, default_login_limits: bool = False) -> SynapseServer:
         """Writes config, log config and signing key under ``root``."""
         import json
 
         root.mkdir(parents=True, exist_ok=True)
         server = cls(root=root, port=free_port(), shared_secret=secrets.token_hex(16))
         (root / "log.yaml").write_text(_LOG_CONFIG.format(log=root / "homeserver.log"), encoding="utf-8")
-        config = _config(root=root, port=server.port, shared_secret=server.shared_secret)
+        config = _config(
+            root=root, port=server.port, shared_secret=server.shared_secret, default_login_limits=default_login_limits
+        )
         # JSON is YAML: no YAML writer needed.
         (root / "homeserver.yaml").write_text(json.dumps(config, indent=1), encoding="utf-8")
         server._run_synapse("--generate-keys")
@@ -198,6 +204,11 @@ class SynapseServer:
 
     def register(self, *, localpart: str, password: str, admin: bool = False) -> str:
         """Registers a user with the shared secret; returns the full user id."""
+        return self.register_session(localpart=localpart, password=password, admin=admin)[0]
+
+    def register_session(self, *, localpart: str, password: str, admin: bool = False) -> tuple[str, str]:
+        """Registers a user with the shared secret; returns the full user id and the access token the registration
+        gave (a session that cost no login, so no login limit)."""
         endpoint = f"{self.url}/_synapse/admin/v1/register"
         nonce = httpx.get(endpoint, timeout=10).json()["nonce"]
         message = b"\x00".join(
@@ -207,4 +218,4 @@ class SynapseServer:
         body = {"nonce": nonce, "username": localpart, "password": password, "admin": admin, "mac": mac}
         response = httpx.post(endpoint, json=body, timeout=30)
         response.raise_for_status()
-        return str(response.json()["user_id"])
+        return str(response.json()["user_id"]), str(response.json()["access_token"])

@@ -127,7 +127,7 @@ async def test_a_terminal_request_approved_in_the_room_runs_once_as_the_asker(se
     lines = [line for line in setup.bot.audit() if line.get("pet_id") == pet["id"]]
     assert len(lines) == 1, setup.bot.audit()
     [line] = lines
-    assert line["actor"].startswith("local:") and line["approver"] == setup.bob.user_id and line["outcome"] == "ok"
+    assert line["actor"] == "pg:postgres" and line["approver"] == setup.bob.user_id and line["outcome"] == "ok"
     listed = await asyncio.to_thread(_approvals, setup, "show", code)
     assert listed["state"] == "done" and listed["decided_by"] == setup.bob.user_id and listed["posted"] is True
 

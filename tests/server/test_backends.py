@@ -9,7 +9,7 @@ import sqlite3
 import psycopg
 import pytest
 
-from petstore_server.db_url import parse_db
+from petstore_os.db_url import parse_db
 from petstore_server.pg_store import PRUNE_BATCH, PRUNE_EXPIRED, PostgresStore
 from petstore_server.pg_store import SCHEMA_VERSION as PG_SCHEMA_VERSION
 from petstore_server.records import IDEMPOTENCY_TTL_SECONDS, Idempotency, IdempotencyConflict, SchemaTooNew

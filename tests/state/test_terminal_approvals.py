@@ -69,7 +69,7 @@ def test_no_wait_prints_the_request_id_and_the_request_holds_every_field(
     store = store_of(state_url, tmp_path)
     write = store.get_sync(code)
     assert write is not None and write.state == "waiting" and write.kind == "approve"
-    assert write.where == "terminal" and write.asker.startswith("local:") and write.env == "production"
+    assert write.where == "terminal" and write.asker.startswith(("local:", "pg:")) and write.env == "production"
     assert write.line == "/add Rex --category 3"
     assert write.fields == (("name", "Rex"), ("categoryId", "3"))
     assert 3500 < write.expires - write.created <= 3600
@@ -259,6 +259,23 @@ def test_ctrl_c_stops_the_wait_and_the_request_stays(tmp_path: Path, config: Pat
     finally:
         proc.kill() if proc.poll() is None else None
         store.database.close()
+
+
+def test_a_terminal_is_who_the_system_says_not_who_user_says(tmp_path: Path, config: Path, state_url: str) -> None:
+    """``USER=carol petstore --env production add Spoofy``: the request is the real uid's (SQLite) or the database
+    role's (PostgreSQL), never carol's."""
+    env = clean_env(tmp_path, USER="carol", LOGNAME="carol", LNAME="carol", USERNAME="carol")
+    done = run_petstore(
+        "--config", str(config), "--env", "production", "add", "Spoofy", "--category", "1", "--no-wait", env=env
+    )
+    assert done.returncode == 0, done.stderr
+    store = store_of(state_url, tmp_path)
+    write = store.get_sync(done.stdout.strip())
+    assert write is not None and "carol" not in write.asker
+    assert write.asker == (
+        f"local:{local_actor().id.split(':', 1)[1]}" if state_url.startswith("sqlite") else "pg:postgres"
+    )
+    store.database.close()
 
 
 def _anyone(write: PendingWrite) -> None:

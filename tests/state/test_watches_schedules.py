@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import pytest
 
-from petstore_state import Database
+from petstore_state import Database, open_database
+from petstore_state.bounds import LimitReached, Limits
 from petstore_state.schedules import ScheduleStore
 from petstore_state.watches import Cursor, NewPet, WatchStore
 
@@ -78,3 +82,51 @@ async def test_schedules_are_numbered_after_the_highest(database: Database, coun
         for _ in range(count)
     ]
     assert [m.id for m in made] == [1, 2, 3]
+
+
+async def test_two_processes_adding_at_once_do_not_slip_past_the_limits(state_url: str, tmp_path: Path) -> None:
+    """Two stores on two connections (as two bot replicas have) add schedules and watches side by side: the count
+    and the insert are one transaction, so the room gets its limit exactly, and every schedule its own number."""
+    limits = Limits(per_room=5, total=8)
+    first, second = (open_database(state_url, state_dir=tmp_path) for _ in range(2))
+    try:
+        stores = [ScheduleStore(db, service=SERVICE, limits=limits) for db in (first, second)]
+
+        async def add(store: ScheduleStore, room: str) -> int | None:
+            try:
+                made = await store.add(room=room, creator="@v:x", rhythm="every 1m", command="/list", next_run=1.0)
+            except LimitReached as exc:
+                return -exc.limit
+            return made.id
+
+        made = await asyncio.gather(*(add(stores[n % 2], "!a") for n in range(12)))
+        assert sorted(made)[:7] == [-5] * 7 and sorted(made)[7:] == [1, 2, 3, 4, 5], made
+        more = await asyncio.gather(*(add(stores[n % 2], "!b") for n in range(6)))
+        assert sorted(m for m in more if m is not None and m > 0) == [6, 7, 8], "the bot's limit: 8 in all"
+        assert [m for m in more if m is not None and m < 0] == [-8] * 3
+
+        watches = [WatchStore(db, service=SERVICE, limits=Limits(per_room=2, total=8)) for db in (first, second)]
+        statuses = ["", "available", "pending", "sold"] * 2
+
+        async def watch(n: int) -> str:
+            try:
+                return "added" if await watches[n % 2].add(status=statuses[n], room="!w", by="@v:x") else "already"
+            except LimitReached as exc:
+                return exc.scope
+
+        told = await asyncio.gather(*(watch(n) for n in range(8)))
+        assert told.count("added") == 2 and len(await watches[0].of_room(room="!w")) == 2, told
+    finally:
+        first.close()
+        second.close()
+
+
+async def test_a_refused_add_says_which_limit(database: Database) -> None:
+    store = ScheduleStore(database, service=SERVICE, limits=Limits(per_room=1, total=1))
+    await store.add(room="!a", creator="@v:x", rhythm="every 1m", command="/list", next_run=1.0)
+    with pytest.raises(LimitReached) as room:
+        await store.add(room="!a", creator="@v:x", rhythm="every 1m", command="/list", next_run=1.0)
+    with pytest.raises(LimitReached) as bot:
+        await store.add(room="!b", creator="@v:x", rhythm="every 1m", command="/list", next_run=1.0)
+    assert (room.value.scope, room.value.limit, bot.value.scope) == ("room", 1, "bot")
+    assert [s.room for s in await store.of_room("!a")] == ["!a"] and await store.of_room("!b") == []
