@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from .parser import show
+from .people import People
 from .policy import Access, Actor, Role
 
 __all__ = [
@@ -126,7 +127,12 @@ class Decision:
 
 
 class Authority(Protocol):
-    """What a room grants at the time of a decision (the bots' role book and ``[bot.rooms]``)."""
+    """What a room grants at the time of a decision (the bots' role book and ``[bot.rooms]``), and who is who
+    (``[bot.people]``)."""
+
+    def same(self, one: str, other: str) -> bool:
+        """Whether two names are one person (:func:`same_person` with the bots' ``[bot.people]``)."""
+        ...
 
     def role_in(self, user: str, room: str) -> Role:
         """``user``'s role in ``room`` (``platform:room``) now."""
@@ -161,9 +167,10 @@ class PendingWrites(Protocol):
         ...
 
 
-def same_person(one: str, other: str) -> bool:
-    """Whether two ids name the same person (the one place that says so: identities across faces extend it)."""
-    return one == other
+def same_person(one: str, other: str, *, people: People | None = None) -> bool:
+    """Whether two ids name the same person: the one place that says so (``people``: ``[bot.people]``, which says
+    that ``local:alice`` and ``@alice:example.org`` are one person)."""
+    return one == other or (people is not None and people.same(one, other))
 
 
 def in_room(where: str, room: str) -> bool:
@@ -177,7 +184,7 @@ def in_room(where: str, room: str) -> bool:
 
 def refusal(held: HeldWrite, *, step: Step, actor: Actor, now: float, authority: Authority) -> Refusal | None:
     """Why ``actor`` may not ``step`` the held write now (None: they may): the rules, written once."""
-    mine = same_person(held.asker, actor.id)
+    mine = authority.same(held.asker, actor.id)
     if step == "cancel":
         if not mine or (held.room and not in_room(actor.where, held.room)):
             return "not_yours"

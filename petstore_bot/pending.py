@@ -21,7 +21,18 @@ from typing import cast, get_args
 
 from bot_commands.audit import AuditEntry, AuditLog
 from bot_commands.errors import CommandError, RefusedError
-from bot_commands.pending import Authority, Decision, HeldWrite, HoldKind, HoldRequest, Refusal, Step, refusal
+from bot_commands.pending import (
+    Authority,
+    Decision,
+    HeldWrite,
+    HoldKind,
+    HoldRequest,
+    Refusal,
+    Step,
+    refusal,
+    same_person,
+)
+from bot_commands.people import People
 from bot_commands.policy import Actor, Role
 from petstore_state import StateError
 from petstore_state.pending import PendingStore, PendingWrite, State, TakeResult
@@ -54,10 +65,13 @@ def no_approvers(where: str) -> Collection[str] | None:
 
 class RoomAuthority:
     """The :class:`~bot_commands.pending.Authority` of a bot: roles from its role book (the one its core asks, so
-    power levels count as they change), approvers from ``[bot.rooms]``."""
+    power levels count as they change), approvers from ``[bot.rooms]``, who is who from ``[bot.people]``."""
 
-    def __init__(self, roles: RoleBook, *, approvers: Approvers = no_approvers) -> None:
-        self.roles, self._approvers = roles, approvers
+    def __init__(self, roles: RoleBook, *, approvers: Approvers = no_approvers, people: People | None = None) -> None:
+        self.roles, self._approvers, self.people = roles, approvers, people or People()
+
+    def same(self, one: str, other: str) -> bool:
+        return same_person(one, other, people=self.people)
 
     def role_in(self, user: str, room: str) -> Role:
         place = room.partition(":")[2]
@@ -84,9 +98,9 @@ class StoredPending:
         self.approvers = approvers
         self.authority = authority
 
-    def governed_by(self, roles: RoleBook) -> StoredPending:
-        """This port deciding by ``roles`` (the core's role book) and this port's approvers."""
-        authority = RoomAuthority(roles, approvers=self.approvers)
+    def governed_by(self, roles: RoleBook, *, people: People | None = None) -> StoredPending:
+        """This port deciding by ``roles`` (the core's role book), this port's approvers and ``people``."""
+        authority = RoomAuthority(roles, approvers=self.approvers, people=people)
         return StoredPending(
             self.store, audit=self.audit, seal=self.seal, approvers=self.approvers, authority=authority
         )

@@ -162,7 +162,7 @@ def build_core(
     where held writes, rate windows and ``$last`` are kept (None: in memory, for tests of the core alone);
     ``notifications``: the watches and schedules its sessions reach (!watch, !every), when it can post unasked."""
     roles = role_book(bot)
-    pending = state.pending.governed_by(roles) if state is not None else None
+    pending = state.pending.governed_by(roles, people=bot.who) if state is not None else None
     policy = bot_policy(composition.policy, bot, env=composition.env.env)
 
     def session(actor: Actor) -> CommandSession:

@@ -292,3 +292,12 @@ def test_the_key_file_is_made_once_0600_and_never_in_the_state(tmp_path: Path) -
     assert load_key(setting="x" * 20, state_dir=tmp_path / "none") == b"x" * 20
     assert not (tmp_path / "none").exists()
     assert "key" not in repr(Seal(key)).replace("<key>", "") and key.decode() not in repr(Seal(key))
+
+
+async def test_another_name_of_the_asker_is_not_a_second_person(make_bot: Callable[..., Bot]) -> None:
+    """``[bot.people]`` says ``local:alice`` at a terminal is ``@alice:test`` in chat: she cannot approve her own."""
+    bot = make_bot(f'approvals = ["sandbox"]\n[bot.people]\nalice = ["{ALICE}", "local:alice"]\n')
+    request = await _terminal_request(bot, asker="local:alice")
+    own = await room(bot, OPS).text(ALICE, f"!approve {request.code}")
+    assert own.startswith("Nothing to approve: you asked for add pet 'Termy' (category 2) yourself")
+    assert (await room(bot, OPS).text(OSCAR, f"!approve {request.code}")).startswith("Added pet ")

@@ -8,10 +8,12 @@ from dataclasses import replace
 
 import pytest
 
-from bot_commands.pending import HeldWrite, Step, in_room, refusal
+from bot_commands.pending import HeldWrite, Step, in_room, refusal, same_person
+from bot_commands.people import People
 from bot_commands.policy import Actor, Role
 
 ROOM, OTHER = "matrix:!a:x", "matrix:!b:x"
+PEOPLE = People.of({"ann": ["@ann:x", "local:ann", "pg:ann"]})
 
 
 class Grants:
@@ -25,6 +27,9 @@ class Grants:
 
     def approvers(self, room: str) -> Collection[str] | None:
         return self.named.get(room)
+
+    def same(self, one: str, other: str) -> bool:
+        return same_person(one, other, people=PEOPLE)
 
 
 HELD = HeldWrite(
@@ -66,6 +71,8 @@ def decide(
         ("cancel", "@ann:x", ROOM, None),
         ("cancel", "@ann:x", OTHER, "not_yours"),
         ("cancel", "@bob:x", ROOM, "not_yours"),
+        ("approve", "local:ann", ROOM, "own"),  # another name of the asker (``[bot.people]``)
+        ("approve", "pg:ann", ROOM, "own"),
     ],
 )
 def test_an_approval_is_decided_by_someone_else_in_its_room(step: Step, who: str, where: str, expected: str) -> None:
