@@ -162,7 +162,7 @@ async def test_a_bot_killed_after_the_commit_finishes_the_write_once_when_it_sta
         listed = json.loads(await asyncio.to_thread(_petstore, path, terminal, "list", "--all", "--format", "json"))
         assert [pet["name"] for pet in listed].count("Crash Rex") == 1
         ok = [line for line in second.audit() if line.get("pending_code") == code and line["outcome"] == "ok"]
-        assert len(ok) == 1 and ok[0]["actor"].startswith("local:") and ok[0]["approver"] == bob.user_id
+        assert len(ok) == 1 and ok[0]["actor"] == shown["asker"] and ok[0]["approver"] == bob.user_id
     finally:
         first.crash()
         if second is not None:
