@@ -143,13 +143,15 @@ class Notifications(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class WriteRequest:
-    """A write that needs a second person's approval: the line as it will run (``$last`` expanded), what it does in
-    words, every field it sends, and who asks."""
+    """A write that needs a second person's approval: the line as typed (``$last`` expanded), what it does in
+    words, every field it sends, who asks, and the command that runs with those fields."""
 
     line: str
     what: str
     fields: tuple[tuple[str, str], ...]
     actor: Actor
+    #: The command that runs with ``fields`` (``add``).
+    command: str = ""
 
 
 class AskApproval(Protocol):

@@ -38,7 +38,7 @@ from .errors import (
 )
 from .outcome import Outcome
 from .parser import show
-from .pending import Decision, HeldWrite, HoldKind, HoldRequest, MemoryPending, PendingWrites, refusal_message
+from .pending import BINDING, Decision, HeldWrite, HoldKind, HoldRequest, PendingWrites, refusal_message, same_person
 from .policy import Access, Actor, Policy, local_actor
 from .ports import AskApproval, Confirm, Notifications, PetStoreAPI, WriteRequest
 from .registry import Command, Invocation, Registry
@@ -59,7 +59,7 @@ from .script import HEADER, HistoryEntry, history_script
 from .validation import suggest
 from .views import present
 
-__all__ = ["CommandSession", "Prepared"]
+__all__ = ["CommandSession", "Prepared", "held_request"]
 
 _LAST = re.compile(r"\$last\b", re.IGNORECASE)
 #: Completion offers at most this many recently seen pet ids...
@@ -130,11 +130,13 @@ class CommandSession:
         #: Ids of results as they came (batches, newest last); seen_ids orders them on demand.
         self._seen: deque[tuple[int, ...]] = deque(maxlen=_SEEN_BATCHES)
         self._notices: set[str] = set()
-        #: Where writes are held for /confirm and /approve (in this session's memory unless the face wires a store).
-        self.pending: PendingWrites = pending or MemoryPending(clock=lambda: self.clock())
+        #: Where writes are held for /confirm and /approve (the bots' store; None: nothing is held here).
+        self.pending = pending
         self.approval_ttl = approval_ttl
         #: The held write the running /confirm, /approve, /deny or /cancel decided (for its audit line).
         self._held: HeldWrite | None = None
+        #: The held write the running one was refused for where it is bound (audited in the request's room).
+        self._refused: HeldWrite | None = None
         self._seq = 0
         self._allowed: tuple[tuple[Policy, Actor], list[Command], frozenset[str]] | None = None
         #: Told how long work is going (``--all``: pages and pets so far); faces show it as progress.
@@ -325,7 +327,11 @@ class CommandSession:
             self.policy.check(name=cmd.name, access=cmd.access, actor=self.actor, what=invocation.what())
         if self.ask_approval is not None and cmd.access is Access.WRITE:
             request = WriteRequest(
-                line=invocation.line, what=invocation.what(), fields=invocation.fields(), actor=self.actor
+                line=invocation.line,
+                what=invocation.what(),
+                fields=invocation.fields(),
+                actor=self.actor,
+                command=cmd.name,
             )
             return await self.ask_approval(request)
         if self.policy.needs_approval(cmd.access) and self.policy.deferred:
@@ -350,10 +356,11 @@ class CommandSession:
     async def _hold(self, invocation: Invocation, *, kind: HoldKind) -> ConfirmationNeeded | ApprovalNeeded:
         """Keep the write for ``/confirm CODE`` (or ``/approve CODE``) instead of running it."""
         ttl = self.approval_ttl if kind == "approve" else self.confirm_ttl
-        held = await self.pending.hold(
+        held = await self._pending().hold(
             HoldRequest(
                 kind=kind,
                 actor=self.actor,
+                command=invocation.command.name,
                 line=invocation.line,
                 what=invocation.what(),
                 fields=invocation.fields(),
@@ -388,39 +395,84 @@ class CommandSession:
 
     async def deny_pending(self, code: str, reason: str = "") -> Denied:
         """Drop another person's write waiting for approval under ``code``; nothing is sent."""
-        decision = await self.pending.deny(code, actor=self.actor, reason=reason)
+        decision = await self._pending().deny(code, actor=self.actor, reason=reason)
         held = self._decided(decision, code, approving=True)
         return Denied(code=held.code, what=held.what, asker=held.asker, by=self.actor.id, reason=reason)
 
     async def cancel_pending(self, code: str) -> str:
         """Drop the write waiting for ``code`` (its asker only); returns what it would have done."""
-        return self._decided(await self.pending.cancel(code, actor=self.actor), code).what
+        return self._decided(await self._pending().cancel(code, actor=self.actor), code).what
+
+    def _pending(self) -> PendingWrites:
+        """Where writes are held; NotConfirmable when this face holds none (a face without a state store)."""
+        if self.pending is None:
+            raise NotConfirmable("no write is held here (no state store): nothing was sent")
+        return self.pending
 
     async def _take(self, code: str, *, kind: HoldKind) -> HeldWrite:
-        decision = await self.pending.take(code, kind=kind, actor=self.actor)
+        decision = await self._pending().take(code, kind=kind, actor=self.actor)
         return self._decided(decision, code, approving=kind == "approve")
 
     def _decided(self, decision: Decision, code: str, *, approving: bool = False) -> HeldWrite:
         if decision.refusal is not None or decision.write is None:
+            if decision.refusal in BINDING or decision.refusal in ("changed", "other_key"):
+                self._refused = decision.write
             refused = NotApprovable if approving else NotConfirmable
             raise refused(refusal_message(decision, code=code))
         self._held = decision.write
         return decision.write
 
-    async def _run_held(self, held: HeldWrite) -> Result:
-        """Parse the held line again and run it; the store learns how it ended."""
+    def held_invocation(self, held: HeldWrite) -> Invocation:
+        """What a held write runs: its command with its stored fields (never its line parsed again), which must be
+        a write whose fields are exactly those stored; else NotApprovable (nothing is sent)."""
+        changed = NotApprovable(f"request {held.code} was changed after it was shown; nothing was sent")
+        cmd = self.registry.get(held.command) if held.command else None
+        if cmd is None or cmd.access is not Access.WRITE:
+            raise NotApprovable(f"request {held.code} names no write a second person may run; nothing was sent")
         try:
-            result = await self.registry.parse(held.line).perform(self)
+            params = cmd.parse([f"{name}={value}" for name, value in held.fields])
+        except UsageError:
+            raise changed from None
+        if cmd.fields(params) != held.fields:
+            raise changed
+        return Invocation(command=cmd, params=params, line=held.line)
+
+    async def resume_held(self, held: HeldWrite) -> Outcome:
+        """Finish a write this session's actor took (approved or confirmed) that was never finished: the process
+        that took it stopped between the service's commit and the record of its end. It is sent again under its
+        code's Idempotency-Key (the service answers with what it did the first time: nothing runs twice) and
+        audited as its decision would have been."""
+        cmd = self.registry.resolve("approve" if held.kind == "approve" else "confirm")
+        line = f"/{cmd.name} {held.code}"
+        invocation = Invocation(command=cmd, params=cmd.parse([held.code]), line=line)
+        self._held = held
+        try:
+            result = await self._run_held(held)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a classified outcome
+            outcome = Outcome(line=line, invocation=invocation, failure=classify(exc))
+        else:
+            outcome = Outcome(line=line, invocation=invocation, result=result)
+        self._audit(outcome)
+        return outcome
+
+    async def _run_held(self, held: HeldWrite) -> Result:
+        """Run the held write's command with its stored fields, under an Idempotency-Key of its code (run again
+        after a crash, the service answers with what it did the first time); the store learns how it ended."""
+        token = _REQUEST.set(held_request(held.code))
+        try:
+            result = await self.held_invocation(held).perform(self)
         except Exception as exc:
             failure = classify(exc)
             error: dict[str, JSON] = {"code": failure.code, "message": failure.message, "status": failure.status}
             said = _said(held, {"ok": False, "error": error}, failure.message)
-            await self.pending.finish(held.code, ok=False, result=said)
+            await self._pending().finish(held.code, ok=False, result=said)
             raise
+        finally:
+            _REQUEST.reset(token)
         summary = present(result, prefix="/").summary
         replayed = isinstance(result, PetCreated) and result.replayed
         said = _said(held, {"ok": True, "result": result.to_json(), "replayed": replayed}, summary)
-        await self.pending.finish(held.code, ok=True, result=said)
+        await self._pending().finish(held.code, ok=True, result=said)
         return result
 
     # -- audit --------------------------------------------------------------
@@ -428,15 +480,18 @@ class CommandSession:
     def _audit(self, outcome: Outcome) -> None:
         cmd = outcome.command
         held, self._held = self._held, None
+        refused, self._refused = self._refused, None
         if self.audit is None or cmd is None or cmd.access not in _AUDITED:
             return
         entry = audit_entry(self.actor, outcome.line, outcome)
         result = outcome.result
         code = result.code if isinstance(result, ConfirmationNeeded | ApprovalNeeded) else ""
         entry = replace(entry, event_id=_EVENT.get() or "", pending_code=code)
+        if refused is not None:  # tried where it is not bound, or changed: told to the request's room
+            entry = replace(entry, where=refused.room or entry.where, pending_code=refused.code)
         if held is not None:
             entry = replace(entry, line=f"{outcome.line}: {held.line}", pending_code=held.code)
-            if held.kind == "approve" and held.asker != self.actor.id:  # the asker's write, approved or denied
+            if held.kind == "approve" and not same_person(held.asker, self.actor.id):  # approved or denied
                 entry = replace(entry, actor=held.asker, role=held.role, approver=self.actor.id)
         self.audit.write(entry)
 
@@ -511,6 +566,12 @@ def download_name(name: str) -> str:
     last = PurePosixPath(name.replace("\\", "/").strip()).name
     cleaned = "".join(ch for ch in last if ch.isprintable() and ch not in '"/\\')
     return cleaned if cleaned.strip(" .~") else DEFAULT_SCRIPT_NAME
+
+
+def held_request(code: str) -> str:
+    """The request id a held write runs under: its Idempotency-Key derives from it, so a run again after a crash
+    (the bot finishing what it had taken) is the service's replay, not a second write."""
+    return f"held:{code}"
 
 
 def _said(held: HeldWrite, record: dict[str, JSON], summary: str) -> str:

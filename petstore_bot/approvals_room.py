@@ -3,10 +3,12 @@
 ``petstore add ...`` on an environment under ``[bot] approvals`` leaves a request in the shared state
 (:mod:`petstore_state.pending`) and waits. :class:`ApprovalPoster` looks for requests no bot has posted yet every
 ``interval`` seconds, claims each one (:meth:`~petstore_state.pending.PendingStore.mark_posted`, under the
-replicas' lease: one bot of several wins) and posts it: who asks, what, every field it sends, the code to
-``!approve`` or ``!deny``. The approval itself is the chat command's (``!approve CODE`` runs the write as the
-asker, approved by the approver, and records the result in the store, where the terminal reads it). Requests asked
-for in a chat room were answered there already: they are only marked.
+replicas' lease: one bot of several wins), binds it to the approvals room and seals what it will show
+(:meth:`~petstore_state.pending.PendingStore.bind` with :class:`~petstore_bot.seal.Seal`: it is decided there only,
+and runs only as shown) and posts it: who asks, what, every field it sends, the code to ``!approve`` or ``!deny``.
+The approval itself is the chat command's (``!approve CODE`` runs the write as the asker, approved by the approver,
+and records the result in the store, where the terminal reads it). Requests asked for in a chat room were answered
+(and bound) there already: they are only marked.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from petstore_state.pending import PendingStore, PendingWrite
 
 from .chat import Reply
 from .replicas import fence_of, may_act
+from .seal import Seal
 
 if TYPE_CHECKING:  # pragma: no cover
     from .matrix import MatrixTransport
@@ -49,11 +52,14 @@ class ApprovalPoster:
         *,
         room: str,
         announce: Announce,
+        seal: Seal,
+        platform: str,
         interval: float = 1.0,
         should_run: Callable[[], Awaitable[bool]] | None = None,
         lease: Lease | None = None,
     ) -> None:
         self.store, self.room, self.announce, self.interval = store, room, announce, interval
+        self.seal, self.platform = seal, platform
         #: Asked before each look: posting waits while it says no (the bot not connected, another replica leading).
         self.should_run = should_run
         #: The replicas' lease: each request is claimed under it and posted only while it is valid.
@@ -65,6 +71,8 @@ class ApprovalPoster:
             self.store,
             room=self.room,
             announce=self.announce,
+            seal=self.seal,
+            platform=self.platform,
             interval=self.interval,
             should_run=should_run,
             lease=lease,
@@ -89,11 +97,14 @@ class ApprovalPoster:
                 continue  # another bot claimed it (or this one lost the lease)
             if write.where != "terminal":
                 continue  # asked in a chat room: the answer there showed it
+            bound = await self.store.bind(write.code, room=f"{self.platform}:{self.room}", seal=self.seal)
+            if bound is None:
+                continue  # decided (or bound) meanwhile
             if not may_act(self.lease):
                 log.warning("request %s is not posted: the lease ran out; petstore approvals shows it", write.code)
                 continue
             log.info("posting request %s of %s in %s", write.code, write.asker, self.room)
-            await self.announce(self.room, write)
+            await self.announce(self.room, bound)
             posted += 1
         return posted
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
 from bot_commands.outcome import Outcome
+from bot_commands.pending import HeldWrite
 from bot_commands.policy import Access, Actor, Role
 from bot_commands.results import ApprovalNeeded, ConfirmationNeeded, PetCreated
 from bot_commands.session import CommandSession
@@ -172,6 +173,18 @@ class BotCore:
         outcome = await session.run(line)
         _log_outcome(Incoming(platform=self.platform, room=room, user=user, event_id="", text=line), outcome)
         return reply_for(outcome, prefix=self.prefix, commands=self.commands, addressing=self.addressing)
+
+    async def resume(self, held: HeldWrite) -> Reply:
+        """The reply to finishing ``held``, a write taken before a restart and never finished, in a session of the
+        person who took it, in its room (:meth:`~bot_commands.session.CommandSession.resume_held`)."""
+        room = held.room.partition(":")[2]
+        actor = Actor(id=held.decided_by, role=self._roles.role_for(held.decided_by, room), where=held.room)
+        outcome = await self._make_session(actor).resume_held(held)
+        _log_outcome(
+            Incoming(platform=self.platform, room=room, user=actor.id, event_id="", text=outcome.line), outcome
+        )
+        reply = reply_for(outcome, prefix=self.prefix, commands=self.commands, addressing=self.addressing)
+        return replace(reply, mark=write_mark(outcome))
 
     def session_of(self, *, room: str, user: str) -> CommandSession | None:
         """The session of ``user`` in ``room``, if they have talked to the bot there (for tests and demos)."""

@@ -2,11 +2,13 @@
 port on :class:`~petstore_state.pending.PendingStore`.
 
 A confirmation or a request for approval is a row in the store, not a session's memory: it survives a restart of the
-bot and works on whichever replica the ``!confirm`` (or the Confirm button) reaches, once. Who may approve in a room
-is the room's ``approvers`` when ``[bot.rooms."<id>"]`` names them (they must be operators there too), else any
-operator but the asker. :meth:`StoredPending.close_expired` closes in the audit every write that expired without a
-decision; :func:`sweep` calls it every second for as long as the bot runs, so a ``pending`` audit line is closed
-when its code expires, not when someone next tries it.
+bot and works on whichever replica the ``!confirm`` (or the Confirm button) reaches, once. Who may decide what is
+:func:`bot_commands.pending.refusal`'s to say, asked inside the store's transition with the grants of the request's
+room at the time (:class:`RoomAuthority`: the role book, and a room's ``approvers`` when ``[bot.rooms."<id>"]``
+names them); what runs must still carry the bots' seal (:mod:`petstore_bot.seal`), else it is refused as changed.
+:meth:`StoredPending.close_expired` closes in the audit every write that expired without a decision; :func:`sweep`
+calls it every second for as long as the bot runs, so a ``pending`` audit line is closed when its code expires,
+not when someone next tries it.
 """
 
 from __future__ import annotations
@@ -14,16 +16,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
+from typing import cast, get_args
 
 from bot_commands.audit import AuditEntry, AuditLog
 from bot_commands.errors import CommandError, RefusedError
-from bot_commands.pending import Decision, HeldWrite, HoldKind, HoldRequest
-from bot_commands.policy import Actor
+from bot_commands.pending import (
+    Authority,
+    Decision,
+    HeldWrite,
+    HoldKind,
+    HoldRequest,
+    Refusal,
+    Step,
+    refusal,
+    same_person,
+)
+from bot_commands.people import People
+from bot_commands.policy import Actor, Role
 from petstore_state import StateError
-from petstore_state.pending import PendingStore, PendingWrite, TakeResult
+from petstore_state.pending import PendingStore, PendingWrite, State, TakeResult
 
-__all__ = ["Approvers", "StoredPending", "room_approvers", "sweep"]
+from .chat import Reply
+from .roles import RoleBook
+from .seal import Seal
+from .watcher import Announce
+
+__all__ = ["Approvers", "RoomAuthority", "StoredPending", "TakenFinisher", "room_approvers", "sweep"]
 
 log = logging.getLogger("petstore_bot")
 
@@ -35,19 +54,56 @@ SWEEP_INTERVAL = 1.0
 KEEP_DECIDED = 7 * 86_400.0
 #: Seconds between two deletions of old decided rows.
 PURGE_INTERVAL = 3600.0
+#: The state each step moves a held write to.
+_TO: dict[Step, State] = {"confirm": "approved", "approve": "approved", "deny": "denied", "cancel": "cancelled"}
+_REFUSALS: frozenset[str] = frozenset(get_args(Refusal))
 
 
 def no_approvers(where: str) -> Collection[str] | None:
     return None
 
 
-class StoredPending:
-    """Held writes in ``store``; expired ones closed in ``audit`` (see the module docstring)."""
+class RoomAuthority:
+    """The :class:`~bot_commands.pending.Authority` of a bot: roles from its role book (the one its core asks, so
+    power levels count as they change), approvers from ``[bot.rooms]``, who is who from ``[bot.people]``."""
 
-    def __init__(self, store: PendingStore, *, audit: AuditLog | None, approvers: Approvers = no_approvers) -> None:
-        self.store = store
-        self.audit = audit
+    def __init__(self, roles: RoleBook, *, approvers: Approvers = no_approvers, people: People | None = None) -> None:
+        self.roles, self._approvers, self.people = roles, approvers, people or People()
+
+    def same(self, one: str, other: str) -> bool:
+        return same_person(one, other, people=self.people)
+
+    def role_in(self, user: str, room: str) -> Role:
+        place = room.partition(":")[2]
+        return self.roles.role_for(user, place) if place else self.roles.role_for(user)
+
+    def approvers(self, room: str) -> Collection[str] | None:
+        return self._approvers(room)
+
+
+class StoredPending:
+    """Held writes in ``store``, sealed with ``seal``, decided as ``authority`` allows; expired ones closed in
+    ``audit`` (see the module docstring). Without an authority (the sweep's) nothing is decided."""
+
+    def __init__(
+        self,
+        store: PendingStore,
+        *,
+        audit: AuditLog | None,
+        seal: Seal,
+        approvers: Approvers = no_approvers,
+        authority: Authority | None = None,
+    ) -> None:
+        self.store, self.audit, self.seal = store, audit, seal
         self.approvers = approvers
+        self.authority = authority
+
+    def governed_by(self, roles: RoleBook, *, people: People | None = None) -> StoredPending:
+        """This port deciding by ``roles`` (the core's role book), this port's approvers and ``people``."""
+        authority = RoomAuthority(roles, approvers=self.approvers, people=people)
+        return StoredPending(
+            self.store, audit=self.audit, seal=self.seal, approvers=self.approvers, authority=authority
+        )
 
     async def hold(self, request: HoldRequest, /) -> HeldWrite:
         actor = request.actor
@@ -63,24 +119,14 @@ class StoredPending:
                 env=request.env,
                 ttl=request.ttl,
                 event_id=request.event_id,
+                command=request.command,
+                room=actor.where,
+                seal=self.seal,
             )
         return held_write(made)
 
     async def take(self, code: str, *, kind: HoldKind, actor: Actor) -> Decision:
-        with _unavailable():
-            return await self._take(code, kind=kind, actor=actor)
-
-    async def _take(self, code: str, *, kind: HoldKind, actor: Actor) -> Decision:
-        if kind == "approve":
-            found = await self.store.get(code)
-            if found is not None and found.kind == "approve" and found.asker != actor.id and found.waiting:
-                names = self.approvers(found.where)
-                if names is None and found.where != actor.where:
-                    names = self.approvers(actor.where)  # asked at a terminal: the approvals room's approvers
-                if names is not None and actor.id not in names:
-                    return Decision(held_write(found), "not_approver")
-        where = actor.where if kind == "confirm" else None
-        return await self._decision(await self.store.take(code, kind=kind, by=actor.id, where=where))
+        return await self._step(code, step=kind, actor=actor)
 
     async def finish(self, code: str, *, ok: bool, result: str) -> None:
         """Best effort: the write has run; a store failing now must not turn its result into a failure."""
@@ -90,20 +136,27 @@ class StoredPending:
             log.warning("the end of %s not recorded: %s", code, exc)
 
     async def cancel(self, code: str, *, actor: Actor) -> Decision:
-        with _unavailable():
-            return await self._decision(await self.store.cancel(code, by=actor.id, where=actor.where))
+        return await self._step(code, step="cancel", actor=actor)
 
     async def deny(self, code: str, *, actor: Actor, reason: str) -> Decision:
-        with _unavailable():
-            return await self._deny(code, actor=actor, reason=reason)
+        return await self._step(code, step="deny", actor=actor, reason=reason)
 
-    async def _deny(self, code: str, *, actor: Actor, reason: str) -> Decision:
-        found = await self.store.get(code)
-        if found is not None and found.kind == "approve" and found.asker != actor.id:
-            names = self.approvers(found.where)
-            if names is not None and actor.id not in names:
-                return Decision(held_write(found), "not_approver")
-        return await self._decision(await self.store.deny(code, by=actor.id, reason=reason))
+    async def _step(self, code: str, *, step: Step, actor: Actor, reason: str = "") -> Decision:
+        """One decision on ``code``: the rules and the seal checked inside the transaction that moves it."""
+        authority = self.authority
+        if authority is None:
+            raise RefusedError("held writes are not decided here; nothing was sent")
+        now = self.store.clock()
+
+        def check(row: PendingWrite) -> str | None:
+            refused = refusal(held_write(row), step=step, actor=actor, now=now, authority=authority)
+            if refused is None and step in ("confirm", "approve") and not self.seal.holds(row):
+                return "other_key" if self.seal.foreign(row) else "changed"
+            return refused
+
+        with _unavailable():
+            taken = await self.store.transition(code, check=check, to=_TO[step], by=actor.id, reason=reason)
+        return await self._decision(taken)
 
     async def close_expired(self) -> list[PendingWrite]:
         """Close every held write past its expiry, each in one audit line (this process's only: the store hands
@@ -118,7 +171,12 @@ class StoredPending:
         if taken.refusal == "expired":
             await self.close_expired()
         held = held_write(taken.write) if taken.write is not None else None
-        return Decision(held, taken.refusal)
+        refused = taken.refusal
+        if refused == "other_key":
+            log.warning("a held write was sealed by a bot with another key: give every replica one [bot] approval_key")
+        if refused is not None and refused not in _REFUSALS:
+            raise RefusedError(f"the state store refused the code ({refused}); nothing was sent")
+        return Decision(held, cast("Refusal | None", refused))
 
 
 @contextlib.contextmanager
@@ -147,6 +205,8 @@ def held_write(write: PendingWrite) -> HeldWrite:
         decided_by=write.decided_by,
         reason=write.reason,
         event_id=write.event_id,
+        command=write.command,
+        room=write.room,
     )
 
 
@@ -156,7 +216,7 @@ def expired_entry(write: PendingWrite) -> AuditEntry:
     return AuditEntry(
         actor=write.asker,
         role=write.role,
-        where=write.where,
+        where=write.room or write.where,
         line=write.line,
         outcome="expired",
         applied="no",
@@ -178,6 +238,56 @@ def room_approvers(rooms: dict[str, Sequence[str] | None]) -> Approvers:
         return None
 
     return approvers
+
+
+Resume = Callable[[HeldWrite], Awaitable[Reply]]
+"""Finish one write taken and never finished, and say how it ended (``BotCore.resume``)."""
+
+
+class TakenFinisher:
+    """Finishes, once the bot may act (``should_run``), every held write of its platform taken before ``started``
+    and never finished (``approved`` in the store: the bot that took it stopped between the service's commit and
+    the record of its end): ``resume`` sends it again under its code's Idempotency-Key, writes the ``ok`` audit
+    line naming asker and approver, and the room is told with ``announce``."""
+
+    def __init__(
+        self,
+        store: PendingStore,
+        *,
+        platform: str,
+        resume: Resume,
+        announce: Announce,
+        started: float,
+        should_run: Callable[[], Awaitable[bool]] | None = None,
+        interval: float = SWEEP_INTERVAL,
+    ) -> None:
+        self.store, self.platform, self.resume, self.announce = store, platform, resume, announce
+        self.started, self.should_run, self.interval = started, should_run, interval
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Wait until the bot may act, then finish what was left once (a failing store: tried again)."""
+        while not stop.is_set():
+            try:
+                if self.should_run is None or await self.should_run():
+                    await self.finish_taken()
+                    return
+            except StateError as exc:
+                log.warning("cannot finish the writes left taken: %s", exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=self.interval)
+
+    async def finish_taken(self) -> int:
+        """Finish each write left taken; how many were."""
+        finished = 0
+        for write in await self.store.taken():
+            platform, _, room = write.room.partition(":")
+            if platform != self.platform or write.decided is None or write.decided >= self.started:
+                continue  # another platform's, or taken by a process running now
+            log.info("finishing %s, taken by %s before a restart", write.code, write.decided_by)
+            reply = await self.resume(held_write(write))
+            await self.announce(room, reply, key=f"finished {write.code}")
+            finished += 1
+        return finished
 
 
 async def sweep(pending: StoredPending, *, stop: asyncio.Event, interval: float = SWEEP_INTERVAL) -> None:

@@ -235,6 +235,9 @@ class BotSettings(BaseModel):
     """The room where requests for approval made at a terminal are posted (a Matrix room id or Slack channel id)."""
     approval_ttl: float = Field(3600.0, ge=60, le=7 * 86_400)
     """Seconds a request for approval waits for a second person before it expires (and is closed in the audit)."""
+    approval_key: SecretStr | None = None
+    """The key the bots seal held writes with (at least 16 characters; bots on several hosts share one); unset:
+    approval.key (0600) in the bot's state dir, made on first use. Never in the state database."""
     watch_interval: float = Field(30.0, ge=1)
     """Seconds between two looks for new pets on behalf of the rooms that !watch (one look per filter)."""
     timezone: str = "UTC"

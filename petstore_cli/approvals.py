@@ -128,6 +128,7 @@ class TerminalApproval:
             fields=request.fields,
             env=self.env,
             ttl=self.ttl,
+            command=request.command,
         )
         if self.options.no_wait:
             return ApprovalRequested(code=write.code, what=write.what, expires_in=round(self.ttl), room=self.room or "")

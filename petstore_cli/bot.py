@@ -12,6 +12,7 @@ import functools
 import logging
 import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,10 +29,12 @@ from petstore_api.errors import ConfigError
 from petstore_bot.chat import Reply
 from petstore_bot.core import BotCore
 from petstore_bot.notifier import BotNotifications
-from petstore_bot.pending import StoredPending, room_approvers, sweep
+from petstore_bot.pending import StoredPending, TakenFinisher, room_approvers, sweep
 from petstore_bot.ratelimit import RateLimiter, StoredRateLimiter
 from petstore_bot.roles import Grants, RoleBook, RoomRules
+from petstore_bot.seal import Seal, load_key
 from petstore_bot.settings import BotSettings
+from petstore_bot.watcher import Announce
 from petstore_cli.settings.model import Settings
 from petstore_cli.settings.paths import default_config_path, default_data_dir
 from petstore_state import Database, StateError, open_database
@@ -80,14 +83,38 @@ class BotState:
 def open_state(bot: BotSettings, *, state_dir: Path, audit: AuditLog | None) -> BotState:
     """The ``[bot] state`` database (SQLite in ``state_dir`` when unset); ConfigError, in one line, when it
     cannot be opened."""
+    key = bot.approval_key.get_secret_value() if bot.approval_key else None
+    try:
+        seal = Seal(load_key(setting=key, state_dir=state_dir))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"[bot] approval_key: {exc}") from None
     try:
         database = open_database(bot.state_url(), state_dir=state_dir)
         store, conversations = PendingStore(database), ConversationStore(database)
     except StateError as exc:
         raise ConfigError(str(exc)) from None
     approvers = room_approvers({room: grants.approvers for room, grants in bot.rooms.items()})
-    pending = StoredPending(store, audit=audit, approvers=approvers)
+    pending = StoredPending(store, audit=audit, seal=seal, approvers=approvers)
     return BotState(database=database, pending=pending, conversations=conversations)
+
+
+def finisher(
+    state: BotState, core: BotCore, *, announce: Announce | None, should_run: Callable[[], Awaitable[bool]]
+) -> TakenFinisher:
+    """Finishes, once ``should_run`` says yes (this replica leads), the writes taken before this process started and
+    never finished; their rooms are told where the bot can post unasked (``announce``)."""
+
+    async def untold(room: str, reply: Reply, /, *, key: str | None = None) -> bool:
+        return False
+
+    return TakenFinisher(
+        state.pending.store,
+        platform=core.platform,
+        resume=core.resume,
+        announce=announce or untold,
+        started=time.time(),
+        should_run=should_run,
+    )
 
 
 def audit_path(settings: Settings, *, flag: Path | None = None) -> Path:
@@ -134,7 +161,8 @@ def build_core(
     a slash command's, so no bare commands in direct messages); ``names``: what people call the bot; ``state``:
     where held writes, rate windows and ``$last`` are kept (None: in memory, for tests of the core alone);
     ``notifications``: the watches and schedules its sessions reach (!watch, !every), when it can post unasked."""
-    pending = state.pending if state is not None else None
+    roles = role_book(bot)
+    pending = state.pending.governed_by(roles, people=bot.who) if state is not None else None
     policy = bot_policy(composition.policy, bot, env=composition.env.env)
 
     def session(actor: Actor) -> CommandSession:
@@ -153,7 +181,7 @@ def build_core(
 
     return BotCore(
         sessions=session,
-        roles=role_book(bot),
+        roles=roles,
         limiter=RateLimiter(bot.rate) if state is None else StoredRateLimiter(bot.rate, store=state.conversations),
         conversations=state.conversations if state is not None else None,
         platform=platform,
@@ -264,11 +292,18 @@ def matrix_main(
     from petstore_bot.approvals_room import matrix_announce
 
     poster = approval_poster(
-        settings.bot, store=state.pending.store, announce=matrix_announce(transport, prefix=settings.bot.prefix)
+        settings.bot,
+        store=state.pending.store,
+        announce=matrix_announce(transport, prefix=settings.bot.prefix),
+        seal=state.pending.seal,
+        platform="matrix",
     )
     try:
         gate = all_of(connected(transport), replication.leadership.leading)
-        background: list[Background] = [notifier(notifications, core, announce=announce, should_run=gate, lease=lease)]
+        background: list[Background] = [
+            notifier(notifications, core, announce=announce, should_run=gate, lease=lease),
+            finisher(state, core, announce=announce, should_run=gate),
+        ]
         if poster is not None:
             background.append(poster.gated(gate, lease=lease))
         run = beside(background, lambda stop: transport.run(core.handle, stop=stop))
@@ -379,7 +414,11 @@ def slack_main(
         from petstore_bot.approvals_room import slack_announce
 
         poster = approval_poster(
-            bot, store=state.pending.store, announce=slack_announce(web, prefix=bot.slack.command + " ")
+            bot,
+            store=state.pending.store,
+            announce=slack_announce(web, prefix=bot.slack.command + " "),
+            seal=state.pending.seal,
+            platform=flavour,
         )
     elif bot.approvals and bot.approvals_room:
         log.info("[bot] approvals_room is set, but requests made at a terminal are posted with a Slack bot_token")
@@ -392,8 +431,8 @@ def slack_main(
         composition.env.base_url,
         composition.audit.path if composition.audit else "-",
     )
-    background: list[Background] = []
     leadership = replication.leadership
+    background: list[Background] = [finisher(state, core, announce=announce, should_run=leadership.leading)]
     if notifications is not None:
         background.append(
             notifier(notifications, core, announce=announce, should_run=leadership.leading, lease=leadership.lease)

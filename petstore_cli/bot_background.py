@@ -13,6 +13,7 @@ from petstore_bot.chat import Reply
 from petstore_bot.core import BotCore
 from petstore_bot.notifier import BotNotifications, Notifier, ShouldRun, always
 from petstore_bot.scheduler import Scheduler
+from petstore_bot.seal import Seal
 from petstore_bot.settings import BotSettings
 from petstore_bot.watcher import Announce, Watcher
 from petstore_state import Database
@@ -94,14 +95,16 @@ def notifier(
     )
 
 
-def approval_poster(bot: BotSettings, *, store: PendingStore, announce: PostRequest) -> ApprovalPoster | None:
+def approval_poster(
+    bot: BotSettings, *, store: PendingStore, announce: PostRequest, seal: Seal, platform: str
+) -> ApprovalPoster | None:
     """The poster of terminal requests for approval (in ``store``) in ``[bot] approvals_room``, when approvals and
     the room are set; None otherwise."""
     if not bot.approvals or not bot.approvals_room:
         return None
     from petstore_bot.approvals_room import ApprovalPoster
 
-    return ApprovalPoster(store, room=bot.approvals_room, announce=announce)
+    return ApprovalPoster(store, room=bot.approvals_room, announce=announce, seal=seal, platform=platform)
 
 
 def all_of(*gates: ShouldRun) -> ShouldRun:

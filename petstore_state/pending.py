@@ -7,9 +7,14 @@ A row is created ``waiting`` and leaves that state exactly once, by one atomic `
     waiting --confirm/approve--> approved --finish--> done | failed
     waiting --cancel--> cancelled      waiting --deny--> denied      waiting --(expires)--> expired
 
-``line`` is the command as it will run (``$last`` already expanded); it is parsed again when it runs, so a row never
-holds code or pickles. Times are seconds since the epoch (``time.time()``): several hosts compare them.
-``posted`` says whether a bot has shown a request made at a terminal in the approvals room.
+What runs is ``command`` with ``fields`` (``line`` is how it was typed, for people and the audit); a row never
+holds code or pickles. ``room`` is where it is decided (set when it is made in a chat room, or when a bot posts a
+terminal's request in the approvals room: :meth:`PendingStore.bind`), ``seal`` what the bots sealed it with. Times
+are seconds since the epoch (``time.time()``): several hosts compare them. ``posted`` says whether a bot has shown a
+request made at a terminal in the approvals room.
+
+This module holds no rules of who may decide what: :meth:`PendingStore.transition` runs the caller's ``check`` on
+the row inside the transaction that moves it, so a check and its move are one step.
 """
 
 from __future__ import annotations
@@ -30,17 +35,12 @@ __all__ = [
     "Kind",
     "PendingStore",
     "PendingWrite",
-    "Refusal",
     "State",
     "TakeResult",
 ]
 
 Kind = Literal["confirm", "approve"]
 State = Literal["waiting", "approved", "denied", "expired", "done", "cancelled", "failed"]
-#: Why a code could not be taken: ``unknown`` (no such code), ``not_yours`` (a confirmation of someone else, or of
-#: another room), ``own`` (an approval by its asker), ``kind`` (an approval code given to !confirm or the reverse),
-#: ``expired``, ``decided`` (it has left ``waiting``: see the row's state).
-Refusal = Literal["unknown", "not_yours", "own", "kind", "expired", "decided"]
 #: Codes: no 0/O or 1/I to misread.
 CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 #: Characters of a code: a confirmation is typed by its asker soon after; an approval may be typed in another room
@@ -50,8 +50,15 @@ FINAL_STATES: tuple[State, ...] = ("denied", "expired", "done", "cancelled", "fa
 
 _COLUMNS = (
     "code, kind, asker, role, location, line, what, fields, env, created, expires, state, decided_by, decided, "
-    "reason, event_id, result, posted"
+    "reason, event_id, result, posted, command, room, seal"
 )
+#: Version 2: what runs (``command``), where it is decided (``room``) and the bots' ``seal``. A row made before has
+#: none of them, so it is never run; it expires.
+_ADDED = [
+    "ALTER TABLE pending_writes ADD COLUMN command TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE pending_writes ADD COLUMN room TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE pending_writes ADD COLUMN seal TEXT NOT NULL DEFAULT ''",
+]
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS pending_writes (
         code TEXT PRIMARY KEY,
@@ -88,7 +95,7 @@ class PendingWrite:
     role: str
     #: Where it was asked: ``platform:room`` (``matrix:!abc:example.org``) or ``terminal``.
     where: str
-    #: The command as it will run, ``$last`` expanded: parsed again when it runs.
+    #: The command as it was typed, ``$last`` expanded (for people and the audit; what runs is command + fields).
     line: str
     #: What it does, in words (``add pet 'Rex'``).
     what: str
@@ -109,6 +116,12 @@ class PendingWrite:
     result: str = ""
     #: A bot has posted this request in the approvals room.
     posted: bool = False
+    #: The command it runs (``add``), with ``fields``.
+    command: str = ""
+    #: Where it is decided (``platform:room``); empty until a bot binds a terminal's request to its approvals room.
+    room: str = ""
+    #: The bots' seal over what was shown (empty: not sealed).
+    seal: str = ""
 
     @property
     def waiting(self) -> bool:
@@ -117,10 +130,11 @@ class PendingWrite:
 
 @dataclass(frozen=True, slots=True)
 class TakeResult:
-    """What :meth:`PendingStore.take` (and deny, cancel) got: the row, and why not when it was not taken."""
+    """What :meth:`PendingStore.transition` got: the row, and why it did not move (``unknown``: no such code;
+    ``decided``: another process moved it first; else what the caller's check said)."""
 
     write: PendingWrite | None
-    refusal: Refusal | None = None
+    refusal: str | None = None
 
     @property
     def taken(self) -> bool:
@@ -136,7 +150,7 @@ class PendingStore:
     def __init__(self, database: Database, *, clock: Callable[[], float] = time.time) -> None:
         self.database = database
         self.clock = clock
-        database.ensure_schema("pending", _SCHEMA)
+        database.ensure_schema("pending", _SCHEMA, upgrades=[_ADDED])
         ensure_terminal_identity(database)
 
     async def create(
@@ -152,8 +166,12 @@ class PendingStore:
         env: str,
         ttl: float,
         event_id: str = "",
+        command: str = "",
+        room: str = "",
+        seal: Callable[[PendingWrite], str] | None = None,
     ) -> PendingWrite:
-        """A new ``waiting`` row with a fresh code (unique among all rows), expiring ``ttl`` seconds from now."""
+        """A new ``waiting`` row with a fresh code (unique among all rows), expiring ``ttl`` seconds from now, to be
+        decided in ``room``; ``seal`` (given the row made) gives its seal, stored in the same transaction."""
         now = self.clock()
         values = (kind, asker, role, where, line, what, json.dumps([list(f) for f in fields]), env, now, now + ttl)
 
@@ -162,12 +180,21 @@ class PendingStore:
                 code = new_code(kind)
                 row = tx.one(
                     f"INSERT INTO pending_writes (code, kind, asker, role, location, line, what, fields, env, "
-                    f"created, expires, state, event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'waiting', ?) "
+                    f"created, expires, state, event_id, command, room) "
+                    f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'waiting', ?, ?, ?) "
                     f"ON CONFLICT (code) DO NOTHING RETURNING {_COLUMNS}",
-                    (code, *values, event_id),
+                    (code, *values, event_id, command, room),
                 )
                 if row is not None:
-                    return _write(row)
+                    break
+            made = _write(row)
+            if seal is None:
+                return made
+            sealed = tx.one(
+                f"UPDATE pending_writes SET seal = ? WHERE code = ? RETURNING {_COLUMNS}", (seal(made), made.code)
+            )
+            assert sealed is not None
+            return _write(sealed)
 
         return await self.database.run(insert)
 
@@ -184,18 +211,62 @@ class PendingStore:
         row = self.database.run_sync(lambda tx: tx.one(f"SELECT {_COLUMNS} FROM pending_writes WHERE code = ?", (key,)))
         return None if row is None else _write(row)
 
-    async def take(self, code: str, *, kind: Kind, by: str, where: str | None = None) -> TakeResult:
-        """Move ``code`` from ``waiting`` to ``approved`` for ``by``, once: a confirmation by its asker (in ``where``
-        when given), an approval by anyone but its asker. The caller then runs the line and calls :meth:`finish`."""
-        return await self._decide(code, kind=kind, by=by, where=where, state="approved", reason="")
+    async def transition(
+        self, code: str, *, check: Callable[[PendingWrite], str | None], to: State, by: str, reason: str = ""
+    ) -> TakeResult:
+        """Move ``code`` from ``waiting`` to ``to`` (``approved``, ``denied`` or ``cancelled``) for ``by``, once,
+        unless ``check`` (given the row, inside the same transaction) says why not. The caller of an ``approved``
+        one then runs it and calls :meth:`finish`."""
+        key = normal_code(code)
+        now = self.clock()
 
-    async def deny(self, code: str, *, by: str, reason: str = "") -> TakeResult:
-        """Drop an approval request (``by`` is not its asker), once; ``reason`` is kept for the asker and the audit."""
-        return await self._decide(code, kind="approve", by=by, where=None, state="denied", reason=reason)
+        def move(tx: Transaction) -> TakeResult:
+            row = tx.one(f"SELECT {_COLUMNS} FROM pending_writes WHERE code = ?", (key,))
+            if row is None:
+                return TakeResult(None, "unknown")
+            found = _write(row)
+            refusal = check(found)
+            if refusal is not None:
+                return TakeResult(found, refusal)
+            taken = tx.one(
+                f"UPDATE pending_writes SET state = ?, decided_by = ?, decided = ?, reason = ? "
+                f"WHERE code = ? AND state = 'waiting' AND expires > ? RETURNING {_COLUMNS}",
+                (to, by, now, reason, key, now),
+            )
+            if taken is None:  # another process decided it between the SELECT and the UPDATE
+                again = tx.one(f"SELECT {_COLUMNS} FROM pending_writes WHERE code = ?", (key,))
+                return TakeResult(_write(again) if again else found, "decided")
+            return TakeResult(_write(taken))
 
-    async def cancel(self, code: str, *, by: str, where: str | None = None) -> TakeResult:
-        """Drop a write its own asker no longer wants (a confirmation, or their own approval request), once."""
-        return await self._decide(code, kind=None, by=by, where=where, state="cancelled", reason="")
+        return await self.database.run(move)
+
+    async def bind(self, code: str, *, room: str, seal: Callable[[PendingWrite], str]) -> PendingWrite | None:
+        """Bind a waiting request not bound yet (a terminal's) to ``room``, sealed by ``seal`` (given the row as
+        bound), in one transaction; None when it was bound already or is no longer waiting."""
+        key = normal_code(code)
+
+        def bind(tx: Transaction) -> PendingWrite | None:
+            row = tx.one(
+                f"UPDATE pending_writes SET room = ? WHERE code = ? AND state = 'waiting' AND room = '' "
+                f"RETURNING {_COLUMNS}",
+                (room, key),
+            )
+            if row is None:
+                return None
+            bound = _write(row)
+            sealed = tx.one(
+                f"UPDATE pending_writes SET seal = ? WHERE code = ? RETURNING {_COLUMNS}", (seal(bound), key)
+            )
+            return None if sealed is None else _write(sealed)
+
+        return await self.database.run(bind)
+
+    async def taken(self) -> list[PendingWrite]:
+        """Rows taken (``approved``) and never finished, oldest first: a process stopped while running them."""
+        rows = await self.database.run(
+            lambda tx: tx.all(f"SELECT {_COLUMNS} FROM pending_writes WHERE state = 'approved' ORDER BY decided")
+        )
+        return [_write(row) for row in rows]
 
     async def finish(self, code: str, *, ok: bool, result: str) -> PendingWrite | None:
         """Record how the run of a taken (``approved``) write ended: ``done`` or ``failed``, with what it said."""
@@ -269,32 +340,6 @@ class PendingStore:
             )
         )
 
-    async def _decide(
-        self, code: str, *, kind: Kind | None, by: str, where: str | None, state: State, reason: str
-    ) -> TakeResult:
-        key = normal_code(code)
-        now = self.clock()
-
-        def decide(tx: Transaction) -> TakeResult:
-            row = tx.one(f"SELECT {_COLUMNS} FROM pending_writes WHERE code = ?", (key,))
-            if row is None:
-                return TakeResult(None, "unknown")
-            found = _write(row)
-            refusal = _refusal(found, kind=kind, by=by, where=where, state=state, now=now)
-            if refusal is not None:
-                return TakeResult(found, refusal)
-            taken = tx.one(
-                f"UPDATE pending_writes SET state = ?, decided_by = ?, decided = ?, reason = ? "
-                f"WHERE code = ? AND state = 'waiting' AND expires > ? RETURNING {_COLUMNS}",
-                (state, by, now, reason, key, now),
-            )
-            if taken is None:  # another process decided it between the SELECT and the UPDATE
-                again = tx.one(f"SELECT {_COLUMNS} FROM pending_writes WHERE code = ?", (key,))
-                return TakeResult(_write(again) if again else found, "decided")
-            return TakeResult(_write(taken))
-
-        return await self.database.run(decide)
-
 
 def new_code(kind: Kind) -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH[kind]))
@@ -303,25 +348,6 @@ def new_code(kind: Kind) -> str:
 def normal_code(code: str) -> str:
     """A code as typed (``vwzb``, `` VWZB ``) as stored."""
     return code.strip().upper()
-
-
-def _refusal(
-    found: PendingWrite, *, kind: Kind | None, by: str, where: str | None, state: State, now: float
-) -> Refusal | None:
-    if state == "cancelled":
-        if found.asker != by or (where is not None and found.kind == "confirm" and found.where != where):
-            return "not_yours"
-    elif kind is not None and found.kind != kind:
-        return "kind"
-    elif found.kind == "confirm" and (found.asker != by or (where is not None and found.where != where)):
-        return "not_yours"
-    elif found.kind == "approve" and found.asker == by:
-        return "own"
-    if found.state != "waiting":
-        return "decided"
-    if found.expires <= now:
-        return "expired"
-    return None
 
 
 def _recent(tx: Transaction, *, states: Sequence[State], kind: Kind | None, limit: int) -> list[PendingWrite]:
@@ -339,7 +365,7 @@ def _recent(tx: Transaction, *, states: Sequence[State], kind: Kind | None, limi
 
 def _write(row: tuple[object, ...]) -> PendingWrite:
     (code, kind, asker, role, where, line, what, fields, env, created, expires, state, decided_by, decided, reason,
-     event_id, result, posted) = row  # fmt: skip
+     event_id, result, posted, command, room, seal) = row  # fmt: skip
     pairs = json.loads(str(fields))
     return PendingWrite(
         code=str(code),
@@ -360,4 +386,7 @@ def _write(row: tuple[object, ...]) -> PendingWrite:
         event_id=str(event_id or ""),
         result=str(result or ""),
         posted=bool(posted),
+        command=str(command or ""),
+        room=str(room or ""),
+        seal=str(seal or ""),
     )

@@ -34,7 +34,7 @@ from bot.slack_support import SECRET, Capture, SlackClient, block_text, buttons,
 from petstore_bot.slack import SlackFace, post_json  # noqa: E402
 from petstore_bot.slack_render import CONFIRM_ACTION  # noqa: E402
 from petstore_bot.slack_verify import SlackSignature  # noqa: E402
-from petstore_cli.bot import build_core, compose_bot  # noqa: E402
+from petstore_cli.bot import build_core, compose_bot, open_state  # noqa: E402
 from petstore_cli.settings.load import load_settings  # noqa: E402
 
 IMAGE = ROOT / "docs" / "images" / "slack-channel.png"
@@ -52,7 +52,8 @@ async def converse(tmp: Path) -> list[Exchange]:
     path = config(tmp, roles=([f"slack:T1/{ALICE}"], [f"slack:T1/{BOB}"]))
     settings = load_settings(config_path=path).settings
     composition = compose_bot(settings)
-    core = build_core(composition, settings.bot, platform="slack", prefix="/pets ")
+    state = open_state(settings.bot, state_dir=tmp / "state", audit=composition.audit)  # where writes are held
+    core = build_core(composition, settings.bot, platform="slack", prefix="/pets ", state=state)
     capture = Capture()
     said: list[Exchange] = []
     try:
@@ -77,6 +78,7 @@ async def converse(tmp: Path) -> list[Exchange]:
                 said.append((NAMES[ALICE], "(her prompt, replaced: no buttons left)", replaced))
     finally:
         await composition.aclose()
+        state.close()
     return said
 
 

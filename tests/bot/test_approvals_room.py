@@ -14,6 +14,7 @@ from typing import Any
 from slack_sdk.models.blocks import Block
 
 from petstore_bot.approvals_room import ApprovalPoster, request_reply, slack_announce
+from petstore_bot.seal import Seal
 from petstore_bot.slack_render import APPROVE_ACTION, DENY_ACTION
 from petstore_bot.slack_web import SlackWeb
 from petstore_state import open_database
@@ -45,7 +46,14 @@ async def test_two_bots_post_a_terminal_request_once_with_approve_and_deny(tmp_p
         async with slack_server() as slack:
             web = SlackWeb(bot_token=BOT_TOKEN, api_url=slack.api_url)
             posters = [
-                ApprovalPoster(store, room="C0APPROVE", announce=slack_announce(web, prefix="/pets ")) for _ in range(2)
+                ApprovalPoster(
+                    store,
+                    room="C0APPROVE",
+                    announce=slack_announce(web, prefix="/pets "),
+                    seal=Seal(b"k" * 32),
+                    platform="slack",
+                )
+                for _ in range(2)
             ]
             asked = await _request(store)
             chat = await _request(store, where="slack:T1/C0OTHER")  # answered in its own channel: never posted
@@ -53,6 +61,10 @@ async def test_two_bots_post_a_terminal_request_once_with_approve_and_deny(tmp_p
             assert sorted(counts) == [0, 1]
             assert await posters[0].post_waiting() == 0
             [message] = slack.messages
+            bound = await store.get(asked.code)
+            assert bound is not None and bound.room == "slack:C0APPROVE" and posters[0].seal.holds(bound)
+            unbound = await store.get(chat.code)  # asked in a chat room: never bound to the approvals room
+            assert unbound is not None and (unbound.room, unbound.seal) == ("", "")
     finally:
         database.close()
     assert message["channel"] == "C0APPROVE"

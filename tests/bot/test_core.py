@@ -9,12 +9,14 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
+from holds_support import held_writes
 
 from bot_commands.commands import default_registry
 from bot_commands.policy import Access, Actor, Policy, Role
 from bot_commands.session import CommandSession
 from petstore_bot.chat import Incoming
 from petstore_bot.core import BotCore
+from petstore_bot.pending import StoredPending
 from petstore_bot.ratelimit import RateLimiter, Verdict
 from petstore_bot.roles import RoleBook
 from petstore_bot.settings import BotSettings, parse_rate_limit
@@ -106,24 +108,26 @@ async def test_a_write_runs_once_after_the_same_users_confirmation(bot: Bot) -> 
 
 async def test_a_confirmation_code_expires(make_bot: Callable[..., Bot]) -> None:
     bot = make_bot()
-    now = [0.0]
+    now = [1000.0]
     policy = bot_policy(bot.composition.policy, bot.settings.bot)
+    roles = RoleBook.of(operators=[ALICE], viewers=[], default="viewer")
+    pending = held_writes(bot.state.database, roles=roles, seal=bot.state.pending.seal, clock=lambda: now[0])
     core = BotCore(
-        sessions=lambda actor: _session_with_clock(bot, actor, policy, lambda: now[0]),
-        roles=RoleBook.of(operators=[ALICE], viewers=[], default="viewer"),
+        sessions=lambda actor: _session_with_clock(bot, actor, policy, pending),
+        roles=roles,
         limiter=RateLimiter(bot.settings.bot.rate),
         platform="matrix",
     )
     room = ChatRoom(core.handle)
     before = await bot.pet_count()
     code = code_in(await room.text(ALICE, "!add Late --category 1"))
-    now[0] = 61.0
+    now[0] += 61.0
     expired = await room.text(ALICE, f"!confirm {code}")
     assert expired == f"Nothing to confirm: code {code} expired after 60 s; nothing was sent: run the command again"
     assert await bot.pet_count() == before
 
 
-def _session_with_clock(bot: Bot, actor: Actor, policy: Policy, clock: Callable[[], float]) -> CommandSession:
+def _session_with_clock(bot: Bot, actor: Actor, policy: Policy, pending: StoredPending) -> CommandSession:
     c = bot.composition
     return CommandSession(
         c.client,
@@ -133,7 +137,7 @@ def _session_with_clock(bot: Bot, actor: Actor, policy: Policy, clock: Callable[
         policy=policy,
         audit=c.audit,
         confirm_ttl=60.0,
-        clock=clock,
+        pending=pending,
     )
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from holds_support import held_writes
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -87,6 +88,9 @@ async def rig(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[..., Any]]
             bot = make_bot(extra, roles=(OPERATORS, VIEWERS), platform="slack", prefix="/pets ")
             if delay or clock:  # sessions as the bot makes them, on a slow client or the test's clock
                 policy = bot_policy(bot.composition.policy, bot.settings.bot)
+                pending = held_writes(
+                    bot.state.database, roles=bot.core.roles, seal=bot.state.pending.seal, clock=clock or time.time
+                )
 
                 def session(actor: Actor) -> CommandSession:
                     c = bot.composition
@@ -99,7 +103,7 @@ async def rig(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[..., Any]]
                         policy=policy,
                         audit=c.audit,
                         confirm_ttl=bot.settings.bot.confirm_ttl,
-                        clock=clock or time.monotonic,
+                        pending=pending,
                     )
 
                 bot.core._make_session = session

@@ -62,6 +62,7 @@ def _replicas(
     sandbox = tmp_path / "sandbox"
     config = (
         f"state = {json.dumps(state)}\n"
+        'approval_key = "both-replicas-seal-with-this-key"\n'  # a code held by one is decided on the other
         f"confirm_writes = true\n{extra}"
         "[bot.roles]\n"
         f'operators = ["slack:T1/{ALICE}", "slack:T1/{OSCAR}"]\n'

@@ -9,6 +9,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from holds_support import sqlite_holds
 from rich.console import Console
 
 from bot_commands import results as r
@@ -23,6 +24,7 @@ from bot_commands.session import CommandSession
 from bot_commands.views import present, present_failure
 from petstore_api.errors import ConnectError, TimeoutError
 from petstore_api.models import DeprecationNotice, Pet
+from petstore_bot.roles import RoleBook
 
 HOSTILE = "<b>x</b> @room [link](http://x) *y* \x1b[31m"
 PET = Pet.model_validate({"id": 7, "name": HOSTILE, "categoryId": 3, "status": "sold", "colour": "<i>"})
@@ -206,23 +208,38 @@ def test_what_help_lists_as_allowed_the_policy_never_refuses(flags: dict[str, bo
                 assert policy.refusal(name=cmd.name, access=cmd.access, actor=actor, what="x") is None
 
 
-async def test_deferred_writes_need_the_code_once_in_time(as_actor, transport) -> None:
+async def test_deferred_writes_need_the_code_once_in_time(make_session, transport, tmp_path: Path) -> None:
+    now = [1000.0]
+    roles = RoleBook.of(operators=["@alice:test", "@bob:test"], viewers=[], default="viewer")
+
+    def person(name: str) -> CommandSession:
+        session = make_session()
+        session.actor = Actor(id=f"@{name}:test", role=Role.OPERATOR, where="matrix:!room")
+        session.policy = Policy(terminal=False, deferred=True, confirm_writes=True)
+        session.pending = pending
+        return session
+
+    with sqlite_holds(tmp_path, roles=roles, clock=lambda: now[0]) as pending:
+        alice, bob = person("alice"), person("bob")
+        asked = await alice.run("/add Rex --category 3")
+        assert isinstance(asked.result, r.ConfirmationNeeded) and transport.requests == []
+        assert (await bob.run(f"/confirm {asked.result.code}")).failure.code == "not_confirmable"  # type: ignore[union-attr]
+        done = await alice.run(f"/confirm {asked.result.code.lower()}")
+        assert isinstance(done.result, r.PetCreated) and len(transport.requests) == 1
+        again = await alice.run(f"/confirm {asked.result.code}")
+        assert again.failure is not None and again.failure.code == "not_confirmable"
+        late = await alice.run("/add Tom --category 3")
+        now[0] += 61.0
+        assert isinstance(late.result, r.ConfirmationNeeded)
+        expired = await alice.run(f"/confirm {late.result.code}")
+        assert expired.failure is not None and "expired" in expired.failure.message and len(transport.requests) == 1
+
+
+async def test_a_session_without_a_store_holds_nothing(as_actor, transport) -> None:
     alice = as_actor(Role.OPERATOR, terminal=False, deferred=True, confirm_writes=True)
-    now = [0.0]
-    alice.clock = lambda: now[0]
     asked = await alice.run("/add Rex --category 3")
-    assert isinstance(asked.result, r.ConfirmationNeeded) and transport.requests == []
-    bob = as_actor(Role.OPERATOR, terminal=False, deferred=True, confirm_writes=True)
-    assert (await bob.run(f"/confirm {asked.result.code}")).failure.code == "not_confirmable"  # type: ignore[union-attr]
-    done = await alice.run(f"/confirm {asked.result.code.lower()}")
-    assert isinstance(done.result, r.PetCreated) and len(transport.requests) == 1
-    again = await alice.run(f"/confirm {asked.result.code}")
-    assert again.failure is not None and again.failure.code == "not_confirmable"
-    late = await alice.run("/add Tom --category 3")
-    now[0] = 61.0
-    assert isinstance(late.result, r.ConfirmationNeeded)
-    expired = await alice.run(f"/confirm {late.result.code}")
-    assert expired.failure is not None and "expired" in expired.failure.message and len(transport.requests) == 1
+    assert asked.failure is not None and "no write is held here (no state store)" in asked.failure.message
+    assert transport.requests == []
 
 
 # -- the audit trail ----------------------------------------------------------------

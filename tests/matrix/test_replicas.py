@@ -38,6 +38,10 @@ def state_url() -> Iterator[str]:
         yield url
 
 
+#: The key every replica seals held writes with (a code confirmed on the other replica checks its seal).
+REPLICAS_KEY = "replicas-share-this-approval-key-0123"
+
+
 def _replica_process(
     server: SynapseServer, account: Account, root: Path, *, state: str, sandbox: Path, alice: str
 ) -> BotProcess:
@@ -46,7 +50,7 @@ def _replica_process(
         user_id=account.user_id,
         root=root,
         operators=[alice],
-        extra={"bot": {"state": state}, "sandbox": {"data_dir": str(sandbox)}},
+        extra={"bot": {"state": state, "approval_key": REPLICAS_KEY}, "sandbox": {"data_dir": str(sandbox)}},
     )
     return BotProcess(config, password=account.password, args=["-v"])
 
