@@ -134,6 +134,10 @@ class Authority(Protocol):
         """Whether two names are one person (:func:`same_person` with the bots' ``[bot.people]``)."""
         ...
 
+    def names(self, user: str) -> tuple[str, ...]:
+        """Every name of the person ``user`` is (``user`` first), from ``[bot.people]``."""
+        ...
+
     def role_in(self, user: str, room: str) -> Role:
         """``user``'s role in ``room`` (``platform:room``) now."""
         ...
@@ -209,7 +213,8 @@ def refusal(held: HeldWrite, *, step: Step, actor: Actor, now: float, authority:
 
 def _bound(held: HeldWrite, *, step: Step, actor: Actor, authority: Authority) -> Refusal | None:
     """A second person's decision: in the request's room, by an approver allowed there now, of an asker who may
-    still write there (a terminal's asker was checked by the terminal's own policy)."""
+    still write there under one of their names (a terminal's asker whom ``[bot.people]`` gives no other name was
+    checked by the terminal's own policy)."""
     if not in_room(actor.where, held.room):
         return "elsewhere"
     names = authority.approvers(held.room)
@@ -217,9 +222,16 @@ def _bound(held: HeldWrite, *, step: Step, actor: Actor, authority: Authority) -
         return "not_approver"
     if not _may(authority, actor.id, held.room, Access.APPROVE):
         return "approver_role"
-    if step == "approve" and held.where != "terminal" and not _may(authority, held.asker, held.room, Access.WRITE):
+    if step == "approve" and not _asker_may_write(held, authority):
         return "asker_role"
     return None
+
+
+def _asker_may_write(held: HeldWrite, authority: Authority) -> bool:
+    names = authority.names(held.asker)
+    if held.where == "terminal" and len(names) == 1:
+        return True
+    return any(_may(authority, name, held.room, Access.WRITE) for name in names)
 
 
 def _may(authority: Authority, user: str, room: str, access: Access) -> bool:

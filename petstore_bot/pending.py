@@ -73,6 +73,9 @@ class RoomAuthority:
     def same(self, one: str, other: str) -> bool:
         return same_person(one, other, people=self.people)
 
+    def names(self, user: str) -> tuple[str, ...]:
+        return self.people.names(user)
+
     def role_in(self, user: str, room: str) -> Role:
         place = room.partition(":")[2]
         return self.roles.role_for(user, place) if place else self.roles.role_for(user)

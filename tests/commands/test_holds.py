@@ -31,6 +31,9 @@ class Grants:
     def same(self, one: str, other: str) -> bool:
         return same_person(one, other, people=PEOPLE)
 
+    def names(self, user: str) -> tuple[str, ...]:
+        return PEOPLE.names(user)
+
 
 HELD = HeldWrite(
     code="ABCDEF",
@@ -86,7 +89,7 @@ def test_the_rooms_grants_now_decide_for_approver_and_asker() -> None:
     demoted = Grants({("@bob:x", ROOM): Role.OPERATOR})  # ann is a viewer now
     assert decide("approve", "@bob:x", grants=demoted) == "asker_role"
     assert decide("deny", "@bob:x", grants=demoted) is None  # dropping it needs no asker who may write
-    terminal = replace(HELD, asker="local:ann", where="terminal")  # its asker was checked by the terminal
+    terminal = replace(HELD, asker="local:zed", where="terminal")  # no chat name: checked by the terminal
     assert decide("approve", "@bob:x", held=terminal, grants=demoted) is None
     assert decide("approve", "@bob:x", held=replace(HELD, room="")) == "elsewhere"  # not posted yet
 
@@ -106,3 +109,16 @@ def test_a_room_is_its_id_or_a_slack_channel_without_its_team() -> None:
     assert in_room("slack:T1/C1", "slack:C1") and in_room("slack:T1/C1", "slack:T1/C1")
     assert not in_room("slack:T1/C2", "slack:C1") and not in_room("mattermost:T1/C1", "slack:C1")
     assert not in_room("terminal", "terminal") and not in_room(ROOM, "")
+
+
+def test_a_terminal_askers_role_is_checked_again_under_their_chat_names() -> None:
+    """``local:ann`` is ``@ann:x`` ([bot.people]): demoted to viewer in the approvals room, her terminal request is
+    refused; a terminal asker with no chat name stands by the terminal's own policy."""
+    terminal = replace(HELD, asker="local:ann", where="terminal")
+    bob = Actor(id="@bob:x", role=Role.OPERATOR, where=ROOM)
+    writer = Grants({("@bob:x", ROOM): Role.OPERATOR, ("@ann:x", ROOM): Role.OPERATOR})
+    viewer = Grants({("@bob:x", ROOM): Role.OPERATOR})
+    assert refusal(terminal, step="approve", actor=bob, now=150.0, authority=writer) is None
+    assert refusal(terminal, step="approve", actor=bob, now=150.0, authority=viewer) == "asker_role"
+    stranger = replace(HELD, asker="local:zed", where="terminal")
+    assert refusal(stranger, step="approve", actor=bob, now=150.0, authority=viewer) is None
