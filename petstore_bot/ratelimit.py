@@ -11,16 +11,16 @@ from __future__ import annotations
 import enum
 import logging
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Protocol
 
 from petstore_state import StateError
-from petstore_state.conversations import ConversationStore
+from petstore_state.conversations import Admission, ConversationStore, slide
 
 from .settings import RateLimit
 
-__all__ = ["Limiter", "RateLimiter", "StoredRateLimiter", "Verdict"]
+__all__ = ["Limiter", "RateLimiter", "StoredRateLimiter", "Verdict", "verdict"]
 
 log = logging.getLogger("petstore_bot")
 
@@ -46,13 +46,15 @@ class Limiter(Protocol):
 
 
 class RateLimiter:
-    """At most ``rate.count`` accepted commands per ``rate.seconds`` per user; refused ones do not count."""
+    """At most ``rate.count`` accepted commands per ``rate.seconds`` per user, in this process's memory (a core
+    without a state store); refused ones do not count. The window's rule is the store's own
+    (:func:`petstore_state.conversations.slide`)."""
 
     def __init__(self, rate: RateLimit, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.rate = rate
         self._clock = clock
-        self._accepted: OrderedDict[str, deque[float]] = OrderedDict()
-        self._warned: set[str] = set()
+        #: Per user: the accepted commands' times, and whether they were told of the limit since.
+        self._windows: OrderedDict[str, tuple[list[float], bool]] = OrderedDict()
 
     async def admit(self, user: str, *, private: bool = False) -> Verdict:
         """:meth:`check`, as every :class:`Limiter` answers."""
@@ -62,29 +64,14 @@ class RateLimiter:
         """RUN, or what to do with a message over the limit; ``private``: the reply is seen by the sender alone."""
         if self.rate.count == 0:
             return Verdict.RUN
-        now = self._clock()
-        window = self._window(user)
-        while window and now - window[0] >= self.rate.seconds:
-            window.popleft()
-        if len(window) < self.rate.count:
-            window.append(now)
-            self._warned.discard(user)
-            return Verdict.RUN
-        if user in self._warned and not private:
-            return Verdict.DROP
-        self._warned.add(user)
-        return Verdict.WARN
-
-    def _window(self, user: str) -> deque[float]:
-        window = self._accepted.get(user)
-        if window is None:
-            window = self._accepted[user] = deque()
-            if len(self._accepted) > _MAX_USERS:
-                old, _ = self._accepted.popitem(last=False)
-                self._warned.discard(old)
-        else:
-            self._accepted.move_to_end(user)
-        return window
+        stamps, warned = self._windows.pop(user, ([], False))
+        kept, admission = slide(
+            stamps, warned=warned, now=self._clock(), count=self.rate.count, seconds=self.rate.seconds
+        )
+        self._windows[user] = (kept, not admission.admitted)
+        if len(self._windows) > _MAX_USERS:
+            self._windows.popitem(last=False)
+        return verdict(admission, private=private)
 
 
 class StoredRateLimiter:
@@ -103,6 +90,11 @@ class StoredRateLimiter:
         except StateError as exc:
             log.warning("rate limit not checked: %s", exc)
             return Verdict.RUN
-        if admission.admitted:
-            return Verdict.RUN
-        return Verdict.WARN if admission.first_refusal or private else Verdict.DROP
+        return verdict(admission, private=private)
+
+
+def verdict(admission: Admission, *, private: bool) -> Verdict:
+    """What a message gets (see the module docstring): run it, say the limit, or drop it silently."""
+    if admission.admitted:
+        return Verdict.RUN
+    return Verdict.WARN if admission.first_refusal or private else Verdict.DROP

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .db import Database, Transaction
 
-__all__ = ["Admission", "ConversationStore"]
+__all__ = ["Admission", "ConversationStore", "slide"]
 
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS conversation_rate (
@@ -84,6 +84,18 @@ class ConversationStore:
         return await self.database.run(purge)
 
 
+def slide(
+    stamps: Sequence[float], *, warned: bool, now: float, count: int, seconds: float
+) -> tuple[list[float], Admission]:
+    """The one rule of a rate window (the stored one here, the bot's in-memory one too): the times of a person's
+    accepted commands within ``seconds`` of ``now``, with ``now`` among them when fewer than ``count`` were, and the
+    answer (``warned``: they were told of the limit since their last accepted command)."""
+    kept = [stamp for stamp in stamps if now - stamp < seconds]
+    if len(kept) < count:
+        return [*kept, now], Admission(admitted=True)
+    return kept, Admission(admitted=False, first_refusal=not warned)
+
+
 def _admit(tx: Transaction, user: str, *, count: int, seconds: float, now: float) -> Admission:
     tx.execute(
         "INSERT INTO conversation_rate (user_id, stamps, warned, updated) VALUES (?, '[]', 0, ?) "
@@ -93,17 +105,10 @@ def _admit(tx: Transaction, user: str, *, count: int, seconds: float, now: float
     lock = " FOR UPDATE" if tx.dialect == "postgresql" else ""
     row = tx.one(f"SELECT stamps, warned FROM conversation_rate WHERE user_id = ?{lock}", (user,))
     assert row is not None
-    stamps = [float(t) for t in json.loads(str(row[0])) if now - float(t) < seconds]
-    if len(stamps) < count:
-        stamps.append(now)
-        tx.execute(
-            "UPDATE conversation_rate SET stamps = ?, warned = 0, updated = ? WHERE user_id = ?",
-            (json.dumps(stamps), now, user),
-        )
-        return Admission(admitted=True)
-    first = not row[1]
+    stamps = [float(t) for t in json.loads(str(row[0]))]
+    kept, admission = slide(stamps, warned=bool(row[1]), now=now, count=count, seconds=seconds)
     tx.execute(
-        "UPDATE conversation_rate SET stamps = ?, warned = 1, updated = ? WHERE user_id = ?",
-        (json.dumps(stamps), now, user),
+        "UPDATE conversation_rate SET stamps = ?, warned = ?, updated = ? WHERE user_id = ?",
+        (json.dumps(kept), 0 if admission.admitted else 1, now, user),
     )
-    return Admission(admitted=False, first_refusal=first)
+    return admission
