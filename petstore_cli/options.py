@@ -11,6 +11,7 @@ import argparse
 from collections.abc import Sequence
 
 from petstore_api import __version__
+from petstore_os import OneLineParser, port_number
 
 __all__ = [
     "FACES",
@@ -49,10 +50,10 @@ PETSTORE_API_KEY, PETSTORE_CONFIG, PETSTORE_HTTP__TIMEOUT, ...) > config file
 `petstore config init` writes a commented config file."""
 
 
-def global_options(*, suppress: bool) -> argparse.ArgumentParser:
+def global_options(*, suppress: bool) -> OneLineParser:
     """Options accepted both before and after the subcommand."""
     default = argparse.SUPPRESS if suppress else None
-    p = argparse.ArgumentParser(add_help=False)
+    p = OneLineParser(add_help=False)
     g = p.add_argument_group("connection")
     g.add_argument(
         "--env",
@@ -85,7 +86,7 @@ def global_options(*, suppress: bool) -> argparse.ArgumentParser:
 
 def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     """The ``petstore`` parser; ``commands=False``: the root's own options only (see :func:`parse`)."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="petstore",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -143,7 +144,7 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         "(no public URL); with --mattermost, a Mattermost slash command ([bot.mattermost]).",
     )
     slack.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    slack.add_argument("--port", type=int, default=3000, help="port (default: 3000)")
+    slack.add_argument("--port", type=port_number, default=3000, help="port (default: 3000)")
     slack.add_argument("--mattermost", action="store_true", help="speak Mattermost's flavour (token, Markdown)")
     slack.add_argument(
         "--socket-mode",
@@ -206,10 +207,10 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
-def output_options(*, writes: bool = True) -> argparse.ArgumentParser:
+def output_options(*, writes: bool = True) -> OneLineParser:
     """How ``run`` and the registry subcommands print (a parent parser); ``writes``: and how their writes are
     consented to (``--yes``) or approved (``--wait``, ``--no-wait``)."""
-    p = argparse.ArgumentParser(add_help=False)
+    p = OneLineParser(add_help=False)
     g = p.add_argument_group("output")
     g.add_argument(
         "--format",
@@ -282,7 +283,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
 def _add_web_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
+    p.add_argument("--port", type=port_number, default=8000, help="port (default: 8000; 0 picks a free one)")
     p.add_argument("--play", metavar="SCRIPT", help="play this script of slash commands in every new session")
     p.add_argument("--delay", type=float, default=None, metavar="SECONDS", help="typing delay when playing")
     who = p.add_mutually_exclusive_group()

@@ -19,6 +19,7 @@ from bot_commands.commands import default_registry
 from bot_commands.parser import join_command
 from bot_commands.registry import Command, Registry
 from bot_commands.validation import suggest
+from petstore_os import OneLineParser
 
 from .exits import EXIT_USAGE
 from .options import FACES, global_options, output_options
@@ -64,7 +65,7 @@ def command_parser(cmd: Command) -> argparse.ArgumentParser:
     """``petstore NAME --help``: the command's usage and arguments (from its declaration) and petstore's options."""
     usage = cmd.usage.replace(f"/{cmd.name}", f"petstore {cmd.name}", 1) + " [petstore options]"
     aliases = f" (also: {', '.join('petstore ' + a for a in cmd.aliases)})" if cmd.aliases else ""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=f"petstore {cmd.name}",
         usage=usage,
         description=cmd.summary + aliases,
