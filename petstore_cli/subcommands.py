@@ -120,7 +120,7 @@ def subcommand_args(argv: Sequence[str], index: int, parser: argparse.ArgumentPa
     if "-h" in ours or "--help" in ours:
         command_parser(cmd).print_help()
         return 0
-    command_parser(cmd).parse_args(ours)  # a bad option: the usage of the command typed (petstore list), exit 2
+    command_parser(cmd).parse_args(ours)  # a bad option: one line naming the command typed (petstore list), exit 2
     args = parser.parse_args([*argv[:index], "run", *ours])
     args.lines = [(f"petstore {cmd.name}", join_command(word, *theirs))]  # as typed, like run -c
     return args
