@@ -187,9 +187,11 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         "auth",
         parents=common,
         help="store the API key of a server (system keyring, else a 0600 file)",
-        description="login: store the key of the server in effect (read from a masked prompt, or stdin when piped); "
-        "status: where it is kept (never the key); logout: remove it. A key from a flag, PETSTORE_API_KEY or the "
-        "config file wins over a stored one.",
+        description="login: store the key of the server in effect (read from a masked prompt, or stdin when piped) "
+        "and checks it against the server (one request; a refused key is not stored); status: where the key in "
+        "effect is kept (never the key) and whether the server accepts it; logout: remove it. A key from "
+        "PETSTORE_API_KEY, api_key_file or the config file wins over a stored one; no flag takes a key (a command "
+        "line is seen by every user of the host).",
     )
     auth.add_argument("action", choices=["login", "status", "logout"])
     approvals = sub.add_parser(
