@@ -109,6 +109,9 @@ def subcommand_args(argv: Sequence[str], index: int, parser: argparse.ArgumentPa
     cmd = registry.get(word)
     if cmd is None or word.lower() in FACES:
         return _unknown(word, registry)
+    for missing in cmd.needs:  # no face of this command line gives it what it needs (a chat bot's room)
+        print(f"petstore: {missing.missing(cmd.name)}", file=sys.stderr)
+        return EXIT_USAGE
     if not cmd.one_shot:
         print(
             f"petstore: /{cmd.name} works within a session, not as a subcommand: in petstore chat, the TUI, "
