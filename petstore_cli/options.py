@@ -199,10 +199,11 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         parents=[*common, output_options(writes=False)],
         help="requests for a second person's approval (writes under [bot] approvals)",
         description="list: the requests in the bots' shared state ([bot] state), newest first (id, asker, what, "
-        "state, age); show ID: one request whole (every field, who decided, why, what came of it).",
+        "state, age); show ID: one request whole (every field, who decided, why, what came of it); cancel ID: "
+        "withdraw a request of one's own that still waits.",
     )
-    approvals.add_argument("action", nargs="?", choices=["list", "show"], default="list")
-    approvals.add_argument("id", nargs="?", metavar="ID", help="the request's id (its code), for show")
+    approvals.add_argument("action", nargs="?", choices=["list", "show", "cancel"], default="list")
+    approvals.add_argument("id", nargs="?", metavar="ID", help="the request's id (its code), for show and cancel")
     approvals.add_argument(
         "--limit", type=_positive, default=50, metavar="N", help="list at most N requests (default: 50)"
     )
