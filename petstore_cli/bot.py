@@ -214,7 +214,7 @@ def matrix_main(
             f"[bot.matrix] needs one of password or access_token: set it in {where} or "
             "PETSTORE_BOT__MATRIX__PASSWORD / PETSTORE_BOT__MATRIX__ACCESS_TOKEN"
         )
-    _configure_logging(verbose=verbose)
+    configure_bot_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     assert matrix.homeserver is not None and matrix.user_id is not None
     state_dir = (matrix.state_dir or default_data_dir() / "bot").expanduser()
@@ -296,13 +296,23 @@ async def _serve(run: Run, composition: Composition, state: BotState) -> None:
         log.info("petstore bot stopped")
 
 
-def _configure_logging(*, verbose: int) -> None:
-    """What the bot does, one line each, on stderr (never a secret: the transport redacts them); every command,
-    reads too, with ``-v``."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+#: The bot's one format on stderr, for its own lines and those of the libraries under it.
+BOT_LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
+
+
+def configure_bot_logging(*, verbose: int) -> None:
+    """Every line on stderr in :data:`BOT_LOG_FORMAT`: what the bot does, one line each (never a secret: the
+    transport redacts them; every command, reads too, with ``-v``), and the warnings and errors of the libraries
+    under it (matrix-nio's ``Error validating response``, slack_sdk, aiohttp, uvicorn), which logging's last resort
+    would otherwise write raw. One handler, on the root logger; calling it again adds none."""
+    root = logging.getLogger()
+    if not any(handler.get_name() == "petstore-bot" for handler in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.set_name("petstore-bot")
+        handler.setFormatter(logging.Formatter(BOT_LOG_FORMAT))
+        root.addHandler(handler)
+    root.setLevel(logging.WARNING)  # the libraries: warnings and errors
     for logger in (log, logging.getLogger("petstore_state")):  # the lease changing hands, the shared state failing
-        logger.addHandler(handler)
         logger.setLevel(logging.DEBUG if verbose else logging.INFO)
 
 
@@ -342,7 +352,7 @@ def slack_main(
     else:
         signature = SlackSignature(bot.slack.signing_secret.get_secret_value())
     bot_token = None if mattermost else slack_token(bot, "bot_token", where=where, shape="xoxb-")
-    _configure_logging(verbose=verbose)
+    configure_bot_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     state = open_state(bot, state_dir=default_data_dir() / "bot", audit=composition.audit)
     # every replica serves; the lease holder alone runs the background work
@@ -461,7 +471,15 @@ def _serve_slack_http(
     from petstore_server.serve import QuietServer
 
     server = QuietServer(
-        uvicorn.Config(face.app(), host=host, port=port, log_level="warning", access_log=False, lifespan="on")
+        uvicorn.Config(
+            face.app(),
+            host=host,
+            port=port,
+            log_level="warning",
+            log_config=None,  # uvicorn's lines go through the bot's handler and format (configure_bot_logging)
+            access_log=False,
+            lifespan="on",
+        )
     )
     try:
         asyncio.run(_serve_http(server, face, composition, state, replication, background=background))
