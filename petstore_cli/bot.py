@@ -45,7 +45,11 @@ from .compose import Composition, compose
 if TYPE_CHECKING:
     import uvicorn
 
+    from bot_commands.outcome import Outcome
+    from petstore_bot.health import HealthServer
     from petstore_bot.slack import SlackFace
+
+    from .bot_replicas import Replication
 
 log = logging.getLogger("petstore_bot")
 
@@ -129,11 +133,13 @@ def build_core(
     names: Sequence[str] = (),
     state: BotState | None = None,
     notifications: BotNotifications | None = None,
+    observe: Callable[[Outcome], None] | None = None,
 ) -> BotCore:
     """The bot core on ``composition``'s client, with the ``[bot]`` settings (``prefix`` overrides bot.prefix:
     a slash command's, so no bare commands in direct messages); ``names``: what people call the bot; ``state``:
     where held writes, rate windows and ``$last`` are kept (None: in memory, for tests of the core alone);
-    ``notifications``: the watches and schedules its sessions reach (!watch, !every), when it can post unasked."""
+    ``notifications``: the watches and schedules its sessions reach (!watch, !every), when it can post unasked;
+    ``observe``: told every outcome (the process's metrics)."""
     pending = state.pending if state is not None else None
     policy = bot_policy(composition.policy, bot, env=composition.env.env)
 
@@ -161,6 +167,7 @@ def build_core(
         commands=composition.registry.names(),
         names=names,
         bare_in_direct=prefix is None,
+        observe=observe,
     )
 
 
@@ -196,6 +203,7 @@ def matrix_main(
     sandbox_reset: bool = False,
     audit_flag: Path | None = None,
     verbose: int = 0,
+    metrics_port: int | None = None,
 ) -> int:
     """Entry point of ``petstore bot matrix``; returns the exit code (0 after SIGTERM or Ctrl-C).
 
@@ -226,6 +234,7 @@ def matrix_main(
         return await transport.announce(room, reply, key=key)
 
     notifications = bot_notifications(composition, settings.bot, database=state.database, announce=announce)
+    health = bot_health(state, replication, port=metrics_port)
     core = build_core(
         composition,
         settings.bot,
@@ -233,6 +242,7 @@ def matrix_main(
         names=matrix_names(matrix.user_id),
         state=state,
         notifications=notifications,
+        observe=health.metrics.observe if health else None,
     )
     transport = MatrixTransport(
         homeserver=matrix.homeserver,
@@ -268,12 +278,30 @@ def matrix_main(
         background: list[Background] = [notifier(notifications, core, announce=announce, should_run=gate)]
         if poster is not None:
             background.append(poster.gated(gate))
+        if health is not None:
+            background.append(health)
         run = beside(background, lambda stop: transport.run(core.handle, stop=stop))
         asyncio.run(_serve(lambda stop: replication.around(run, stop), composition, state))
     except MatrixError as exc:
         print(f"petstore: matrix: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def bot_health(state: BotState, replication: Replication, *, port: int | None) -> HealthServer | None:
+    """The process's ``/healthz`` and ``/metrics`` on 127.0.0.1:``port`` (``--metrics-port``), beside the transport;
+    None when not asked for (off by default)."""
+    if port is None:
+        return None
+    from collections import Counter
+
+    from petstore_bot.health import BotMetrics, HealthServer
+
+    async def held() -> dict[str, int]:
+        waiting = await state.pending.store.recent(states=("waiting",), limit=10_000)
+        return dict(Counter(write.kind for write in waiting))
+
+    return HealthServer(BotMetrics(leading=replication.leadership.leading, held=held), port=port)
 
 
 async def _serve(run: Run, composition: Composition, state: BotState) -> None:
@@ -327,6 +355,7 @@ def slack_main(
     sandbox_reset: bool = False,
     audit_flag: Path | None = None,
     verbose: int = 0,
+    metrics_port: int | None = None,
 ) -> int:
     """Entry point of ``petstore bot slack [--mattermost | --socket-mode]``: serve the endpoints (or, in Socket
     Mode, hold the WebSocket to Slack) until SIGTERM or Ctrl-C."""
@@ -364,8 +393,15 @@ def slack_main(
             return await face.announce(room, reply, key=key)
 
         notifications = bot_notifications(composition, bot, database=state.database, announce=announce)
+    health = bot_health(state, replication, port=metrics_port)
     core = build_core(
-        composition, bot, platform=flavour, prefix=bot.slack.command + " ", state=state, notifications=notifications
+        composition,
+        bot,
+        platform=flavour,
+        prefix=bot.slack.command + " ",
+        state=state,
+        notifications=notifications,
+        observe=health.metrics.observe if health else None,
     )
     web = SlackWeb(bot_token=bot_token, api_url=bot.slack.api_url) if bot_token else None
     face = SlackFace(
@@ -402,6 +438,8 @@ def slack_main(
         background.append(notifier(notifications, core, announce=announce, should_run=replication.leadership.leading))
     if poster is not None:
         background.append(poster.gated(replication.leadership.leading))
+    if health is not None:
+        background.append(health)
     try:
         if app_token is not None:
             from petstore_bot.slack_socket import SocketMode

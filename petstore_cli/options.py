@@ -129,12 +129,13 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         "confirmation and an audit log ([bot] in the config).",
     )
     platforms = bot.add_subparsers(dest="platform", metavar="PLATFORM", required=True)
-    platforms.add_parser(
+    matrix = platforms.add_parser(
         "matrix",
         parents=common,
         help="a Matrix bot ([bot.matrix] in the config)",
         description="Log in to a Matrix homeserver and answer !commands in its rooms.",
     )
+    _metrics_option(matrix)
     slack = platforms.add_parser(
         "slack",
         parents=common,
@@ -146,6 +147,7 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     slack.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     slack.add_argument("--port", type=port_number, default=3000, help="port (default: 3000)")
     slack.add_argument("--mattermost", action="store_true", help="speak Mattermost's flavour (token, Markdown)")
+    _metrics_option(slack)
     slack.add_argument(
         "--socket-mode",
         action="store_true",
@@ -281,6 +283,15 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         default=0.0,
         metavar="SECONDS",
         help="with --echo, type each command out at this delay per character",
+    )
+
+
+def _metrics_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--metrics-port",
+        type=port_number,
+        metavar="PORT",
+        help="serve GET /healthz and GET /metrics (Prometheus) on 127.0.0.1:PORT (default: off; 0 picks a free one)",
     )
 
 
