@@ -204,7 +204,7 @@ ERRORS: tuple[ErrorKind, ...] = (
         "Not authorised",
         EXIT_FAILED,
         status=401,
-        hint="Check the API key: PETSTORE_API_KEY, or api_key in the config file.",
+        hint="Check the API key: PETSTORE_API_KEY, api_key in the config file, or the key petstore auth login stored.",
     ),
     ErrorKind(APIError, "not_found", "Not found", EXIT_FAILED, status=404),
     ErrorKind(APIError, "gone", "Operation gone", EXIT_FAILED, status=410),

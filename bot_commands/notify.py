@@ -17,7 +17,7 @@ from .context import CommandContext
 from .errors import Forbidden, RefusedError
 from .every import split_every
 from .parser import show
-from .policy import Access
+from .policy import Access, Capability
 from .ports import Notifications, ScheduledCommand
 from .registry import TypedCommand, command
 from .results import Notice, ScheduleList, ScheduleRow, WatchList
@@ -32,11 +32,8 @@ __all__ = [
     "notify_commands",
 ]
 
-#: What a face without the port says (``/watch works in chat rooms only``).
-CHAT_ONLY = (
-    "/{name} works in chat rooms only, with a bot that can post there: petstore bot matrix, or petstore bot slack "
-    "with [bot.slack] bot_token"
-)
+#: What every command here needs: a chat bot's room (elsewhere help leaves them out; typed, they say so).
+IN_A_ROOM = frozenset({Capability.ROOM})
 #: Commands that make or change schedules and watches: never run by a schedule.
 NOTIFY_COMMANDS = frozenset({"watch", "unwatch", "watches", "every", "schedules", "unschedule"})
 
@@ -52,7 +49,7 @@ class TooMany(RefusedError):
 def _port(context: CommandContext, name: str) -> Notifications:
     port = context.notifications
     if port is None:
-        raise Forbidden(CHAT_ONLY.format(name=name))
+        raise Forbidden(Capability.ROOM.missing(name))
     return port
 
 
@@ -72,6 +69,7 @@ class WatchParams:
 @command(
     "watch",
     one_shot=False,
+    needs=IN_A_ROOM,
     params=WatchParams,
     summary="Announce new pets (of a status) in this room",
     access=Access.READ,
@@ -89,6 +87,7 @@ async def watch(context: CommandContext, params: WatchParams) -> WatchList:
 @command(
     "unwatch",
     one_shot=False,
+    needs=IN_A_ROOM,
     params=WatchParams,
     summary="Stop announcing new pets (of a status) here",
     access=Access.READ,
@@ -101,7 +100,14 @@ async def unwatch(context: CommandContext, params: WatchParams) -> WatchList:
     return WatchList(statuses=tuple(await port.watches()), text=text)
 
 
-@command("watches", one_shot=False, params=NoParams, summary="Show what this room watches", access=Access.READ)
+@command(
+    "watches",
+    one_shot=False,
+    needs=IN_A_ROOM,
+    params=NoParams,
+    summary="Show what this room watches",
+    access=Access.READ,
+)
 async def watches(context: CommandContext, params: NoParams) -> WatchList:
     port = _port(context, "watches")
     return WatchList(statuses=tuple(await port.watches()), text="")
@@ -128,6 +134,7 @@ def _check_every(params: EveryParams) -> EveryParams:
 @command(
     "every",
     one_shot=False,
+    needs=IN_A_ROOM,
     params=EveryParams,
     summary="Run a read command here on a schedule",
     access=Access.READ,
@@ -148,7 +155,14 @@ async def every(context: CommandContext, params: EveryParams) -> ScheduleList:
     return ScheduleList(rows=(_row(made),), timezone=port.timezone, text=text)
 
 
-@command("schedules", one_shot=False, params=NoParams, summary="Show this room's schedules", access=Access.READ)
+@command(
+    "schedules",
+    one_shot=False,
+    needs=IN_A_ROOM,
+    params=NoParams,
+    summary="Show this room's schedules",
+    access=Access.READ,
+)
 async def schedules(context: CommandContext, params: NoParams) -> ScheduleList:
     port = _port(context, "schedules")
     rows = tuple(_row(found) for found in await port.schedules())
@@ -171,6 +185,7 @@ class UnscheduleParams:
 @command(
     "unschedule",
     one_shot=False,
+    needs=IN_A_ROOM,
     params=UnscheduleParams,
     summary="Drop one of this room's schedules",
     access=Access.READ,

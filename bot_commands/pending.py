@@ -190,7 +190,8 @@ def refusal(held: HeldWrite, *, step: Step, actor: Actor, now: float, authority:
     """Why ``actor`` may not ``step`` the held write now (None: they may): the rules, written once."""
     mine = authority.same(held.asker, actor.id)
     if step == "cancel":
-        if not mine or (held.room and not in_room(actor.where, held.room)):
+        at_its_terminal = held.where == actor.where == "terminal"  # a terminal's request, withdrawn where it was made
+        if not mine or (held.room and not at_its_terminal and not in_room(actor.where, held.room)):
             return "not_yours"
     elif held.kind != ("confirm" if step == "confirm" else "approve"):
         return "kind"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from .errors import Forbidden, ReadOnlyError, RefusedError
 
-__all__ = ["Access", "Actor", "Policy", "Role", "local_actor", "login_name"]
+__all__ = ["Access", "Actor", "Capability", "Policy", "Role", "local_actor", "login_name"]
 
 
 class Access(enum.Enum):
@@ -34,6 +34,25 @@ class Access(enum.Enum):
     CONFIRM = "confirm"  # confirms a deferred write (chat faces)
     ADMIN = "admin"  # reads what only admins may (the audit of a room)
     APPROVE = "approve"  # approves or denies another person's write (where writes need a second person)
+
+
+class Capability(enum.Enum):
+    """What a face must give some commands for them to work there at all, beyond who may run them. A command
+    declares what it needs (``Command.needs``); a session has what its face gave it (``CommandSession.capabilities``).
+    Help, completion and ``/whoami`` list only what the session can run; typed anyway, a command answers
+    :meth:`missing`."""
+
+    ROOM = "room"  # a chat bot's room, where watches and schedules post (the session's Notifications port)
+
+    def missing(self, name: str) -> str:
+        """The one line that says why ``/name`` does not work here, and where it does."""
+        return _MISSING[self].format(name=name)
+
+
+_MISSING = {
+    Capability.ROOM: "/{name} works in chat rooms only, with a bot that can post there: petstore bot matrix, or "
+    "petstore bot slack with [bot.slack] bot_token",
+}
 
 
 class Role(enum.Enum):
@@ -141,7 +160,7 @@ class Policy:
         if rule == "approval":
             return Forbidden(f"/{name}: writes here need no second person (approvals are not on for this environment)")
         if rule == "role":
-            return _role_refusal(name=name, access=access, actor=actor)
+            return _role_refusal(name=name, access=access, actor=actor, host_files=self.host_files)
         return None
 
     def allows(self, access: Access, actor: Actor) -> bool:
@@ -164,12 +183,14 @@ class Policy:
         return access is Access.WRITE and self.approval
 
 
-def _role_refusal(*, name: str, access: Access, actor: Actor) -> Forbidden:
+def _role_refusal(*, name: str, access: Access, actor: Actor, host_files: bool) -> Forbidden:
     """``/add needs the operator role in this room; you have viewer (ask an operator)``: in a chat room roles
-    are the room's; an admin's command at a terminal says where the audit is instead."""
+    are the room's; an admin's command at a terminal says where the audit is instead (not in a browser session,
+    whose person cannot read the host's files)."""
     needed = _NEEDS[access]
     if needed is Role.ADMIN and not actor.in_room:
-        return Forbidden(f"/{name} is for chat rooms (their admins); here, read the audit log file itself")
+        here = "; here, read the audit log file itself" if host_files else ""
+        return Forbidden(f"/{name} is for chat rooms (their admins){here}")
     here = " in this room" if actor.in_room else ""
     ask = "an admin" if needed is Role.ADMIN else "an operator"
     return Forbidden(f"/{name} needs the {needed} role{here}; you have {actor.role} (ask {ask})")

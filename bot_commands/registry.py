@@ -31,7 +31,7 @@ from .arguments import Arg, declared_args
 from .context import CommandContext
 from .errors import UsageError
 from .parser import show, split_command
-from .policy import Access
+from .policy import Access, Capability
 from .results import Help, HelpEntry, Result
 from .validation import suggest
 
@@ -66,6 +66,8 @@ class Command(ABC):
     #: The words after the name are the arguments as typed: no option is taken from them (``/every 10m /list
     #: --limit 5``: the ``--limit`` is the scheduled command's).
     raw: bool
+    #: What a face must give it to work there (a chat bot's room): help lists it only where it can run.
+    needs: frozenset[Capability]
 
     @abstractmethod
     def bind(self, values: _Values) -> object:
@@ -221,6 +223,7 @@ class TypedCommand(Command, Generic[P]):
     sends: Callable[[P], Mapping[str, object]] | None = None
     one_shot: bool = True
     raw: bool = False
+    needs: frozenset[Capability] = frozenset()
     args: tuple[Arg, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -334,11 +337,13 @@ def command(
     sends: Callable[[P], Mapping[str, object]] | None = None,
     one_shot: bool = True,
     raw: bool = False,
+    needs: frozenset[Capability] = frozenset(),
 ) -> Callable[[Handler[P]], TypedCommand[P]]:
     """Decorator declaring ``handler`` as the command ``/name`` taking ``params`` (returns the command).
 
     ``sends``: for a write, the fields it sends by their API names (None values are not sent), which a
-    confirmation shows in full."""
+    confirmation shows in full. ``needs``: what a face must give the command for it to work there (a chat bot's
+    room); elsewhere help leaves it out and running it says where it works."""
 
     def declare(handler: Handler[P]) -> TypedCommand[P]:
         return TypedCommand(
@@ -358,6 +363,7 @@ def command(
             sends=sends,
             one_shot=one_shot,
             raw=raw,
+            needs=needs,
         )
 
     return declare

@@ -73,13 +73,13 @@ def _pad(text: str, width: int, *, right: bool) -> str:
 def _plain_table(view: TableView, *, whole: bool) -> str:
     if not view.rows:
         return _one(view.empty)
-    if whole:
-        cells = [[_one(cell.text) for cell in row] for row in view.rows]
-    else:
-        cells = [
-            [clip_cells(_one(cell.text, col.width), col.width) for cell, col in zip(row, view.columns, strict=True)]
-            for row in view.rows
+    cells = [
+        [
+            _one(cell.text) if whole and not col.clipped else clip_cells(_one(cell.text, col.width), col.width)
+            for cell, col in zip(row, view.columns, strict=True)
         ]
+        for row in view.rows
+    ]
     heads = [_one(col.title) for col in view.columns]
     # A column is as wide as its widest cell up to the column's width: a longer (whole) cell runs past it in its
     # own row only, rather than padding every row out to it.

@@ -31,6 +31,7 @@ from .errors import (
     ConfirmationRequired,
     Declined,
     Failure,
+    Forbidden,
     NotApprovable,
     NotConfirmable,
     UsageError,
@@ -39,7 +40,7 @@ from .errors import (
 from .outcome import Outcome
 from .parser import show
 from .pending import BINDING, Decision, HeldWrite, HoldKind, HoldRequest, PendingWrites, refusal_message, same_person
-from .policy import Access, Actor, Policy, local_actor
+from .policy import Access, Actor, Capability, Policy, local_actor
 from .ports import AskApproval, Confirm, Notifications, PetStoreAPI, WriteRequest
 from .registry import Command, Invocation, Registry
 from .results import (
@@ -138,7 +139,7 @@ class CommandSession:
         #: The held write the running one was refused for where it is bound (audited in the request's room).
         self._refused: HeldWrite | None = None
         self._seq = 0
-        self._allowed: tuple[tuple[Policy, Actor], list[Command], frozenset[str]] | None = None
+        self._allowed: tuple[tuple[Policy, Actor, frozenset[Capability]], list[Command], frozenset[str]] | None = None
         #: Told how long work is going (``--all``: pages and pets so far); faces show it as progress.
         self.progress: Callable[[str], None] | None = None
         #: How consent is given where there is no one to ask (``confirm`` is None): the command as the person typed
@@ -190,8 +191,15 @@ class CommandSession:
 
     # -- what the actor may run ------------------------------------------------
 
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """What this session's face gave it, which some commands need (a chat bot's room: its notifications)."""
+        return frozenset({Capability.ROOM}) if self.notifications is not None else frozenset()
+
     def allows(self, command: Command) -> bool:
-        return self.policy.allows(command.access, self.actor)
+        """Whether the actor may run ``command`` here and it can work here: the one test help, completion and
+        ``/whoami`` list by."""
+        return command.needs <= self.capabilities and self.policy.allows(command.access, self.actor)
 
     def allowed_commands(self) -> list[Command]:
         """The commands this session's actor may run here (help, completion and palettes list these).
@@ -202,7 +210,7 @@ class CommandSession:
 
     def _allowed_now(self) -> tuple[list[Command], frozenset[str]]:
         """The allowed commands and their names, for the current policy and actor."""
-        key = (self.policy, self.actor)
+        key = (self.policy, self.actor, self.capabilities)
         if self._allowed is None or self._allowed[0] != key:
             commands = [c for c in self.registry.commands() if self.allows(c)]
             self._allowed = (key, commands, frozenset(c.name for c in commands))
@@ -323,7 +331,9 @@ class CommandSession:
 
     async def _perform(self, invocation: Invocation, *, confirm_write: bool) -> Result:
         cmd = invocation.command
-        if cmd.name not in self._allowed_now()[1]:  # allowed (the cached list) implies the check passes
+        if cmd.name not in self._allowed_now()[1]:  # allowed (the cached list) implies the checks pass
+            for missing in cmd.needs - self.capabilities:  # first: no role would make it work here
+                raise Forbidden(missing.missing(cmd.name))
             self.policy.check(name=cmd.name, access=cmd.access, actor=self.actor, what=invocation.what())
         if self.ask_approval is not None and cmd.access is Access.WRITE:
             request = WriteRequest(

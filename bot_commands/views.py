@@ -88,6 +88,9 @@ class Column:
     title: str
     align: Literal["left", "right"] = "left"
     width: int = CELL_WIDTH
+    #: Clipped to ``width`` (ending in an ellipsis) even where output is otherwise whole (a pipe): the whole value
+    #: is shown elsewhere (``petstore approvals show ID``), and the columns after it stay in line.
+    clipped: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -545,26 +548,32 @@ APPROVAL_COLUMNS = ("id", "asker", "what", "state", "age")
 
 @_presents(ApprovalRequests)
 def _approval_requests(result: ApprovalRequests, prefix: str) -> Presentation:
-    if result.detail and result.records:
+    if result.detail and result.records:  # a card: the fields that hold something (the JSON keeps every one)
         record = result.records[0]
-        fields = tuple((name, Cell(_approval_cell(name, value))) for name, value in record.items())
+        shown = ((name, _approval_cell(name, value)) for name, value in record.items())
+        fields = tuple((name, Cell(text)) for name, text in shown if text)
         return Presentation(view=CardView(title="", fields=fields), summary=f"request {record.get('id')}")
     rows = tuple(
         tuple(Cell(_approval_cell(name, record.get(name))) for name in APPROVAL_COLUMNS) for record in result.records
     )
-    view = TableView(
-        columns=tuple(Column(name, align="right" if name == "age" else "left") for name in APPROVAL_COLUMNS),
-        rows=rows,
-        empty="no requests for approval",
+    columns = tuple(
+        Column(name, align="right" if name == "age" else "left", clipped=name == "what") for name in APPROVAL_COLUMNS
     )
+    view = TableView(columns=columns, rows=rows, empty="no requests for approval")
     return Presentation(view=view, summary=_plural(len(rows), "request"))
 
 
 def _approval_cell(name: str, value: JSON) -> str:
+    """A field of a request as a person reads it: ``yes``/``no``, an age, ``key=value`` pairs, nested JSON as JSON
+    (never Python's spelling of it); empty when unset."""
     if name == "age" and isinstance(value, int | float):
         return _age(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, dict):
-        return ", ".join(f"{key}={item}" for key, item in value.items())
+        return ", ".join(f"{key}={_json_text(item)}" for key, item in value.items())
+    if isinstance(value, list):
+        return _json_text(value)
     return "" if value is None else str(value)
 
 

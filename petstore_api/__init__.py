@@ -1,4 +1,4 @@
-"""Async client for the Pet Store API (spec: shared/spec).
+"""Async client for the Pet Store API (spec: docs/spec/petstore-api.txt).
 
 Attributes are imported lazily so that ``import petstore_api`` (for the
 version, say) costs nothing; ``from petstore_api import PetStoreClient``

@@ -22,7 +22,7 @@ import logging
 import socket
 import time
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -32,6 +32,7 @@ from pydantic import SecretStr
 import petstore_api.errors as errors
 
 from .events import SECRET_HEADERS, AttemptStarted, EventHook, Exchange, Retrying
+from .links import Links
 from .masking import mask_secret
 from .policy import RETRY_STATUSES, RetryPolicy, Timeouts, parse_retry_after
 from .urls import origin
@@ -86,6 +87,8 @@ class Reply:
     headers: httpx.Headers
     body: bytes
     url: httpx.URL
+    #: The ``Link`` header as httpx parses it (``Response.links``): read with ``links.link_target``.
+    links: Links = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,6 +303,7 @@ class Sender:
         return Reply(
             status=response.status_code,
             headers=response.headers,
+            links=response.links,
             body=body,
             url=request.url,
         )

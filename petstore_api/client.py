@@ -32,7 +32,7 @@ from ._inputs import build_new_pet, check_idempotency_key, check_limit, check_pe
 from .deprecation import notice_from_headers
 from .errors import ConfigError, ProtocolError
 from .events import EventHook
-from .links import find_link
+from .links import link_target
 from .masking import mask_secret
 from .models import CreatedPet, NewPet, PetPage, PetStatus, PetWithNotice
 from .policy import RetryPolicy, Timeouts
@@ -263,7 +263,9 @@ class PetStoreClient:
         label = f"GET /pets/{pet_id}"
         reply = await self._call("GET", self._url(f"/pets/{pet_id}"), label=label)
         pet, raw = read_pet(reply, label=label)
-        notice = notice_from_headers(reply.headers, operation="getPet", resolve=partial(_resolve, reply.url))
+        notice = notice_from_headers(
+            reply.headers, links=reply.links, operation="getPet", resolve=partial(_resolve, reply.url)
+        )
         return PetWithNotice(pet=pet, notice=notice, raw=raw)
 
     async def list_orders(self) -> Any:
@@ -302,7 +304,7 @@ class PetStoreClient:
     @staticmethod
     def _next_url(reply: Reply, *, label: str) -> str | None:
         """The ``rel="next"`` target made absolute (checked, as a URL, when it is followed)."""
-        target = find_link(reply.headers.get_list("link"), "next")
+        target = link_target(reply.links, "next")
         if target is None:
             return None
         target = target.strip()

@@ -15,7 +15,7 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
-from .links import find_link
+from .links import Links, link_target
 from .models import SUNSET_DATE, DeprecationNotice
 
 __all__ = ["parse_deprecation", "parse_sunset", "notice_from_headers"]
@@ -54,12 +54,14 @@ def notice_from_headers(
     *,
     operation: str,
     resolve: Callable[[str], str | None],
+    links: Links | None = None,
     default_sunset: date = SUNSET_DATE,
 ) -> DeprecationNotice:
-    """Build the notice for ``operation``; ``resolve`` turns a link target into an absolute URL."""
+    """Build the notice for ``operation``; ``links``: the response's (httpx's ``Response.links``), whose
+    ``successor-version`` is the successor; ``resolve`` turns a link target into an absolute URL."""
     deprecation = headers.get("deprecation")
     sunset = headers.get("sunset")
-    successor = find_link(headers.get_list("link"), "successor-version")
+    successor = link_target(links or {}, "successor-version")
     return DeprecationNotice(
         operation=operation,
         sunset=parse_sunset(sunset) or default_sunset,

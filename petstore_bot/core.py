@@ -71,8 +71,11 @@ class BotCore:
         names: Sequence[str] = (),
         bare_in_direct: bool = True,
         conversations: ConversationStore | None = None,
+        observe: Callable[[Outcome], None] | None = None,
     ) -> None:
         self.prefix = prefix
+        #: Told every command's outcome (the process's metrics), when set.
+        self._observe = observe
         self.platform = platform
         #: The command names (aliases too) of the sessions' registry, for replies that name a command.
         self.commands: frozenset[str] = frozenset(commands)
@@ -119,7 +122,7 @@ class BotCore:
             rate = self._limiter.rate
             return SLOW_DOWN.format(count=rate.count, seconds=rate.seconds)
         outcome = await self.run(message)
-        _log_outcome(message, outcome)
+        self._answered(message, outcome)
         return outcome
 
     async def run(self, message: Incoming) -> Outcome:
@@ -164,6 +167,11 @@ class BotCore:
         except StateError as exc:
             log.warning("$last not kept in the state: %s", exc)
 
+    def _answered(self, message: Incoming, outcome: Outcome) -> None:
+        _log_outcome(message, outcome)
+        if self._observe is not None:
+            self._observe(outcome)
+
     async def reply_as(self, *, room: str, user: str, line: str) -> Reply:
         """The reply to ``line`` run in ``room`` as ``user`` with their role now, in a session of its own (a
         schedule's run: the person's conversation and its ``$last`` are left alone); writes are refused."""
@@ -171,7 +179,7 @@ class BotCore:
         session = self._make_session(actor)
         session.policy = replace(session.policy, read_only=True)
         outcome = await session.run(line)
-        _log_outcome(Incoming(platform=self.platform, room=room, user=user, event_id="", text=line), outcome)
+        self._answered(Incoming(platform=self.platform, room=room, user=user, event_id="", text=line), outcome)
         return reply_for(outcome, prefix=self.prefix, commands=self.commands, addressing=self.addressing)
 
     async def resume(self, held: HeldWrite) -> Reply:

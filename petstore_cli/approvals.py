@@ -8,7 +8,8 @@ what came of it. The terminal waits for that (a spinner on stderr at a terminal;
 wait, by default the request's TTL) and prints the result as the command would have, or the denial with its reason;
 ``--no-wait`` prints the request's id and ends. Ctrl-C stops the wait, never the request.
 
-``petstore approvals`` lists the requests and ``petstore approvals show ID`` one of them, in every output format.
+``petstore approvals`` lists the requests and ``petstore approvals show ID`` one of them, in every output format;
+``petstore approvals cancel ID`` withdraws one's own request (the store's ``cancel``: its asker only, once).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot_commands.errors import ApprovalDenied, ApprovalExpired, CommandError, StillWaiting
+from bot_commands.policy import Actor
 from bot_commands.ports import WriteRequest
-from bot_commands.results import JSON, ApprovalRequested, ApprovalRequests, Notice, PetCreated, Result
+from bot_commands.results import JSON, ApprovalRequested, ApprovalRequests, Cancelled, Notice, PetCreated, Result
 from bot_commands.sanitize import visible
 from petstore_api.models import Pet
 from petstore_state import Database, StateError, open_database
@@ -41,6 +43,7 @@ __all__ = [
     "TerminalApproval",
     "WaitOptions",
     "approval_record",
+    "cancel_request",
     "needs_approval",
     "open_store",
     "result_of",
@@ -257,6 +260,43 @@ def approvals_result(store: PendingStore, *, show: str | None, limit: int, now: 
         return ApprovalRequests(records=(request_record(found, now=now, detail=True),), detail=True)
     writes = store.recent_sync(kind="approve", limit=limit)
     return ApprovalRequests(records=tuple(request_record(w, now=now) for w in writes))
+
+
+#: Why ``petstore approvals cancel`` did not cancel a request, by the store's refusal (the id is put in).
+CANCEL_REFUSED = {
+    "unknown": "no request for approval {code!r}: petstore approvals lists them",
+    "kind": "no request for approval {code!r}: petstore approvals lists them",
+    "not_yours": "request {code} was asked for by {asker}: only its asker may cancel it (another person may !deny it)",
+    "decided": "request {code} is already {state}: nothing to cancel",
+    "expired": "request {code} expired: nothing to cancel, nothing was sent",
+}
+
+
+async def cancel_request(store: PendingStore, code: str, *, asker: str) -> Cancelled:
+    """Withdraw ``asker``'s own request ``code`` (``petstore approvals cancel ID``), once; CommandError (one line)
+    when it is not theirs, not waiting, or not there."""
+    from bot_commands.pending import refusal
+    from petstore_bot.pending import RoomAuthority, held_write
+    from petstore_bot.roles import RoleBook
+
+    actor, now = Actor(id=asker, where="terminal"), store.clock()
+    authority = RoomAuthority(RoleBook.of(operators=[], viewers=[], default="none"))  # a withdrawal asks no role
+
+    def check(row: PendingWrite) -> str | None:
+        return refusal(held_write(row), step="cancel", actor=actor, now=now, authority=authority)
+
+    taken = await store.transition(code, check=check, to="cancelled", by=asker)
+    if taken.taken and taken.write is not None:
+        return Cancelled(code=taken.write.code, what=taken.write.what)
+    found = taken.write
+    why = taken.refusal if found is not None and found.kind == "approve" else "unknown"
+    raise CommandError(
+        CANCEL_REFUSED[why or "unknown"].format(
+            code=visible(code.strip()) if found is None else found.code,
+            asker=found.asker if found else "",
+            state=found.state if found else "",
+        )
+    )
 
 
 def wire_approval(

@@ -48,7 +48,11 @@ from .compose import Composition, compose
 if TYPE_CHECKING:
     import uvicorn
 
+    from bot_commands.outcome import Outcome
+    from petstore_bot.health import HealthServer
     from petstore_bot.slack import SlackFace
+
+    from .bot_replicas import Replication
 
 log = logging.getLogger("petstore_bot")
 
@@ -156,11 +160,13 @@ def build_core(
     names: Sequence[str] = (),
     state: BotState | None = None,
     notifications: BotNotifications | None = None,
+    observe: Callable[[Outcome], None] | None = None,
 ) -> BotCore:
     """The bot core on ``composition``'s client, with the ``[bot]`` settings (``prefix`` overrides bot.prefix:
     a slash command's, so no bare commands in direct messages); ``names``: what people call the bot; ``state``:
     where held writes, rate windows and ``$last`` are kept (None: in memory, for tests of the core alone);
-    ``notifications``: the watches and schedules its sessions reach (!watch, !every), when it can post unasked."""
+    ``notifications``: the watches and schedules its sessions reach (!watch, !every), when it can post unasked;
+    ``observe``: told every outcome (the process's metrics)."""
     roles = role_book(bot)
     pending = state.pending.governed_by(roles, people=bot.who) if state is not None else None
     policy = bot_policy(composition.policy, bot, env=composition.env.env)
@@ -189,6 +195,7 @@ def build_core(
         commands=composition.registry.names(),
         names=names,
         bare_in_direct=prefix is None,
+        observe=observe,
     )
 
 
@@ -224,6 +231,7 @@ def matrix_main(
     sandbox_reset: bool = False,
     audit_flag: Path | None = None,
     verbose: int = 0,
+    metrics_port: int | None = None,
 ) -> int:
     """Entry point of ``petstore bot matrix``; returns the exit code (0 after SIGTERM or Ctrl-C).
 
@@ -242,7 +250,7 @@ def matrix_main(
             f"[bot.matrix] needs one of password or access_token: set it in {where} or "
             "PETSTORE_BOT__MATRIX__PASSWORD / PETSTORE_BOT__MATRIX__ACCESS_TOKEN"
         )
-    _configure_logging(verbose=verbose)
+    configure_bot_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     assert matrix.homeserver is not None and matrix.user_id is not None
     state_dir = (matrix.state_dir or default_data_dir() / "bot").expanduser()
@@ -257,6 +265,7 @@ def matrix_main(
     notifications = bot_notifications(
         composition, settings.bot, database=state.database, announce=announce, lease=lease
     )
+    health = bot_health(state, replication, port=metrics_port)
     core = build_core(
         composition,
         settings.bot,
@@ -264,6 +273,7 @@ def matrix_main(
         names=matrix_names(matrix.user_id),
         state=state,
         notifications=notifications,
+        observe=health.metrics.observe if health else None,
     )
     transport = MatrixTransport(
         homeserver=matrix.homeserver,
@@ -306,12 +316,30 @@ def matrix_main(
         ]
         if poster is not None:
             background.append(poster.gated(gate, lease=lease))
+        if health is not None:
+            background.append(health)
         run = beside(background, lambda stop: transport.run(core.handle, stop=stop))
         asyncio.run(_serve(lambda stop: replication.around(run, stop, reach=transport.reach), composition, state))
     except MatrixError as exc:
         print(f"petstore: matrix: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def bot_health(state: BotState, replication: Replication, *, port: int | None) -> HealthServer | None:
+    """The process's ``/healthz`` and ``/metrics`` on 127.0.0.1:``port`` (``--metrics-port``), beside the transport;
+    None when not asked for (off by default)."""
+    if port is None:
+        return None
+    from collections import Counter
+
+    from petstore_bot.health import BotMetrics, HealthServer
+
+    async def held() -> dict[str, int]:
+        waiting = await state.pending.store.recent(states=("waiting",), limit=10_000)
+        return dict(Counter(write.kind for write in waiting))
+
+    return HealthServer(BotMetrics(leading=replication.leadership.leading, held=held), port=port)
 
 
 async def _serve(run: Run, composition: Composition, state: BotState) -> None:
@@ -334,13 +362,23 @@ async def _serve(run: Run, composition: Composition, state: BotState) -> None:
         log.info("petstore bot stopped")
 
 
-def _configure_logging(*, verbose: int) -> None:
-    """What the bot does, one line each, on stderr (never a secret: the transport redacts them); every command,
-    reads too, with ``-v``."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+#: The bot's one format on stderr, for its own lines and those of the libraries under it.
+BOT_LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
+
+
+def configure_bot_logging(*, verbose: int) -> None:
+    """Every line on stderr in :data:`BOT_LOG_FORMAT`: what the bot does, one line each (never a secret: the
+    transport redacts them; every command, reads too, with ``-v``), and the warnings and errors of the libraries
+    under it (matrix-nio's ``Error validating response``, slack_sdk, aiohttp, uvicorn), which logging's last resort
+    would otherwise write raw. One handler, on the root logger; calling it again adds none."""
+    root = logging.getLogger()
+    if not any(handler.get_name() == "petstore-bot" for handler in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.set_name("petstore-bot")
+        handler.setFormatter(logging.Formatter(BOT_LOG_FORMAT))
+        root.addHandler(handler)
+    root.setLevel(logging.WARNING)  # the libraries: warnings and errors
     for logger in (log, logging.getLogger("petstore_state")):  # the lease changing hands, the shared state failing
-        logger.addHandler(handler)
         logger.setLevel(logging.DEBUG if verbose else logging.INFO)
 
 
@@ -355,6 +393,7 @@ def slack_main(
     sandbox_reset: bool = False,
     audit_flag: Path | None = None,
     verbose: int = 0,
+    metrics_port: int | None = None,
 ) -> int:
     """Entry point of ``petstore bot slack [--mattermost | --socket-mode]``: serve the endpoints (or, in Socket
     Mode, hold the WebSocket to Slack) until SIGTERM or Ctrl-C."""
@@ -380,7 +419,7 @@ def slack_main(
     else:
         signature = SlackSignature(bot.slack.signing_secret.get_secret_value())
     bot_token = None if mattermost else slack_token(bot, "bot_token", where=where, shape="xoxb-")
-    _configure_logging(verbose=verbose)
+    configure_bot_logging(verbose=verbose)
     composition = compose_bot(settings, sandbox_reset=sandbox_reset, audit_flag=audit_flag)
     state = open_state(bot, state_dir=default_data_dir() / "bot", audit=composition.audit)
     # every replica serves; the lease holder alone runs the background work
@@ -394,8 +433,15 @@ def slack_main(
         notifications = bot_notifications(
             composition, bot, database=state.database, announce=announce, lease=replication.leadership.lease
         )
+    health = bot_health(state, replication, port=metrics_port)
     core = build_core(
-        composition, bot, platform=flavour, prefix=bot.slack.command + " ", state=state, notifications=notifications
+        composition,
+        bot,
+        platform=flavour,
+        prefix=bot.slack.command + " ",
+        state=state,
+        notifications=notifications,
+        observe=health.metrics.observe if health else None,
     )
     web = SlackWeb(bot_token=bot_token, api_url=bot.slack.api_url) if bot_token else None
     face = SlackFace(
@@ -439,6 +485,8 @@ def slack_main(
         )
     if poster is not None:
         background.append(poster.gated(leadership.leading, lease=leadership.lease))
+    if health is not None:
+        background.append(health)
     try:
         if app_token is not None:
             from petstore_bot.slack_socket import SocketMode
@@ -508,7 +556,15 @@ def _serve_slack_http(
     from petstore_server.serve import QuietServer
 
     server = QuietServer(
-        uvicorn.Config(face.app(), host=host, port=port, log_level="warning", access_log=False, lifespan="on")
+        uvicorn.Config(
+            face.app(),
+            host=host,
+            port=port,
+            log_level="warning",
+            log_config=None,  # uvicorn's lines go through the bot's handler and format (configure_bot_logging)
+            access_log=False,
+            lifespan="on",
+        )
     )
     try:
         asyncio.run(_serve_http(server, face, composition, state, replication, background=background))

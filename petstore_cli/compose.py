@@ -102,10 +102,10 @@ def compose(
     audit = AuditLog(path.expanduser(), warn=warn).open() if path else None
     target = resolve_target(settings)
     if target.api_key is None and target.base_url and not target.sandbox:  # last resort: petstore auth login's
-        from .auth import stored_key
+        from .settings.keystore import stored_key_for
 
-        key = stored_key(target.base_url, config_dir=settings.config_path.parent if settings.config_path else None)
-        target = replace(target, api_key=SecretStr(key)) if key else target
+        stored = stored_key_for(settings, target)
+        target = replace(target, api_key=stored.key) if stored else target
     closers: list[Callable[[], object]] = []
     transport = None
     base_url = target.base_url or ""

@@ -1,10 +1,11 @@
 """``petstore config path|show|init``: where the config file is, what is in effect and why, a new file.
 
-``show`` lists every setting of :class:`petstore_cli.settings.model.Settings` (walked from the model,
-so a new setting shows up by itself) with its effective value and where it came from: a flag,
-an environment variable (named), the config file (``file:line``) or the default. The API keys
-are masked, a URL's password (``[bot] state``) shown as ``***``. ``init`` writes ``config.example.toml`` (shipped in
-this package; a test keeps it byte-identical to the top-level file) with mode 0600 and never overwrites a file.
+``show`` lists every setting of :class:`petstore_cli.settings.model.Settings` (walked from the model, so a new
+setting shows up by itself) with its effective value and where it came from: a flag, an environment variable
+(named), the config file (``file:line``), the key store (``petstore auth login``'s key for the server in effect) or
+the default. The API keys are masked, a URL's password (``[bot] state``) shown as ``***``. ``init`` writes
+``config.example.toml`` (shipped in this package; a test keeps it byte-identical to the top-level file) with mode
+0600 and never overwrites a file.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from petstore_os import open_private
 
 from .faces import overrides
 
-__all__ = ["Setting", "config_main", "effective_settings", "example_text"]
+__all__ = ["Setting", "config_main", "effective_settings", "example_text", "with_stored_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +144,26 @@ def in_effect(rows: list[Setting], settings: Settings) -> list[Setting]:
     return out
 
 
+def with_stored_key(rows: list[Setting], settings: Settings) -> list[Setting]:
+    """``rows`` with the key ``petstore auth login`` stored for the server in effect, masked, on that environment's
+    ``api_key`` row, when no other source gives one (what ``compose`` uses: ``settings.keystore.stored_key_for``)."""
+    from petstore_api.errors import ConfigError
+
+    from .settings.keystore import stored_key_for
+    from .settings.target import resolve_target
+
+    try:
+        target = resolve_target(settings)
+    except ConfigError:
+        return rows
+    stored = stored_key_for(settings, target)
+    if stored is None:
+        return rows
+    name = "api_key" if target.env == "custom" else f"{target.env}.api_key"
+    shown = Setting(name, mask_secret(stored.key), f"petstore auth login, in {stored.where}")
+    return [shown if row.name == name else row for row in rows]
+
+
 def _show(args: argparse.Namespace) -> int:
     import tomllib
 
@@ -154,7 +175,7 @@ def _show(args: argparse.Namespace) -> int:
     rows = effective_settings(
         loaded.settings, flags=flags, environ=os.environ, path=path if text else None, toml=toml, toml_text=text
     )
-    rows = in_effect(rows, loaded.settings)
+    rows = with_stored_key(in_effect(rows, loaded.settings), loaded.settings)
     state = "read" if text else "not found; petstore config init writes one"
     print(f"# config file: {path} ({state})")
     for warning in loaded.warnings:

@@ -165,9 +165,15 @@ def _bot(loaded: LoadedSettings, args: argparse.Namespace) -> int:
             sandbox_reset=reset,
             audit_flag=audit_flag,
             verbose=verbose,
+            metrics_port=args.metrics_port,
         )
     return matrix_main(
-        loaded.settings, config_file=loaded.config_file, sandbox_reset=reset, audit_flag=audit_flag, verbose=verbose
+        loaded.settings,
+        config_file=loaded.config_file,
+        sandbox_reset=reset,
+        audit_flag=audit_flag,
+        verbose=verbose,
+        metrics_port=args.metrics_port,
     )
 
 

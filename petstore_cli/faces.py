@@ -40,6 +40,7 @@ def configure_logging(verbosity: int) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     logger.addHandler(handler)
+    logger.propagate = False  # once: not again through a root handler (a bot's, which takes the libraries' lines)
     logger.setLevel(logging.DEBUG)
 
 

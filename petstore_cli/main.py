@@ -34,9 +34,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 def quiet_on_closed_pipe(run: Callable[[], int]) -> int:
     """``run()``, ending quietly with exit 0 when stdout is a pipe its reader closed (``petstore ... | head -1``):
     the reader has what it wanted. What is still buffered is flushed here, where a closed pipe can be caught, and
-    then stdout points at /dev/null so that nothing at exit tries again."""
+    then stdout points at /dev/null so that nothing at exit tries again. That holds for a ``SystemExit`` too
+    (argparse's ``--help``): left to the interpreter's flush at exit, a closed pipe is ``Exception ignored ...``
+    and exit 120."""
     try:
-        code = run()
+        try:
+            code = run()
+        except SystemExit:  # argparse's --help and --version print, then exit: flush before the interpreter does
+            sys.stdout.flush()
+            raise
         sys.stdout.flush()
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)

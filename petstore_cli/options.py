@@ -11,6 +11,7 @@ import argparse
 from collections.abc import Sequence
 
 from petstore_api import __version__
+from petstore_os import OneLineParser, port_number
 
 __all__ = [
     "FACES",
@@ -49,10 +50,10 @@ PETSTORE_API_KEY, PETSTORE_CONFIG, PETSTORE_HTTP__TIMEOUT, ...) > config file
 `petstore config init` writes a commented config file."""
 
 
-def global_options(*, suppress: bool) -> argparse.ArgumentParser:
+def global_options(*, suppress: bool) -> OneLineParser:
     """Options accepted both before and after the subcommand."""
     default = argparse.SUPPRESS if suppress else None
-    p = argparse.ArgumentParser(add_help=False)
+    p = OneLineParser(add_help=False)
     g = p.add_argument_group("connection")
     g.add_argument(
         "--env",
@@ -85,7 +86,7 @@ def global_options(*, suppress: bool) -> argparse.ArgumentParser:
 
 def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     """The ``petstore`` parser; ``commands=False``: the root's own options only (see :func:`parse`)."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="petstore",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -128,12 +129,13 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         "confirmation and an audit log ([bot] in the config).",
     )
     platforms = bot.add_subparsers(dest="platform", metavar="PLATFORM", required=True)
-    platforms.add_parser(
+    matrix = platforms.add_parser(
         "matrix",
         parents=common,
         help="a Matrix bot ([bot.matrix] in the config)",
         description="Log in to a Matrix homeserver and answer !commands in its rooms.",
     )
+    _metrics_option(matrix)
     slack = platforms.add_parser(
         "slack",
         parents=common,
@@ -143,8 +145,9 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         "(no public URL); with --mattermost, a Mattermost slash command ([bot.mattermost]).",
     )
     slack.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    slack.add_argument("--port", type=int, default=3000, help="port (default: 3000)")
+    slack.add_argument("--port", type=port_number, default=3000, help="port (default: 3000)")
     slack.add_argument("--mattermost", action="store_true", help="speak Mattermost's flavour (token, Markdown)")
+    _metrics_option(slack)
     slack.add_argument(
         "--socket-mode",
         action="store_true",
@@ -186,9 +189,11 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         "auth",
         parents=common,
         help="store the API key of a server (system keyring, else a 0600 file)",
-        description="login: store the key of the server in effect (read from a masked prompt, or stdin when piped); "
-        "status: where it is kept (never the key); logout: remove it. A key from a flag, PETSTORE_API_KEY or the "
-        "config file wins over a stored one.",
+        description="login: store the key of the server in effect (read from a masked prompt, or stdin when piped) "
+        "and checks it against the server (one request; a refused key is not stored); status: where the key in "
+        "effect is kept (never the key) and whether the server accepts it; logout: remove it. A key from "
+        "PETSTORE_API_KEY, api_key_file or the config file wins over a stored one; no flag takes a key (a command "
+        "line is seen by every user of the host).",
     )
     auth.add_argument("action", choices=["login", "status", "logout"])
     approvals = sub.add_parser(
@@ -196,20 +201,21 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         parents=[*common, output_options(writes=False)],
         help="requests for a second person's approval (writes under [bot] approvals)",
         description="list: the requests in the bots' shared state ([bot] state), newest first (id, asker, what, "
-        "state, age); show ID: one request whole (every field, who decided, why, what came of it).",
+        "state, age); show ID: one request whole (every field, who decided, why, what came of it); cancel ID: "
+        "withdraw a request of one's own that still waits.",
     )
-    approvals.add_argument("action", nargs="?", choices=["list", "show"], default="list")
-    approvals.add_argument("id", nargs="?", metavar="ID", help="the request's id (its code), for show")
+    approvals.add_argument("action", nargs="?", choices=["list", "show", "cancel"], default="list")
+    approvals.add_argument("id", nargs="?", metavar="ID", help="the request's id (its code), for show and cancel")
     approvals.add_argument(
         "--limit", type=_positive, default=50, metavar="N", help="list at most N requests (default: 50)"
     )
     return parser
 
 
-def output_options(*, writes: bool = True) -> argparse.ArgumentParser:
+def output_options(*, writes: bool = True) -> OneLineParser:
     """How ``run`` and the registry subcommands print (a parent parser); ``writes``: and how their writes are
     consented to (``--yes``) or approved (``--wait``, ``--no-wait``)."""
-    p = argparse.ArgumentParser(add_help=False)
+    p = OneLineParser(add_help=False)
     g = p.add_argument_group("output")
     g.add_argument(
         "--format",
@@ -280,9 +286,18 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _metrics_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--metrics-port",
+        type=port_number,
+        metavar="PORT",
+        help="serve GET /healthz and GET /metrics (Prometheus) on 127.0.0.1:PORT (default: off; 0 picks a free one)",
+    )
+
+
 def _add_web_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
+    p.add_argument("--port", type=port_number, default=8000, help="port (default: 8000; 0 picks a free one)")
     p.add_argument("--play", metavar="SCRIPT", help="play this script of slash commands in every new session")
     p.add_argument("--delay", type=float, default=None, metavar="SECONDS", help="typing delay when playing")
     who = p.add_mutually_exclusive_group()

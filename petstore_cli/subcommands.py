@@ -19,6 +19,7 @@ from bot_commands.commands import default_registry
 from bot_commands.parser import join_command
 from bot_commands.registry import Command, Registry
 from bot_commands.validation import suggest
+from petstore_os import OneLineParser
 
 from .exits import EXIT_USAGE
 from .options import FACES, global_options, output_options
@@ -64,7 +65,7 @@ def command_parser(cmd: Command) -> argparse.ArgumentParser:
     """``petstore NAME --help``: the command's usage and arguments (from its declaration) and petstore's options."""
     usage = cmd.usage.replace(f"/{cmd.name}", f"petstore {cmd.name}", 1) + " [petstore options]"
     aliases = f" (also: {', '.join('petstore ' + a for a in cmd.aliases)})" if cmd.aliases else ""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=f"petstore {cmd.name}",
         usage=usage,
         description=cmd.summary + aliases,
@@ -108,6 +109,9 @@ def subcommand_args(argv: Sequence[str], index: int, parser: argparse.ArgumentPa
     cmd = registry.get(word)
     if cmd is None or word.lower() in FACES:
         return _unknown(word, registry)
+    for missing in cmd.needs:  # no face of this command line gives it what it needs (a chat bot's room)
+        print(f"petstore: {missing.missing(cmd.name)}", file=sys.stderr)
+        return EXIT_USAGE
     if not cmd.one_shot:
         print(
             f"petstore: /{cmd.name} works within a session, not as a subcommand: in petstore chat, the TUI, "
@@ -119,7 +123,7 @@ def subcommand_args(argv: Sequence[str], index: int, parser: argparse.ArgumentPa
     if "-h" in ours or "--help" in ours:
         command_parser(cmd).print_help()
         return 0
-    command_parser(cmd).parse_args(ours)  # a bad option: the usage of the command typed (petstore list), exit 2
+    command_parser(cmd).parse_args(ours)  # a bad option: one line naming the command typed (petstore list), exit 2
     args = parser.parse_args([*argv[:index], "run", *ours])
     args.lines = [(f"petstore {cmd.name}", join_command(word, *theirs))]  # as typed, like run -c
     return args

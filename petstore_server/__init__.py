@@ -1,1 +1,1 @@
-"""The Pet Store service (spec shared/spec), run by `petstore serve` or embedded as the sandbox."""
+"""The Pet Store service (spec: docs/spec/petstore-api.txt), run by `petstore serve` or embedded as the sandbox."""

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from importlib.util import find_spec
 
-from petstore_os import no_core_dumps
+from petstore_os import OneLineParser, no_core_dumps
 
 #: How to get what ``petstore serve`` runs on (uvicorn).
 INSTALL_SERVER = "pip install 'petstore[server]'"
@@ -21,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     from .options import add_serve_options
     from .serve import serve_command
 
-    parser = argparse.ArgumentParser(prog="python -m petstore_server", description="Run the Pet Store service.")
+    parser = OneLineParser(prog="python -m petstore_server", description="Run the Pet Store service.")
     add_serve_options(parser)
     return serve_command(parser.parse_args(argv))
 

@@ -20,7 +20,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from petstore_os import read_secret_lines
+from petstore_os import port_number, read_secret_lines
 
 __all__ = [
     "DB_ENV",
@@ -68,7 +68,7 @@ class ServeOptions:
 
 def add_serve_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8080, help="port; 0 picks a free one (default: 8080)")
+    parser.add_argument("--port", type=port_number, default=8080, help="port; 0 picks a free one (default: 8080)")
     parser.add_argument(
         "--db",
         metavar="PATH|URL",

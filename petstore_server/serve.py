@@ -37,6 +37,7 @@ from .guard import (
     GuardedConfig,
     GuardedH11Protocol,
 )
+from .logformat import LOG_CONFIG
 from .metrics import metrics_dir
 from .options import OptionError, default_max_connections, serve_options
 from .records import StoreOpenError
@@ -239,6 +240,7 @@ def run_server(
         partial(served_app, settings),
         factory=True,
         log_level=log_level,
+        log_config=LOG_CONFIG,  # one format on stderr: the service's own lines are JSON, as the access lines
         lifespan="on",
         server_header=False,
         access_log=False,

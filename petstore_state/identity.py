@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .db import Database
 
-__all__ = ["TERMINAL_ASKER_PREFIX", "ensure_terminal_identity"]
+__all__ = ["TERMINAL_ASKER_PREFIX", "ensure_terminal_identity", "terminal_name"]
 
 #: The asker of a terminal's request on PostgreSQL state is this plus the database role it logged in as.
 TERMINAL_ASKER_PREFIX = "pg:"
@@ -46,3 +46,12 @@ def ensure_terminal_identity(database: Database) -> None:
     """On PostgreSQL, the trigger of the module docstring (once per process; nothing on SQLite)."""
     if database.dialect == "postgresql":
         database.ensure_schema("pending_identity", [_TRIGGER])
+
+
+def terminal_name(database: Database, *, local: str) -> str:
+    """The name this terminal's requests carry in ``database``: ``pg:<role>`` on PostgreSQL (what the trigger
+    records), else ``local`` (the real uid's ``local:<login>``)."""
+    if database.dialect != "postgresql":
+        return local
+    row = database.run_sync(lambda tx: tx.one("SELECT session_user"))
+    return f"{TERMINAL_ASKER_PREFIX}{row[0] if row else ''}"

@@ -44,6 +44,7 @@ DESCRIPTIONS = {
     "quit": "Quit (exit code 0)",
     "live": "Live refresh on/off: the list fetched again every [tui] refresh_interval s, the cursor kept",
     "filter": "Filter the loaded rows as you type (enter keeps it, esc clears it)",
+    "clear_filter": "Clear the kept filter (the footer shows esc while one is kept)",
     "sort('id')": "Sort by id; again: the other way round",
     "sort('name')": "Sort by name; again: the other way round",
     "sort('category')": "Sort by category; again: the other way round",

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bot_commands.outcome import Outcome
 from petstore_bot.core import BotCore
 from petstore_bot.testing import ChatRoom
 from petstore_cli.bot import BotState, audit_path, build_core, compose_bot, open_state
@@ -62,13 +63,14 @@ async def make_bot(tmp_path: Path) -> AsyncIterator[Callable[..., Bot]]:
         roles: tuple[list[str], list[str]] | None = None,
         platform: str = "matrix",
         prefix: str | None = None,
+        observe: Callable[[Outcome], None] | None = None,
     ) -> Bot:
         """A bot with ``extra`` lines in its [bot] table and ``top`` at the top of the config."""
         settings = load_settings(config_path=config(tmp_path, extra, top=top, roles=roles)).settings
         composition = compose_bot(settings)
         state = open_state(settings.bot, state_dir=tmp_path / "state", audit=composition.audit)
         made.append((composition, state))
-        core = build_core(composition, settings.bot, platform=platform, prefix=prefix, state=state)
+        core = build_core(composition, settings.bot, platform=platform, prefix=prefix, state=state, observe=observe)
         return Bot(
             core=core,
             room=ChatRoom(core.handle),

@@ -313,3 +313,16 @@ async def test_a_long_conversation_keeps_only_its_latest_commands(bot: Bot) -> N
     last = CHAT_HISTORY + 4
     assert session.entries[-1].line == f"/list --limit {last % 3 + 1}"
     assert session.entries[0].line == f"/list --limit {5 % 3 + 1}"  # the first five are gone
+
+
+async def test_invisible_characters_in_a_name_are_shown_in_a_reply(bot: Bot) -> None:
+    """A zero-width space and a right-to-left override from the service are seen as they are, in text and HTML."""
+    pet = (await bot.composition.client.create_pet(name="Zero\u200bWidth \u202eevil", category_id=1)).pet
+    reply = await bot.room.say(BOB, f"!get {pet.id}")
+    assert reply is not None and reply.html is not None
+    for shown in (reply.text, reply.html):
+        assert "Zero<U+200B>Width" in shown.replace("&lt;", "<").replace("&gt;", ">"), shown
+        assert "<U+202E>evil" in shown.replace("&lt;", "<").replace("&gt;", ">"), shown
+        assert "\u200b" not in shown and "\u202e" not in shown
+    listed = await bot.room.text(BOB, "!list --limit 100")
+    assert "Zero<U+200B>Width <U+202E>evil" in listed and "\u200b" not in listed

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot_commands.policy import Actor, Role
-from bot_commands.results import ScheduleList, WatchList
+from bot_commands.results import Help, ScheduleList, WatchList, WhoAmI
 from bot_commands.session import CommandSession
 from petstore_bot.chat import Reply
 from petstore_bot.notifier import BotNotifications
@@ -227,3 +227,13 @@ async def test_a_missed_run_runs_once_when_less_than_an_hour_late_else_the_room_
         )
         > now
     )
+
+
+async def test_a_chat_room_session_offers_them_in_help_and_whoami(rig: tuple) -> None:
+    _bot, _posted, session = rig
+    alice = session(ALICE)
+    listed = (await alice.run("/help")).result
+    assert isinstance(listed, Help)
+    assert {"/watch", "/unwatch", "/watches", "/every", "/schedules", "/unschedule"} <= {e.name for e in listed.entries}
+    who = (await alice.run("/whoami")).result
+    assert isinstance(who, WhoAmI) and "/every" in who.commands

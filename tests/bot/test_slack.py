@@ -352,8 +352,8 @@ NO_APPROVALS = dict.fromkeys(["approve", "deny"], ": writes here need no second 
 REFUSED = {
     "none": {
         **dict.fromkeys(
-            ["list", "more", "get", "orders", "env", *NOT_HERE], " needs the viewer role in this room; you have none"
-        ),
+            ["list", "more", "get", "orders", "env"], " needs the viewer role in this room; you have none"
+        ),  # NOT_HERE: where no role would make them work, they say so first
         **dict.fromkeys(["add", "confirm", "cancel"], " needs the operator role in this room; you have none"),
         "audit": " needs the admin role in this room; you have none (ask an admin)",
         **NO_APPROVALS,

@@ -169,7 +169,7 @@ def test_env_notice_history_expectation_and_silent_results() -> None:
         ),
         (
             AuthenticationError(ErrorBody(code="unauthorized", message="invalid API key", status=401)),
-            "error: invalid API key (HTTP 401, unauthorized). Check the API key: PETSTORE_API_KEY, or api_key in the config file.",
+            "error: invalid API key (HTTP 401, unauthorized). Check the API key: PETSTORE_API_KEY, api_key in the config file, or the key petstore auth login stored.",
         ),
         (KeyError("boom"), "internal error: KeyError: 'boom'"),
     ],

@@ -57,6 +57,16 @@ def test_quit_stops_reading(client: PetStoreClient) -> None:
     assert code == 0 and session.history == ["/env"] and "Rex" not in out
 
 
+def test_help_and_whoami_offer_only_what_works_in_the_terminal(client: PetStoreClient) -> None:
+    session = CommandSession(client, registry=REGISTRY, env=ENV)
+    code, out = chat_with(session, "/help\n/whoami\n/watch\n", aclose=client.aclose)
+    offered, refused = out.split("/watch works in chat rooms only")
+    assert code == 0 and "/list" in offered and "/quit" in offered
+    for chat_only in ("/watch", "/unwatch", "/every", "/schedules", "/unschedule", "/audit"):
+        assert chat_only not in offered, chat_only
+    assert "petstore bot matrix" in refused
+
+
 class SlowClient:
     """list_orders interrupts itself with SIGINT (like Ctrl-C) and then hangs."""
 

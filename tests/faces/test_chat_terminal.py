@@ -135,3 +135,11 @@ def test_piped_chat_never_wraps_an_error(tmp_path: Path) -> None:
         env=env,
     )
     assert done.returncode == 0 and len(done.stdout.splitlines()) == 1 and len(done.stdout) > 80  # one line, whole
+
+
+def test_invisible_characters_in_a_name_are_shown_at_the_prompt(sandbox: Any, transport: Any) -> None:
+    pet = sandbox.store.create_pet(name="Zero\u200bWidth \u202eevil", category_id=1, status="sold")
+    session = session_with(sandbox.api_key, transport)
+    printed, _ = chat(session, f"/get {pet['id']}" + ENTER + "/list sold" + ENTER, width=100)
+    assert printed.count("Zero<U+200B>Width <U+202E>evil") == 2, printed
+    assert "\u200b" not in printed and "\u202e" not in printed

@@ -141,6 +141,17 @@ def test_a_subcommands_bad_input_names_it_as_typed_and_run_c_keeps_the_slash(tmp
     assert out.returncode == 2 and out.stderr == "-c 1: pet id must be a whole number, not 'abc'. Usage: /get ID\n"
 
 
+@pytest.mark.parametrize("name", ["watch", "unwatch", "watches", "every", "schedules", "unschedule"])
+def test_a_chat_room_command_as_a_subcommand_says_where_it_works(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not ``in petstore chat``, which refuses it too: a chat bot's room. In-process, through ``main(argv)``."""
+    from petstore_cli.main import main
+
+    assert main([name]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.count("\n") == 1
+    assert out.err.startswith(f"petstore: /{name} works in chat rooms only") and "petstore chat" not in out.err
+
+
 def test_subcommand_help_comes_from_the_declaration(tmp_path: Path) -> None:
     out = petstore(tmp_path, "list", "--help")
     assert out.returncode == 0

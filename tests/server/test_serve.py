@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import socket
+from pathlib import Path
 
+import httpx
 import pytest
 
 from petstore_server.options import METRICS_TOKEN_ENV, OptionError, add_serve_options, keys_from_env, serve_options
 from petstore_server.serve import generate_key, run_server
+
+from .support import running_server
 
 
 def test_keys_from_env_splits_and_drops_blanks() -> None:
@@ -68,3 +73,23 @@ def test_the_metrics_token_comes_from_the_environment_or_a_file(tmp_path) -> Non
     assert options.metrics_token == "tok-2" and token.stat().st_mode & 0o777 == 0o600
     with pytest.raises(OptionError, match="one word"):
         serve_options(parser.parse_args([]), environ={METRICS_TOKEN_ENV: "two words"})
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_every_line_on_stderr_is_json_while_serving(tmp_path: Path, workers: str) -> None:
+    """uvicorn's own warning (a request it cannot parse) comes out as JSON among the access lines, in one format."""
+    with running_server(tmp_path / "pets.db", "--workers", workers) as (proc, url, _):
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as garbage:
+            garbage.sendall(b"GARBAGE\x01 / HTTP/1.1\r\n\r\n")
+            assert garbage.recv(200).startswith(b"HTTP/1.1 400")  # uvicorn logs before it answers
+        assert httpx.get(f"{url}/livez", timeout=10).status_code == 200
+        proc.terminate()
+        assert proc.wait(timeout=20) == 0
+        proc.stderr.seek(0)
+        lines = proc.stderr.read().splitlines()
+    records = [json.loads(line) for line in lines]  # every line: a plain one fails here
+    warning = [r for r in records if r.get("logger") == "uvicorn.error"]
+    assert [(r["level"], r["message"]) for r in warning] == [("warning", "Invalid HTTP request received.")]
+    assert warning[0]["time"].endswith("Z") and isinstance(warning[0]["pid"], int)
+    assert any(r.get("path") == "/v1/livez" and r.get("status") == 200 for r in records)

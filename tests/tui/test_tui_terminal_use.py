@@ -4,8 +4,10 @@ code before its fix."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 
+import pytest
 from textual.widgets import Input
 from tui_support import burst, make_env, no_sleep, screen_lines, settle, wait_for_screen, wait_until
 
@@ -238,6 +240,45 @@ async def test_the_filter_narrows_the_loaded_rows_as_you_type(harness) -> None:
         await pilot.press("ctrl+f", "slash")  # a "/" in the filter is text, not the prompt's key
         assert app.main_screen.pane.query_one("#pets-filter", Input).value == "/"
         assert app.session.history == ["/list --limit 20"]  # the filter asks the service nothing
+
+
+def footer_text(app: PetStoreApp) -> str:
+    """The footer's row as it is drawn (keys hidden for want of room are not there)."""
+    return screen_lines(app)[-1]
+
+
+@pytest.mark.parametrize("size", [(60, 20), (200, 50)])
+async def test_esc_on_the_list_clears_a_kept_filter_and_the_footer_says_so(harness, size: tuple[int, int]) -> None:
+    app = harness.app()
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        assert "esc" not in footer_text(app)  # no filter: esc has nothing to do on the list
+        await pilot.press("ctrl+f", "m", "a", "enter")  # kept; back in the table
+        await settle(pilot)
+        assert app.focused is app.main_screen.pane.table and shown_names(app) == ["Max"]
+        assert "esc Clear filter" in footer_text(app)
+        await pilot.press("N")  # sorted as well: esc clears the filter, the sort stays
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(shown_names(app)) == 12 and "filter" not in info_text(app) and "sorted by name" in info_text(app)
+        assert app.focused is app.main_screen.pane.table and "esc" not in footer_text(app)
+
+
+@pytest.mark.parametrize("width", [60, 72, 80, 100])
+async def test_the_footer_shows_whole_keys_only(harness, width: int) -> None:
+    """At 60 columns the footer once showed "o O" for Orders: a key that does not fit is left out whole."""
+    app = harness.app()
+    async with app.run_test(size=(width, 24)) as pilot:
+        await settle(pilot)
+        footer = footer_text(app)
+        words = footer.split("▏")[0].split()
+        labels = {"/": "Prompt", "a": "Add", "r": "Refresh", "o": "Orders", "^l": "Log", "?": "Help", "q": "Quit"}
+        shown = [(key, label) for key, label in itertools.pairwise(words) if key in labels]
+        assert shown and all(labels[key] == label for key, label in shown), footer
+        assert footer.rstrip().endswith("? Help  q Quit ▏^p palette"), footer
+        await pilot.resize_terminal(200, 24)
+        await settle(pilot)
+        assert "o Orders" in footer_text(app) and "^l Log" in footer_text(app)
 
 
 async def test_sort_by_column_and_back_keeps_the_cursor_on_its_pet(harness) -> None:

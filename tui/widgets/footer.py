@@ -8,8 +8,9 @@ it would show with what it shows, and hands the signal on to Textual's footer on
 difference.
 
 It also keeps the keys a person must always find (help and quit, then the command palette) at its
-right edge, in one group, so a narrow terminal clips the others, never these
-(``KeysFooter #essential-keys`` in ``app.tcss``).
+right edge, in one group (``KeysFooter #essential-keys`` in ``app.tcss``), and shows of the others only
+those that fit whole beside it, in order: a narrow terminal drops a key rather than clip its label
+(``o O`` for Orders at 60 columns).
 """
 
 from __future__ import annotations
@@ -44,6 +45,26 @@ class KeysFooter(Footer):
         if essential:
             essential.sort(key=lambda widget: _rank(widget) or 0)
             yield HorizontalGroup(*essential, id="essential-keys")
+
+    async def recompose(self) -> None:
+        """Textual's recompose, then the keys fitted to the width once they are laid out."""
+        await super().recompose()
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        """Another width: the keys composed again (all of them), then fitted."""
+        self.call_after_refresh(self.recompose)
+
+    def _fit(self) -> None:
+        """Hide each key (beyond the essential group) from the first one that does not fit whole beside it."""
+        if not self.is_attached:
+            return
+        essential = [child for child in self.children if child.id == "essential-keys"]
+        room = self.region.x + self.size.width - sum(group.outer_size.width for group in essential)
+        fits = True
+        for key in (child for child in self.children if child.id != "essential-keys"):
+            fits = fits and key.region.right <= room
+            key.display = fits
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         if screen.app.app_focus and self.is_attached and screen is self.screen:

@@ -64,6 +64,7 @@ class PetsPane(Vertical):
     """Shows one status's pets; asks (by message) for details, more, other sizes."""
 
     BINDINGS = [
+        Binding("escape", "clear_filter", "Clear filter"),  # shown only while a filter is kept (check_action)
         Binding("n", "load_more", "More"),
         Binding("f", "find_added", "Go to new pet", show=False),
         Binding("+", "page_size(1)", "Page +", show=False),
@@ -244,8 +245,11 @@ class PetsPane(Vertical):
 
     def use_view(self, view: RowView) -> None:
         """Filter and sort the loaded rows (an inactive view shows them all, as loaded)."""
+        filtered = bool(self.view.text.strip())
         self.view = view
         self._show_view()
+        if bool(view.text.strip()) != filtered:  # check_action("clear_filter") changed: the footer says esc or not
+            self.refresh_bindings()
 
     def action_filter(self) -> None:
         self.add_class("-filtering")
@@ -268,6 +272,9 @@ class PetsPane(Vertical):
 
     def on_filter_input_closed(self, event: FilterInput.Closed) -> None:
         event.stop()
+        self._clear_filter()
+
+    def _clear_filter(self) -> None:
         self.query_one(FilterInput).value = ""  # its Changed shows every row again
         self.remove_class("-filtering")
         self.table.focus()
@@ -353,7 +360,13 @@ class PetsPane(Vertical):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "load_more":
             return self.next_url is not None
+        if action == "clear_filter":
+            return bool(self.view.text.strip())
         return True
+
+    def action_clear_filter(self) -> None:
+        """Escape on the list: the kept filter cleared, every loaded row shown again (the sort stays)."""
+        self._clear_filter()
 
     def action_load_more(self) -> None:
         if self.next_url and not self.more_pending:
