@@ -16,6 +16,7 @@ from typing import TypeVar
 
 import aiohttp
 from nio import AsyncClient, RoomRedactResponse, RoomSendResponse, RoomTypingResponse
+from nio.api import RelationshipType
 
 from petstore_bot.matrix_events import reaction, transaction_id
 
@@ -81,10 +82,27 @@ async def react(
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
         log.warning("reaction %s on %s not sent (%s)", key, event_id, type(exc).__name__)
         return None
-    if not isinstance(response, RoomSendResponse):
-        log.warning("reaction %s on %s refused: %s", key, event_id, getattr(response, "status_code", "?"))
-        return None
-    return str(response.event_id)
+    if isinstance(response, RoomSendResponse):
+        return str(response.event_id)
+    if getattr(response, "status_code", None) == "M_DUPLICATE_ANNOTATION":  # another replica of this bot's, gone
+        return await _own_reaction(client, room_id=room_id, event_id=event_id, key=key)
+    log.warning("reaction %s on %s refused: %s", key, event_id, getattr(response, "status_code", "?"))
+    return None
+
+
+async def _own_reaction(client: AsyncClient, *, room_id: str, event_id: str, key: str) -> str | None:
+    """The event id of this account's ``key`` reaction to ``event_id`` (sent by another device of the bot: a
+    replica that died before taking it down), so that this one takes it down instead."""
+    try:
+        async for related in client.room_get_event_relations(
+            room_id, event_id, rel_type=RelationshipType.annotation, event_type="m.reaction"
+        ):
+            relates = related.source.get("content", {}).get("m.relates_to", {})
+            if related.sender == client.user_id and relates.get("key") == key:
+                return str(related.event_id)
+    except (aiohttp.ClientError, OSError, TimeoutError, AttributeError) as exc:  # nio's iterator: an error answer
+        log.warning("reaction %s on %s not found (%s)", key, event_id, type(exc).__name__)  # has no next_batch
+    return None
 
 
 async def _typing(client: AsyncClient, room_id: str, *, on: bool) -> None:

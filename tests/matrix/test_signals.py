@@ -125,3 +125,35 @@ async def test_a_429_is_waited_out_and_logged_naming_synapses_override_ratelimit
     assert proxy.limit_sends == 0
     assert "rate-limited by the homeserver (429) on reply" in caplog.text
     assert f"/_synapse/admin/v1/users/{bot.account.user_id}/override_ratelimit" in caplog.text
+
+
+async def test_a_busy_mark_left_by_a_replica_that_died_is_taken_down_by_the_one_that_answers(
+    bot: BotRunner, users
+) -> None:
+    """A replica put ⏳ on a command and died; the one that answers it finds its own account's ⏳ there (Synapse
+    refuses a second one: M_DUPLICATE_ANNOTATION) and takes that one down once it has answered."""
+    alice = await users("alice")
+    me = bot.account.user_id
+    room = await alice.create_room(invite=[me])
+    async with bot.running(rooms=[room]):
+        pass  # joined
+    release = asyncio.Event()
+
+    async def handler(message: Incoming) -> Reply | None:
+        await release.wait()
+        return Reply("done slowly")
+
+    slow = await alice.send_text(room, "!slow")
+    dead = await MatrixUser.login(base_url=bot.server.url, user_id=me, password=bot.account.password)
+    left = await dead.send(
+        room, {"m.relates_to": {"rel_type": "m.annotation", "event_id": slow, "key": "⏳"}}, event_type="m.reaction"
+    )
+    async with bot.running(handler, rooms=[room], slow_after=0.0):
+        for _ in range(600):  # the typing notice goes up right after the ⏳ was tried (a poll: nothing else shows it)
+            if me in await typing_in(alice, room):
+                break
+            await asyncio.sleep(0.1)
+        release.set()
+        events = await alice.wait_for(room, lambda ev: redacted(ev, left))
+    assert [r["content"]["body"] for r in replies_to(events, slow, sender=me)] == ["done slowly"]
+    await dead.http.aclose()
