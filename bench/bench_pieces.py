@@ -49,11 +49,11 @@ FLOOR = "floor (Starlette+SQLite)"
 def serve(args: argparse.Namespace) -> None:
     """The service on SQLite in this process, with the pieces ``args`` takes off."""
     import uvicorn
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     from petstore_server.accesslog import AccessLog
     from petstore_server.app import create_app
-    from petstore_server.guard import GuardedConfig, GuardedH11Protocol
+    from petstore_server.guard import GuardedConfig, GuardedHttpToolsProtocol
     from petstore_server.metrics import Metrics
     from petstore_server.sqlite_store import SqliteStore
     from petstore_server.store import PetStore
@@ -84,9 +84,9 @@ def serve(args: argparse.Namespace) -> None:
     sock.listen(2048)
     options: dict[str, Any] = {"log_level": "warning", "lifespan": "on", "server_header": False, "access_log": False}
     if args.no_guard:
-        config = uvicorn.Config(App(), http=H11Protocol, **options)
+        config = uvicorn.Config(App(), http=HttpToolsProtocol, **options)
     else:
-        config = GuardedConfig(App(), http=GuardedH11Protocol, head_timeout=10.0, max_connections=1000, **options)
+        config = GuardedConfig(App(), http=GuardedHttpToolsProtocol, head_timeout=10.0, max_connections=1000, **options)
     uvicorn.Server(config).run(sockets=[sock])
 
 
