@@ -19,7 +19,7 @@ import select
 import time
 from datetime import UTC, datetime
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
 from petstore_os import open_private
 
@@ -34,11 +34,10 @@ _MOST_PENDING = 512
 
 
 class AccessLog:
-    """ASGI middleware writing one JSON line per HTTP request to ``fd``, each within ``flush_every`` seconds
-    (0: at the next turn of the event loop)."""
+    """One JSON line per HTTP request answered, written to ``fd`` within ``flush_every`` seconds (0: at the next turn
+    of the event loop); :class:`~.observed.Observed` hands it each request."""
 
-    def __init__(self, app: ASGIApp, *, fd: int, flush_every: float = FLUSH_EVERY) -> None:
-        self._app = app
+    def __init__(self, *, fd: int, flush_every: float = FLUSH_EVERY) -> None:
         self._fd = fd
         self._pid = os.getpid()
         self._second = -1
@@ -47,27 +46,8 @@ class AccessLog:
         #: Lines not yet written; a flush is scheduled whenever this is not empty.
         self._pending: list[str] = []
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self._app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status, size = 500, 0
-
-        async def sending(message: Message) -> None:
-            nonlocal status, size
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            elif message["type"] == "http.response.body":
-                size += len(message.get("body", b""))
-            await send(message)
-
-        try:
-            await self._app(scope, receive, sending)
-        finally:
-            self._write(scope, status=status, size=size, seconds=time.perf_counter() - started)
-
-    def _write(self, scope: Scope, *, status: int, size: int, seconds: float) -> None:
+    def write(self, scope: Scope, *, status: int, size: int, seconds: float) -> None:
+        """The line of the request ``scope``, answered ``status`` with a body of ``size`` bytes in ``seconds``."""
         now = time.time()
         whole = int(now)
         if whole != self._second:  # the date and time to the second, formatted once a second
