@@ -1,12 +1,8 @@
 """The SQLite backend behind the :class:`~.storage.Store` interface.
 
 Wraps the synchronous :class:`~.store.PetStore` (which the sandbox and tests also use
-directly) and runs every write and health check on one dedicated thread (:class:`~.sqlite_thread.SqliteThread`), so
-the event loop never waits for a write (nor for another process's). A read (a page, a pet) runs at once on the event
-loop, as the floor's reads do, when that thread is not using the connection (its lock is taken without waiting) and
-the file was checked within :data:`READ_CHECK_INTERVAL`; else it is handed to the thread. The hand-off and the
-wake-ups it costs were more than SQLite's own work on a page: reads on the loop answered ~9 % more GETs a second on
-a loaded 2-core machine (bench/README.md). Under WAL a read does not wait for writers. Several processes
+directly) and runs every call on one dedicated thread (:class:`~.sqlite_thread.SqliteThread`):
+the event loop never waits on SQLite, and the one connection is only ever used from that thread. Several processes
 (``--workers``) share the file through WAL; ``BEGIN IMMEDIATE`` serialises their writes.
 
 A store opened by :meth:`SqliteStore.open` (the service's) checks that its path still names the file it opened
@@ -24,8 +20,7 @@ import asyncio
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -73,28 +68,12 @@ class SqliteStore:
     def _checked(self, call: Callable[[], T], *, read: bool) -> T:
         """``call`` on the SQLite thread, after checking the file (a ``read`` only when the last check is old);
         SQLite unable to use it is StoreUnavailable."""
-        with _unavailable():
-            if self._opened is not None and not (read and self._fresh()):
+        try:
+            if self._opened is not None and not (read and time.monotonic() - self._checked_at < READ_CHECK_INTERVAL):
                 self._follow_path()
             return call()
-
-    def _fresh(self) -> bool:
-        """Whether a read may rely on the last check of the file (or there is none to make)."""
-        return self._opened is None or time.monotonic() - self._checked_at < READ_CHECK_INTERVAL
-
-    async def _read(self, call: Callable[[PetStore], T]) -> T:
-        """A read: at once, on the event loop, when the store's thread is not using the connection and the last
-        check of the file is fresh; else on the store's thread (which checks the file first). The thread's hand-off
-        and its wake-ups cost a read more than SQLite's own work on a page (measured: bench/README.md)."""
-        pets = self.pets
-        if self._fresh() and pets.lock.acquire(blocking=False):
-            try:
-                if pets is self.pets:  # not replaced by a reopened file meanwhile (that one is the thread's to check)
-                    with _unavailable():
-                        return call(pets)
-            finally:
-                pets.lock.release()
-        return await self._run(lambda: call(self.pets), read=True)
+        except sqlite3.OperationalError as exc:
+            raise StoreUnavailable(f"SQLite: {exc}") from None
 
     def _follow_path(self) -> None:
         try:
@@ -110,15 +89,15 @@ class SqliteStore:
         except sqlite3.Error as exc:
             self._checked_at = float("-inf")
             raise StoreUnavailable(f"the database file {self.pets.path} cannot be opened: {exc}") from None
-        replaced, self.pets, self._opened = self.pets, reopened, now
-        replaced.close()  # after the swap: a read on the loop that holds the old one finishes first
+        self.pets.close()
+        self.pets, self._opened = reopened, now
         self._checked_at = time.monotonic()
 
     async def list_page(self, *, limit: int, status: str | None, after_id: int | None) -> Page:
-        return await self._read(lambda pets: pets.list_page(limit=limit, status=status, after_id=after_id))
+        return await self._run(lambda: self.pets.list_page(limit=limit, status=status, after_id=after_id), read=True)
 
     async def get_pet(self, *, pet_id: int) -> PetRecord | None:
-        return await self._read(lambda pets: pets.get_record(pet_id))
+        return await self._run(lambda: self.pets.get_record(pet_id), read=True)
 
     async def create_pet(
         self, *, name: str, category_id: int, status: str | None, idempotency: Idempotency | None
@@ -148,15 +127,6 @@ class SqliteStore:
     async def close(self) -> None:
         await self._thread.run(self.pets.close)
         self._thread.stop()  # nothing is queued any more: the thread ends at once
-
-
-@contextmanager
-def _unavailable() -> Iterator[None]:
-    """SQLite unable to use the file is StoreUnavailable (503)."""
-    try:
-        yield
-    except sqlite3.OperationalError as exc:
-        raise StoreUnavailable(f"SQLite: {exc}") from None
 
 
 def _identity(path: Path) -> tuple[int, int]:

@@ -144,8 +144,7 @@ class PetStore:
     def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time, warn: Warn | None = None) -> None:
         self.path = Path(path)
         self._clock = clock
-        #: Held by whatever uses the connection (reentrant: a caller may hold it around a call, see :attr:`lock`).
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()
         if str(path) != ":memory:":
             _private_files(self.path, warn=warn)
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -157,12 +156,6 @@ class PetStore:
         except BaseException:
             self._conn.close()
             raise
-
-    @property
-    def lock(self) -> threading.RLock:
-        """The connection's lock: a caller that takes it without waiting (``acquire(blocking=False)``) knows no other
-        thread is using the connection until it lets go."""
-        return self._lock
 
     def schema_version(self) -> int:
         """The version recorded in the file (0: none recorded)."""
