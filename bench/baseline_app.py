@@ -1,11 +1,12 @@
 """The service floor: a bare Starlette + SQLite app serving pets, on plain uvicorn.
 
-    PETSTORE_SERVER_API_KEYS=KEY python bench/baseline_app.py --db FILE [--port 0]
+    PETSTORE_SERVER_API_KEYS=KEY python bench/baseline_app.py --db FILE [--port 0] [--http h11]
 
 ``GET /v1/pets?limit=N`` (bearer key checked) returns the first N pets as JSON;
 ``POST /v1/pets`` inserts one (no validation beyond json.loads, no idempotency).
 What anyone would write in ten minutes: Request/JSONResponse, one shared connection.
-Prints ``Serving the baseline at http://127.0.0.1:PORT/v1`` once listening.
+Prints ``Serving the baseline at http://127.0.0.1:PORT/v1`` once listening. uvicorn's default protocol (httptools when
+it is installed, as with petstore's server extra), or ``--http h11`` (the floor of the figures before issue 41).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--db", required=True)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--http", choices=("auto", "h11", "httptools"), default="auto")
     args = parser.parse_args()
     app = create_app(args.db, os.environ["PETSTORE_SERVER_API_KEYS"])  # as petstore serve: never on the command line
     # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only when the socket says TCP.
@@ -61,7 +63,7 @@ def main() -> None:
     sock.bind(("127.0.0.1", args.port))
     sock.listen(2048)
     print(f"Serving the baseline at http://127.0.0.1:{sock.getsockname()[1]}/v1", flush=True)
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", server_header=False)
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", server_header=False, http=args.http)
     uvicorn.Server(config).run(sockets=[sock])
 
 

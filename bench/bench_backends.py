@@ -155,12 +155,12 @@ def wrk_script(tmp: Path, workload: str) -> Path:
 
 
 @contextlib.contextmanager
-def floor_server(tmp: Path) -> Iterator[tuple[str, int]]:
-    """The bare Starlette+SQLite floor (``baseline_app.py``) on ``tmp``/base.db holding :data:`PETS`: (URL, its
-    process group)."""
-    base_db = tmp / "base.db"
+def floor_server(tmp: Path, *, http: str = "auto") -> Iterator[tuple[str, int]]:
+    """The bare Starlette+SQLite floor (``baseline_app.py``, on uvicorn's ``http`` protocol) on ``tmp``/base-HTTP.db
+    holding :data:`PETS`: (URL, its process group)."""
+    base_db = tmp / f"base-{http}.db"
     sqlite3.connect(base_db).close()
-    argv = [PY, str(BENCH / "baseline_app.py"), "--db", str(base_db)]
+    argv = [PY, str(BENCH / "baseline_app.py"), "--db", str(base_db), "--http", http]
     with server_process(argv, env=clean_env(tmp, PETSTORE_SERVER_API_KEYS=API_KEY), ready=SERVING) as served:
         with sqlite3.connect(base_db) as conn:  # its table is made before it listens
             conn.executemany("INSERT INTO pets VALUES (?, ?, ?, ?)", PETS)

@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import http.client
 import os
+import shutil
 import socket
 import sqlite3
 import subprocess
@@ -49,12 +50,13 @@ FLOOR = "floor (Starlette+SQLite)"
 def serve(args: argparse.Namespace) -> None:
     """The service on SQLite in this process, with the pieces ``args`` takes off."""
     import uvicorn
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     from petstore_server.accesslog import AccessLog
     from petstore_server.app import create_app
-    from petstore_server.guard import GuardedConfig, GuardedH11Protocol
+    from petstore_server.guard import GuardedConfig, GuardedHttpToolsProtocol
     from petstore_server.metrics import Metrics
+    from petstore_server.observed import Observed
     from petstore_server.sqlite_store import SqliteStore
     from petstore_server.store import PetStore
 
@@ -67,13 +69,12 @@ def serve(args: argparse.Namespace) -> None:
                 return
             while (await receive())["type"] == "lifespan.startup":
                 store = SqliteStore(PetStore(args.db)) if args.unwatched else await SqliteStore.open(args.db)
+                metrics = None if args.no_metrics else Metrics(pool_stats=store.pool_stats)
+                if metrics is not None:
+                    metrics.start()
+                log = None if args.no_log else AccessLog(fd=2)
                 app: Any = create_app(store, api_keys=[API_KEY])
-                if not args.no_metrics:
-                    app = Metrics(app, pool_stats=store.pool_stats)
-                    app.start()
-                if not args.no_log:
-                    app = AccessLog(app, fd=2)
-                self.app = app
+                self.app = app if metrics is log is None else Observed(app, metrics=metrics, log=log)
                 await send({"type": "lifespan.startup.complete"})
             await send({"type": "lifespan.shutdown.complete"})
 
@@ -84,9 +85,9 @@ def serve(args: argparse.Namespace) -> None:
     sock.listen(2048)
     options: dict[str, Any] = {"log_level": "warning", "lifespan": "on", "server_header": False, "access_log": False}
     if args.no_guard:
-        config = uvicorn.Config(App(), http=H11Protocol, **options)
+        config = uvicorn.Config(App(), http=HttpToolsProtocol, **options)
     else:
-        config = GuardedConfig(App(), http=GuardedH11Protocol, head_timeout=10.0, max_connections=1000, **options)
+        config = GuardedConfig(App(), http=GuardedHttpToolsProtocol, head_timeout=10.0, max_connections=1000, **options)
     uvicorn.Server(config).run(sockets=[sock])
 
 
@@ -139,8 +140,9 @@ def under_callgrind(argv: list[str], *, port: int, tmp: Path) -> Iterator[int]:
             proc.wait()
 
 
-def instructions(argv: list[str], *, db: Path, requests: int, load: str) -> float:
-    """Instructions per request of the server ``argv`` (``{port}`` in it is replaced)."""
+def instructions(argv: list[str], *, db: Path, requests: int, load: str, keep: Path | None = None) -> float:
+    """Instructions per request of the server ``argv`` (``{port}`` in it is replaced); ``keep``: where to copy
+    callgrind's dump (for ``callgrind_annotate``)."""
     with tempfile.TemporaryDirectory(prefix="petstore-pieces-") as scratch:
         tmp = Path(scratch)
         port = free_port()
@@ -153,6 +155,8 @@ def instructions(argv: list[str], *, db: Path, requests: int, load: str) -> floa
             drive(port, requests, load, tag=f"run-{port}")
             subprocess.run(["callgrind_control", "-d", str(pid)], check=True, capture_output=True)
             for dump in sorted(tmp.glob("callgrind.out.*")):
+                if keep is not None:
+                    shutil.copy(dump, keep)
                 for line in dump.read_text().splitlines():
                     if line.startswith(("summary:", "totals:")):
                         return int(line.split()[1]) / requests
@@ -164,6 +168,7 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--load", choices=("GET", "POST"), default="GET")
     parser.add_argument("--only", action="append", help="measure only this configuration (repeatable)")
+    parser.add_argument("--keep", type=Path, help="a directory to copy each configuration's callgrind dump to")
     parser.add_argument("--serve", nargs=2, metavar=("PORT", "DB"))
     for flag in ("--no-log", "--no-metrics", "--no-guard", "--unwatched"):
         parser.add_argument(flag, action="store_true")
@@ -183,8 +188,12 @@ def main() -> int:
             db = Path(scratch) / f"{number}.db"
             if label == FLOOR:
                 sqlite3.connect(db).close()  # the floor makes its table as it starts
+            keep = None
+            if args.keep is not None:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                keep = args.keep / f"callgrind.{args.load}.{number}"
             per_request = instructions(
-                [arg.replace("{db}", str(db)) for arg in argv], db=db, requests=args.requests, load=args.load
+                [arg.replace("{db}", str(db)) for arg in argv], db=db, requests=args.requests, load=args.load, keep=keep
             )
             rows.append({"configuration": label, "load": args.load, "instructions": per_request})
             print(f"{label:32} {args.load} {per_request / 1000:8.1f} k instructions a request", flush=True)

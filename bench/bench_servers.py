@@ -2,8 +2,8 @@
 
     flock /work/cpu.lock .venv/bin/python bench/bench_servers.py [--duration 5] [--rounds 3]
 
-Servers: ``petstore serve`` (uvicorn's h11 protocol with the head deadline and connection cap of
-petstore_server/guard.py), plain uvicorn (h11), Granian (Rust, ASGI), Hypercorn, gunicorn with uvicorn's worker.
+Servers: ``petstore serve`` (uvicorn's httptools protocol with the head deadline and connection cap of
+petstore_server/guard.py), plain uvicorn (httptools, and h11), Granian (Rust, ASGI), Hypercorn, gunicorn with uvicorn's worker.
 Those not installed are skipped (``pip install granian hypercorn gunicorn`` to compare them all). Workload:
 wrk (2 threads, 16 connections) GET /v1/pets?limit=20 and POST /v1/pets (an Idempotency-Key each), round-robin
 over ``--rounds``. Figures: requests/s, p99, and the server's own CPU per request (utime+stime of its process
@@ -35,7 +35,17 @@ def commands(db: Path) -> dict[str, list[str]]:
     app = "server_app:app"
     where = ["--host", "127.0.0.1", "--port", "PORT"]
     found = {
-        "petstore serve (uvicorn h11 + guard)": [PETSTORE, "serve", *where, "--db", str(db), "--no-access-log"],
+        "petstore serve (uvicorn httptools + guard)": [PETSTORE, "serve", *where, "--db", str(db), "--no-access-log"],
+        "uvicorn httptools": [
+            str(BIN / "uvicorn"),
+            app,
+            *where,
+            "--http",
+            "httptools",
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ],
         "uvicorn h11": [
             str(BIN / "uvicorn"),
             app,

@@ -18,8 +18,9 @@ import os
 import select
 import time
 from datetime import UTC, datetime
+from typing import TypeVar
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
 from petstore_os import open_private
 
@@ -31,14 +32,14 @@ STDERR = "<stderr>"
 FLUSH_EVERY = 0.1
 #: Lines that are written at once, whatever their wait.
 _MOST_PENDING = 512
+K = TypeVar("K")
 
 
 class AccessLog:
-    """ASGI middleware writing one JSON line per HTTP request to ``fd``, each within ``flush_every`` seconds
-    (0: at the next turn of the event loop)."""
+    """One JSON line per HTTP request answered, written to ``fd`` within ``flush_every`` seconds (0: at the next turn
+    of the event loop); :class:`~.observed.Observed` hands it each request."""
 
-    def __init__(self, app: ASGIApp, *, fd: int, flush_every: float = FLUSH_EVERY) -> None:
-        self._app = app
+    def __init__(self, *, fd: int, flush_every: float = FLUSH_EVERY) -> None:
         self._fd = fd
         self._pid = os.getpid()
         self._second = -1
@@ -46,39 +47,31 @@ class AccessLog:
         self._flush_every = flush_every
         #: Lines not yet written; a flush is scheduled whenever this is not empty.
         self._pending: list[str] = []
+        #: The fields of a request line and of a client already rendered (a client asks for the same few again and
+        #: again): at most :data:`_MOST_REMEMBERED` each, short ones only.
+        self._requests: dict[tuple[str, str, bytes], str] = {}
+        self._clients: dict[tuple[str, int] | None, str] = {}
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self._app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status, size = 500, 0
-
-        async def sending(message: Message) -> None:
-            nonlocal status, size
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            elif message["type"] == "http.response.body":
-                size += len(message.get("body", b""))
-            await send(message)
-
-        try:
-            await self._app(scope, receive, sending)
-        finally:
-            self._write(scope, status=status, size=size, seconds=time.perf_counter() - started)
-
-    def _write(self, scope: Scope, *, status: int, size: int, seconds: float) -> None:
+    def write(self, scope: Scope, *, status: int, size: int, seconds: float) -> None:
+        """The line of the request ``scope``, answered ``status`` with a body of ``size`` bytes in ``seconds``."""
         now = time.time()
         whole = int(now)
         if whole != self._second:  # the date and time to the second, formatted once a second
             self._second = whole
             self._stamp = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        asked = (scope["method"], scope["path"], scope["query_string"])
+        request = self._requests.get(asked)
+        if request is None:
+            request = f'"method": {_text(asked[0])}, "path": {_text(asked[1])}, "query": {_text(_query(asked[2]))}'
+            _remember(self._requests, asked, request, size=len(asked[1]) + len(asked[2]))
         client = scope.get("client")
+        peer = self._clients.get(client)
+        if peer is None:
+            peer = _text(f"{client[0]}:{client[1]}") if client else "null"
+            _remember(self._clients, client, peer, size=len(peer))
         line = (
-            f'{{"time": "{self._stamp}.{int((now - whole) * 1000):03d}Z", "method": {_text(scope["method"])}, '
-            f'"path": {_text(scope["path"])}, "query": {_text(_query(scope["query_string"]))}, "status": {status}, '
-            f'"bytes": {size}, "duration_ms": {round(seconds * 1000, 3)}, '
-            f'"client": {_text(f"{client[0]}:{client[1]}") if client else "null"}, "pid": {self._pid}}}\n'
+            f'{{"time": "{self._stamp}.{int((now - whole) * 1000):03d}Z", {request}, "status": {status}, '
+            f'"bytes": {size}, "duration_ms": {round(seconds * 1000, 3)}, "client": {peer}, "pid": {self._pid}}}\n'
         )
         if not self._pending:
             loop = asyncio.get_running_loop()
@@ -103,6 +96,19 @@ class AccessLog:
             chunk += line
         if chunk:
             _write_all(self._fd, chunk.encode())
+
+
+#: Most request fields (and clients) :class:`AccessLog` keeps rendered, and the longest it keeps.
+_MOST_REMEMBERED = 256
+_LONGEST_REMEMBERED = 200
+
+
+def _remember(rendered: dict[K, str], key: K, text: str, *, size: int) -> None:
+    """Keep ``text``, rendered for ``key``, unless it is long; forget them all when ``rendered`` is full."""
+    if size <= _LONGEST_REMEMBERED:
+        if len(rendered) >= _MOST_REMEMBERED:
+            rendered.clear()
+        rendered[key] = text
 
 
 def _write_all(fd: int, data: bytes) -> None:

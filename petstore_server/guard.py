@@ -1,5 +1,5 @@
-"""uvicorn's HTTP/1.1 protocol with the limits a client must not get around: deadlines for the whole request
-head and the whole request body, and a cap on open connections.
+"""uvicorn's fast HTTP/1.1 protocol (httptools) with the limits a client must not get around: deadlines for the
+whole request head and the whole request body, and a cap on open connections.
 
 uvicorn (0.54) bounds the idle time between requests (``timeout_keep_alive``) but not the time a request head
 or body may take: a client that sends nothing, half a request line, a header every few seconds, or a head and then
@@ -15,18 +15,21 @@ allocate a fresh 256 KiB buffer for every read and shrink it to the bytes read, 
 with ``mmap``, ``mremap`` and ``munmap`` and fresh pages each time (seen on this service: three system calls and a
 page fault a request, about a tenth of its CPU). Each read is copied out of the buffer before the next.
 
-This subclasses ``uvicorn.protocols.http.h11_impl.H11Protocol`` and uses its ``connections`` set and ``conn``
-(the h11 state machine): pyproject pins uvicorn to a minor version for that (``uvicorn>=0.54,<0.55``).
+This subclasses ``uvicorn.protocols.http.httptools_impl.HttpToolsProtocol`` (the protocol uvicorn itself picks when
+httptools is installed) and uses its public parser callbacks (``on_message_begin``, ``on_headers_complete``,
+``on_message_complete``, which tell where a request's head and body begin and end) and its ``connections`` set:
+pyproject pins uvicorn to its minor version for that (``uvicorn>=0.54,<0.55``), and, as the parser whose
+callbacks those are, pins httptools to its minor version (``httptools>=0.9,<0.10``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import threading
 
-import h11
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .wire import error_body
 
@@ -35,7 +38,7 @@ __all__ = [
     "DEFAULT_HEAD_TIMEOUT",
     "DEFAULT_KEEP_ALIVE",
     "GuardedConfig",
-    "GuardedH11Protocol",
+    "GuardedHttpToolsProtocol",
     "refusal",
 ]
 
@@ -48,7 +51,7 @@ DEFAULT_KEEP_ALIVE = 5
 
 
 class GuardedConfig(uvicorn.Config):
-    """uvicorn's Config plus the limits :class:`GuardedH11Protocol` applies (pickled into each worker)."""
+    """uvicorn's Config plus the limits :class:`GuardedHttpToolsProtocol` applies (pickled into each worker)."""
 
     def __init__(
         self,
@@ -81,9 +84,20 @@ READ_SIZE = 65536
 _buffers = threading.local()
 
 
-class GuardedH11Protocol(H11Protocol, asyncio.BufferedProtocol):
-    """:class:`H11Protocol` with whole-head and whole-body deadlines and a connection cap, reading into a reused
-    buffer (see the module's docstring)."""
+class Part(enum.Enum):
+    """What of a request the connection is waiting for."""
+
+    #: A request's first byte (the connection is new, or its last request was read whole).
+    NEXT = enum.auto()
+    #: The rest of a head that has begun.
+    HEAD = enum.auto()
+    #: The rest of a body whose head was read.
+    BODY = enum.auto()
+
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol, asyncio.BufferedProtocol):
+    """:class:`HttpToolsProtocol` with whole-head and whole-body deadlines and a connection cap, reading into a
+    reused buffer (see the module's docstring)."""
 
     def get_buffer(self, sizehint: int) -> memoryview:
         """The thread's read buffer, for asyncio to read into."""
@@ -98,20 +112,20 @@ class GuardedH11Protocol(H11Protocol, asyncio.BufferedProtocol):
 
     _head_timer: asyncio.TimerHandle | None = None
     _body_timer: asyncio.TimerHandle | None = None
-    #: When the head now awaited began (the connection, or the request's first byte); None between requests.
+    #: When the head now awaited began (the connection, or the request's first byte); None when no head is awaited.
     _head_started: float | None = None
+    _part = Part.NEXT
     _refused = False
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         config = self.config
         cap = config.max_connections if isinstance(config, GuardedConfig) else None
         if cap is not None and len(self.connections) >= cap:
             self._refused = True
-            assert isinstance(transport, asyncio.WriteTransport)
             transport.write(_REFUSAL)
             transport.close()
             return
-        super().connection_made(transport)  # type: ignore[arg-type]
+        super().connection_made(transport)
         self._head_started = self.loop.time()
         self._arm_head_timer()
 
@@ -122,21 +136,35 @@ class GuardedH11Protocol(H11Protocol, asyncio.BufferedProtocol):
         self._disarm_body_timer()
         super().connection_lost(exc)
 
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._part = Part.HEAD
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        self._part = Part.BODY
+        self._head_started = None
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._part = Part.NEXT
+
     def data_received(self, data: bytes) -> None:
         """A request that arrives whole in one read (the usual case) costs no timer; a head that does not gets one,
-        due when the head's time is up, and a body that does not one due when the body's time is up."""
+        due when the head's time is up (from the connection's start or the head's first byte, which this read
+        brought if none came before), and a body that does not one due when the body's time is up."""
         if self._refused:
             return
-        if self._head_started is None and self.conn.their_state is h11.IDLE:
-            self._head_started = self.loop.time()  # the first byte of a head
         super().data_received(data)
-        state = self.conn.their_state
-        if state is h11.IDLE:
+        part = self._part
+        if part is Part.HEAD:
+            if self._head_started is None:
+                self._head_started = self.loop.time()
             self._arm_head_timer()
             return
-        self._head_started = None
-        self._disarm_head_timer()
-        if state is h11.SEND_BODY:
+        if self._head_started is None:  # no head awaited since the connection began: none is timed
+            self._disarm_head_timer()
+        if part is Part.BODY:
             self._arm_body_timer()
         else:
             self._disarm_body_timer()
@@ -153,7 +181,7 @@ class GuardedH11Protocol(H11Protocol, asyncio.BufferedProtocol):
 
     def _head_timed_out(self) -> None:
         self._head_timer = None
-        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+        if self._part is not Part.BODY and self._head_started is not None and not self.transport.is_closing():
             self.transport.close()
 
     def _arm_body_timer(self) -> None:
@@ -168,5 +196,5 @@ class GuardedH11Protocol(H11Protocol, asyncio.BufferedProtocol):
 
     def _body_timed_out(self) -> None:
         self._body_timer = None
-        if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
+        if self._part is Part.BODY and not self.transport.is_closing():
             self.transport.close()

@@ -23,13 +23,12 @@ import hmac
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, multiprocess
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope, Send
 
 from .wire import error_body
 
@@ -39,7 +38,6 @@ METRICS_PATH = "/metrics"
 #: prometheus-client's switch to multiprocess mode (read when it is first imported).
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-_REPLAYED = (b"idempotent-replayed", b"true")
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _JSON = (b"content-type", b"application/json")
 PoolStats = Callable[[], "tuple[int, int] | None"]
@@ -62,10 +60,10 @@ def metrics_dir() -> Iterator[str]:
 
 
 class Metrics:
-    """ASGI middleware that counts every HTTP request and answers ``GET /metrics``."""
+    """The service's metrics: every HTTP request counted (:class:`~.observed.Observed` hands it each) and
+    ``GET /metrics`` answered."""
 
-    def __init__(self, app: ASGIApp, *, pool_stats: PoolStats, token: str | None = None) -> None:
-        self._app = app
+    def __init__(self, *, pool_stats: PoolStats, token: str | None = None) -> None:
         self._pool_stats = pool_stats
         self._token = None if token is None else hashlib.sha256(token.encode()).digest()
         self._dir = os.environ.get(MULTIPROC_ENV)
@@ -125,41 +123,23 @@ class Metrics:
             self._in_use.set(stats[0])
             self._waiting.set(stats[1])
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self._app(scope, receive, send)
-            return
-        if scope["path"] == METRICS_PATH:
-            await self._scrape(scope, send)
-            return
-        started = time.perf_counter()
-        status, replayed = 500, False
+    def count(self, scope: Scope, *, status: int, replayed: bool, seconds: float) -> None:
+        """The request ``scope``, answered ``status`` (``replayed``: with ``Idempotent-Replayed``) in ``seconds``."""
+        method = scope["method"] if scope["method"] in _METHODS else "other"  # a label's values stay few
+        series = (getattr(scope.get("route"), "path", None) or "unmatched", method, status)
+        children = self._children.get(series)
+        if children is None:
+            children = self._children[series] = (
+                self._requests.labels(series[0], method, str(status)),
+                self._latency.labels(series[0]),
+            )
+        children[0].inc()
+        children[1].observe(seconds)
+        if status == 201:
+            (self._replays if replayed else self._created).inc()
 
-        async def sending(message: Message) -> None:
-            nonlocal status, replayed
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                replayed = _REPLAYED in message.get("headers", ())
-            await send(message)
-
-        try:
-            await self._app(scope, receive, sending)
-        finally:
-            route = scope.get("route")
-            method = scope["method"] if scope["method"] in _METHODS else "other"  # a label's values stay few
-            series = (getattr(route, "path", None) or "unmatched", method, status)
-            children = self._children.get(series)
-            if children is None:
-                children = self._children[series] = (
-                    self._requests.labels(series[0], series[1], str(status)),
-                    self._latency.labels(series[0]),
-                )
-            children[0].inc()
-            children[1].observe(time.perf_counter() - started)
-            if status == 201:
-                (self._replays if replayed else self._created).inc()
-
-    async def _scrape(self, scope: Scope, send: Send) -> None:
+    async def scrape(self, scope: Scope, send: Send) -> None:
+        """Answer ``/metrics``."""
         if self._token is not None and not self._authorized(scope):
             body = error_body(401, "this /metrics needs 'Authorization: Bearer <metrics token>'")
             await _reply(send, 401, body, [_JSON, (b"www-authenticate", b"Bearer")])

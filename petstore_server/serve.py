@@ -4,7 +4,7 @@ SIGTERM and Ctrl-C shut down gracefully: the socket stops accepting, requests in
 finish (up to ``graceful_timeout`` seconds), then the store closes. With ``workers > 1``
 uvicorn's supervisor runs that many processes on one listening socket; each worker stops when the
 supervisor is gone (:mod:`.supervision`), and their metrics are summed (:mod:`.metrics`). The HTTP
-protocol is uvicorn's h11 one with whole-head and whole-body deadlines and a connection cap (:mod:`.guard`).
+protocol is uvicorn's httptools one with whole-head and whole-body deadlines and a connection cap (:mod:`.guard`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from .guard import (
     DEFAULT_HEAD_TIMEOUT,
     DEFAULT_KEEP_ALIVE,
     GuardedConfig,
-    GuardedH11Protocol,
+    GuardedHttpToolsProtocol,
 )
 from .logformat import LOG_CONFIG
 from .metrics import metrics_dir
@@ -247,7 +247,8 @@ def run_server(
         workers=workers,
         timeout_graceful_shutdown=graceful_timeout,
         timeout_keep_alive=keep_alive_timeout,
-        http=GuardedH11Protocol,
+        http=GuardedHttpToolsProtocol,
+        ws="none",  # HTTP only: an Upgrade header is an ordinary request's (no WebSocket protocol takes the socket)
         head_timeout=head_timeout,
         body_timeout=body_timeout,
         max_connections=max_connections or default_max_connections(),

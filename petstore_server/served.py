@@ -2,7 +2,7 @@
 
 :func:`served_app` is the uvicorn factory; its settings are pickled into each worker process
 (``--workers``), so API keys (and the metrics token) travel through the supervisor's pipe, not the environment.
-Around the app: the access log (outermost, so that it sees every answer) and the metrics, which answer
+Around the app: the metrics and the access log, in one middleware (:mod:`.observed`), which answers
 ``/metrics``. A worker of a supervisor watches it (:mod:`.supervision`).
 """
 
@@ -19,6 +19,7 @@ from petstore_os.db_url import parse_db, redact
 from .accesslog import STDERR, AccessLog, open_access_log
 from .app import create_app
 from .metrics import Metrics
+from .observed import Observed
 from .storage import Store, open_store
 from .supervision import watch_supervisor
 
@@ -84,14 +85,12 @@ class ServedApp:
         if settings.supervisor is not None:
             watch_supervisor(settings.supervisor)
         self._store = store = await open_store(parse_db(settings.db))
-        self._metrics = Metrics(
-            create_app(store, api_keys=settings.api_keys), pool_stats=store.pool_stats, token=settings.metrics_token
-        )
+        self._metrics = Metrics(pool_stats=store.pool_stats, token=settings.metrics_token)
         self._metrics.start()
-        app: ASGIApp = self._metrics
         if settings.access_log is not None:
-            app = self._log = AccessLog(app, fd=open_access_log(settings.access_log))
-        self._app = app
+            self._log = AccessLog(fd=open_access_log(settings.access_log))
+        app = create_app(store, api_keys=settings.api_keys)
+        self._app = Observed(app, metrics=self._metrics, log=self._log)
 
 
 def served_app(settings: ServeSettings) -> ServedApp:

@@ -16,6 +16,7 @@ SQLite failing to read or lock the file; when a file is at the path again, it is
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import time
@@ -59,8 +60,10 @@ class SqliteStore:
         store._opened = opened
         return store
 
-    async def _run(self, call: Callable[[], T], *, read: bool = False) -> T:
-        return await self._thread.run(lambda: self._checked(call, read=read))
+    def _run(self, call: Callable[[], T], *, read: bool = False) -> asyncio.Future[T]:
+        """``call`` on the SQLite thread, checked (:meth:`_checked`): a future, awaited by the caller (a coroutine
+        of its own here would cost every request one more)."""
+        return self._thread.run(lambda: self._checked(call, read=read))
 
     def _checked(self, call: Callable[[], T], *, read: bool) -> T:
         """``call`` on the SQLite thread, after checking the file (a ``read`` only when the last check is old);

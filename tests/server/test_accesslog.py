@@ -11,6 +11,7 @@ import socket
 from starlette.types import Receive, Scope, Send
 
 from petstore_server.accesslog import AccessLog
+from petstore_server.observed import Observed
 
 
 async def answer(scope: Scope, receive: Receive, send: Send) -> None:
@@ -41,8 +42,9 @@ async def test_lines_go_out_together_in_whole_writes_no_larger_than_pipe_buf() -
     # One message per write: SOCK_SEQPACKET keeps the boundaries of each write the log makes.
     reader, writer = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     with reader, writer:
-        log = AccessLog(answer, fd=writer.fileno(), flush_every=0.05)
-        await asyncio.gather(*(log(request(number), nothing, ignore) for number in range(100)))
+        log = AccessLog(fd=writer.fileno(), flush_every=0.05)
+        app = Observed(answer, log=log)
+        await asyncio.gather(*(app(request(number), nothing, ignore) for number in range(100)))
         await asyncio.sleep(0)
         assert not select.select([reader], [], [], 0)[0], "written before their time was up"
         reader.setblocking(False)
@@ -60,8 +62,8 @@ async def test_lines_go_out_together_in_whole_writes_no_larger_than_pipe_buf() -
 async def test_a_line_not_yet_written_is_written_by_flush() -> None:
     reader, writer = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     with reader, writer:
-        log = AccessLog(answer, fd=writer.fileno())
-        await log(request(1), nothing, ignore)
+        log = AccessLog(fd=writer.fileno())
+        await Observed(answer, log=log)(request(1), nothing, ignore)
         log.flush()  # as the worker does when it stops
         assert json.loads(reader.recv(65536))["path"] == "/v1/pets/1"
 
@@ -69,8 +71,9 @@ async def test_a_line_not_yet_written_is_written_by_flush() -> None:
 async def test_lines_piling_up_are_written_without_waiting() -> None:
     reader, writer = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     with reader, writer:
-        log = AccessLog(answer, fd=writer.fileno(), flush_every=60)
-        await asyncio.gather(*(log(request(number), nothing, ignore) for number in range(600)))
+        log = AccessLog(fd=writer.fileno(), flush_every=60)
+        app = Observed(answer, log=log)
+        await asyncio.gather(*(app(request(number), nothing, ignore) for number in range(600)))
         writes = []
         while select.select([reader], [], [], 0)[0]:
             writes.append(reader.recv(65536))
