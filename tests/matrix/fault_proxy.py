@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Self
 
 import aiohttp
 from aiohttp import web
@@ -25,19 +26,13 @@ _LOGIN = re.compile(r"/_matrix/client/(v3|r0)/login$")
 _HOP = {"host", "content-length", "transfer-encoding", "connection", "keep-alive"}
 
 
-class FaultProxy:
+class ForwardingProxy:
+    """Passes every request on to ``upstream`` unchanged; a subclass answers some itself (:meth:`intercept`) or
+    acts on an answer before passing it back (:meth:`answered`)."""
+
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream.rstrip("/")
         self.port = free_port()
-        self.refuse_sends = False
-        #: Message sends still to answer 429 ``M_LIMIT_EXCEEDED`` (as Synapse's rate limiter does), then pass.
-        self.limit_sends = 0
-        self.refused = asyncio.Event()
-        #: Password logins seen (passed on or refused); the next ones still to answer 429, then pass.
-        self.logins = 0
-        self.limit_logins = 0
-        #: While set, every request answers 503 (the homeserver is out of reach).
-        self.refuse_all = False
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.AppRunner | None = None
 
@@ -45,7 +40,7 @@ class FaultProxy:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    async def start(self) -> FaultProxy:
+    async def start(self) -> Self:
         self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None), auto_decompress=False)
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._forward)
@@ -55,13 +50,48 @@ class FaultProxy:
         return self
 
     async def aclose(self) -> None:
-        """Closes the upstream session first: a long-poll in flight ends now, not when Synapse answers it."""
+        """Closes the upstream session first: a long-poll in flight ends now, not when the upstream answers it."""
         if self._session is not None:
             await self._session.close()
         if self._runner is not None:
             await self._runner.cleanup()
 
+    async def intercept(self, request: web.Request) -> web.StreamResponse | None:
+        """The proxy's own answer to ``request`` (None: pass it on)."""
+        return None
+
+    async def answered(self, request: web.Request) -> None:
+        """Called once the upstream has answered ``request``, before the answer is passed back."""
+
     async def _forward(self, request: web.Request) -> web.StreamResponse:
+        own = await self.intercept(request)
+        if own is not None:
+            return own
+        assert self._session is not None
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
+        async with self._session.request(
+            request.method, self.upstream + request.path_qs, headers=headers, data=await request.read()
+        ) as upstream:
+            body = await upstream.read()
+            kept = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP}
+        await self.answered(request)
+        return web.Response(status=upstream.status, body=body, headers=kept)
+
+
+class FaultProxy(ForwardingProxy):
+    def __init__(self, upstream: str) -> None:
+        super().__init__(upstream)
+        self.refuse_sends = False
+        #: Message sends still to answer 429 ``M_LIMIT_EXCEEDED`` (as Synapse's rate limiter does), then pass.
+        self.limit_sends = 0
+        self.refused = asyncio.Event()
+        #: Password logins seen (passed on or refused); the next ones still to answer 429, then pass.
+        self.logins = 0
+        self.limit_logins = 0
+        #: While set, every request answers 503 (the homeserver is out of reach).
+        self.refuse_all = False
+
+    async def intercept(self, request: web.Request) -> web.StreamResponse | None:
         if self.refuse_all:
             return web.json_response({"errcode": "M_UNKNOWN", "error": "proxy: homeserver unavailable"}, status=503)
         if request.method == "POST" and _LOGIN.match(request.path):
@@ -77,11 +107,4 @@ class FaultProxy:
         if self.refuse_sends and request.method == "PUT" and _SEND.match(request.path):
             self.refused.set()
             return web.json_response({"errcode": "M_UNKNOWN", "error": "proxy: homeserver unavailable"}, status=503)
-        assert self._session is not None
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
-        async with self._session.request(
-            request.method, self.upstream + request.path_qs, headers=headers, data=await request.read()
-        ) as upstream:
-            body = await upstream.read()
-            kept = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP}
-            return web.Response(status=upstream.status, body=body, headers=kept)
+        return None

@@ -13,7 +13,6 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import aiohttp
 import pytest
 from aiohttp import web
 from cli_support import keyed_service
@@ -22,56 +21,27 @@ from pg_support import database_url, start_pg_server
 from matrix.bot_process import ROOT, BotProcess, approvals_config, petstore_env
 from matrix.conftest import register
 from matrix.cs_client import MatrixUser, from_sender
-from matrix.synapse_server import SynapseServer, free_port
+from matrix.fault_proxy import ForwardingProxy
+from matrix.synapse_server import SynapseServer
 
 KEY = "sk-test-held-crash-0123456789"
-_HOP = {"host", "content-length", "transfer-encoding", "connection", "keep-alive"}
 
 pytestmark = pytest.mark.slow
 
 
-class HoldingProxy:
+class HoldingProxy(ForwardingProxy):
     """Passes every request to the service; while ``hold`` is set, a pet's creation reaches the service (it
     commits), ``committed`` is set and the answer is never given."""
 
     def __init__(self, upstream: str) -> None:
-        self.upstream, self.port = upstream.rstrip("/"), free_port()
+        super().__init__(upstream)
         self.hold = True
         self.committed = asyncio.Event()
-        self._session: aiohttp.ClientSession | None = None
-        self._runner: web.AppRunner | None = None
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    async def start(self) -> HoldingProxy:
-        self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None), auto_decompress=False)
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self._forward)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
-        return self
-
-    async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    async def _forward(self, request: web.Request) -> web.StreamResponse:
-        assert self._session is not None
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
-        async with self._session.request(
-            request.method, self.upstream + request.path_qs, headers=headers, data=await request.read()
-        ) as upstream:
-            body = await upstream.read()
-            kept = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP}
+    async def answered(self, request: web.Request) -> None:
         if self.hold and request.method == "POST" and request.path.rstrip("/").endswith("/pets"):
             self.committed.set()
             await asyncio.Event().wait()  # the answer is held until the bot is gone
-        return web.Response(status=upstream.status, body=body, headers=kept)
 
 
 @pytest.fixture
