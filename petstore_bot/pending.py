@@ -35,9 +35,11 @@ from bot_commands.pending import (
 from bot_commands.people import People
 from bot_commands.policy import Actor, Role
 from petstore_state import StateError
+from petstore_state.lease import Lease
 from petstore_state.pending import PendingStore, PendingWrite, State, TakeResult
 
 from .chat import Reply
+from .replicas import fence_of, may_act
 from .roles import RoleBook
 from .seal import Seal
 from .watcher import Announce
@@ -250,8 +252,9 @@ Resume = Callable[[HeldWrite], Awaitable[Reply]]
 class TakenFinisher:
     """Finishes, once the bot may act (``should_run``), every held write of its platform taken before ``started``
     and never finished (``approved`` in the store: the bot that took it stopped between the service's commit and
-    the record of its end): ``resume`` sends it again under its code's Idempotency-Key, writes the ``ok`` audit
-    line naming asker and approver, and the room is told with ``announce``."""
+    the record of its end): each is claimed under ``lease`` (one finisher of several), ``resume`` sends it again
+    under its code's Idempotency-Key and writes the ``ok`` audit line naming asker and approver, and the room is
+    told with ``announce`` while the lease is still valid."""
 
     def __init__(
         self,
@@ -262,10 +265,13 @@ class TakenFinisher:
         announce: Announce,
         started: float,
         should_run: Callable[[], Awaitable[bool]] | None = None,
+        lease: Lease | None = None,
         interval: float = SWEEP_INTERVAL,
     ) -> None:
         self.store, self.platform, self.resume, self.announce = store, platform, resume, announce
         self.started, self.should_run, self.interval = started, should_run, interval
+        #: The replicas' lease: each write is claimed under it before it is sent again, and told only while valid.
+        self.lease = lease
 
     async def run(self, stop: asyncio.Event) -> None:
         """Wait until the bot may act, then finish what was left once (a failing store: tried again)."""
@@ -286,9 +292,12 @@ class TakenFinisher:
             platform, _, room = write.room.partition(":")
             if platform != self.platform or write.decided is None or write.decided >= self.started:
                 continue  # another platform's, or taken by a process running now
+            if not await self.store.claim_taken(write, fence=fence_of(self.lease)):
+                continue  # another finisher claimed it first (or this one lost the lease)
             log.info("finishing %s, taken by %s before a restart", write.code, write.decided_by)
             reply = await self.resume(held_write(write))
-            await self.announce(room, reply, key=f"finished {write.code}")
+            if may_act(self.lease):
+                await self.announce(room, reply, key=f"finished {write.code}")
             finished += 1
         return finished
 

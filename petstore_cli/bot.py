@@ -39,6 +39,7 @@ from petstore_cli.settings.model import Settings
 from petstore_cli.settings.paths import default_config_path, default_data_dir
 from petstore_state import Database, StateError, open_database
 from petstore_state.conversations import ConversationStore
+from petstore_state.lease import Lease
 from petstore_state.pending import PendingStore
 
 from .bot_background import Background, all_of, approval_poster, beside, bot_notifications, connected, notifier
@@ -103,10 +104,16 @@ def open_state(bot: BotSettings, *, state_dir: Path, audit: AuditLog | None) -> 
 
 
 def finisher(
-    state: BotState, core: BotCore, *, announce: Announce | None, should_run: Callable[[], Awaitable[bool]]
+    state: BotState,
+    core: BotCore,
+    *,
+    announce: Announce | None,
+    should_run: Callable[[], Awaitable[bool]],
+    lease: Lease | None,
 ) -> TakenFinisher:
     """Finishes, once ``should_run`` says yes (this replica leads), the writes taken before this process started and
-    never finished; their rooms are told where the bot can post unasked (``announce``)."""
+    never finished, each claimed under ``lease``; their rooms are told where the bot can post unasked
+    (``announce``)."""
 
     async def untold(room: str, reply: Reply, /, *, key: str | None = None) -> bool:
         return False
@@ -118,6 +125,7 @@ def finisher(
         announce=announce or untold,
         started=time.time(),
         should_run=should_run,
+        lease=lease,
     )
 
 
@@ -312,7 +320,7 @@ def matrix_main(
         gate = all_of(connected(transport), replication.leadership.leading)
         background: list[Background] = [
             notifier(notifications, core, announce=announce, should_run=gate, lease=lease),
-            finisher(state, core, announce=announce, should_run=gate),
+            finisher(state, core, announce=announce, should_run=gate, lease=lease),
         ]
         if poster is not None:
             background.append(poster.gated(gate, lease=lease))
@@ -478,7 +486,9 @@ def slack_main(
         composition.audit.path if composition.audit else "-",
     )
     leadership = replication.leadership
-    background: list[Background] = [finisher(state, core, announce=announce, should_run=leadership.leading)]
+    background: list[Background] = [
+        finisher(state, core, announce=announce, should_run=leadership.leading, lease=leadership.lease)
+    ]
     if notifications is not None:
         background.append(
             notifier(notifications, core, announce=announce, should_run=leadership.leading, lease=leadership.lease)

@@ -305,6 +305,19 @@ class PendingStore:
         )
         return [_write(row) for row in rows]
 
+    async def claim_taken(self, write: PendingWrite, *, fence: Fence | None = None) -> bool:
+        """Claim the finishing of ``write``, left ``approved`` (True for one caller only: finish it then), checking
+        ``fence`` (the lease's) in the same transaction: its ``decided`` moves from the value read to now, so a
+        finisher started before now passes it over."""
+        guard, params = fenced(fence)
+        changed = await self.database.run(
+            lambda tx: tx.execute(
+                "UPDATE pending_writes SET decided = ? WHERE code = ? AND state = 'approved' AND decided = ?" + guard,
+                (self.clock(), write.code, write.decided, *params),
+            )
+        )
+        return changed == 1
+
     async def mark_posted(self, code: str, *, fence: Fence | None = None) -> bool:
         """Claim the posting of ``code`` (True for one caller only: post it then), checking ``fence`` (the lease's)
         in the same transaction."""

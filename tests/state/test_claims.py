@@ -115,8 +115,8 @@ async def test_without_the_lease_the_fence_never_holds(database: Database, lease
 
 
 async def test_every_side_effect_is_claimed_under_the_lease_epoch(database: Database, leases: list[Lease]) -> None:
-    """An announcement, a schedule's run and a request's posting are claimed in a transaction that checks the
-    lease: the fence of a holder replaced since (an older epoch) claims none of them, the new holder's does."""
+    """An announcement, a schedule's run, a request's posting and the finishing of a write left taken are claimed
+    in a transaction that checks the lease: the fence of a holder replaced since (an older epoch) claims none of them, the new holder's does."""
     old, new = leases
     watches, schedules, pending = _background_work(database)
     await watches.add(status="", room="!r", by="@a")
@@ -134,6 +134,22 @@ async def test_every_side_effect_is_claimed_under_the_lease_epoch(database: Data
         env="prod",
         ttl=600,
     )
+    left = await pending.create(
+        kind="approve",
+        asker="@alice",
+        role="operator",
+        where="matrix:!r",
+        line="add Left",
+        what="add pet Left",
+        env="prod",
+        ttl=600,
+    )
+    await database.run(
+        lambda tx: tx.execute(
+            "UPDATE pending_writes SET state = 'approved', decided = 1.0 WHERE code = ?", (left.code,)
+        )
+    )
+    [taken] = [write for write in await pending.taken() if write.code == left.code]  # left approved by a crash
     assert await old.acquire()
     stale = old.fence()
     await database.run(lambda tx: tx.execute("UPDATE lease_holders SET expires_at = 0"))
@@ -141,9 +157,12 @@ async def test_every_side_effect_is_claimed_under_the_lease_epoch(database: Data
     assert not await watches.claim(announcement, fence=stale)
     assert not await schedules.claim(schedule, next_run=70.0, fence=stale)
     assert not await pending.mark_posted(asked.code, fence=stale)
+    assert not await pending.claim_taken(taken, fence=stale)
     assert await watches.claim(announcement, fence=new.fence())
     assert await schedules.claim(schedule, next_run=70.0, fence=new.fence())
     assert await pending.mark_posted(asked.code, fence=new.fence())
+    assert await pending.claim_taken(taken, fence=new.fence())
+    assert not await pending.claim_taken(taken, fence=new.fence()), "claimed once: its decided time has moved"
 
 
 def _background_work(database: Database) -> tuple[WatchStore, ScheduleStore, PendingStore]:
