@@ -25,14 +25,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from petstore_api.errors import ConfigError
+
 from .addressing import Address
 from .chat import Handler, Reply
 
 if TYPE_CHECKING:  # pragma: no cover
     from .replicas import Reach, Replicas
+    from .roles import RoleBook
     from .settings import BotSettings
 
-__all__ = ["FACTORIES", "Factory", "Transport", "Wiring", "factory_of"]
+__all__ = ["FACTORIES", "Factory", "Transport", "Wiring", "factory_of", "not_set"]
 
 
 class Transport(Protocol):
@@ -40,9 +43,13 @@ class Transport(Protocol):
 
     #: The platform's name: ``"irc"``; the ``<platform>`` of the identities it hands over, and ``Incoming.platform``.
     platform: str
-    #: Up while the transport is connected and its messages come through (None: always, e.g. an HTTP endpoint);
-    #: the gate of the lease, so a replica that cannot reach its server does not hold it.
-    reach: Reach | None
+
+    @property
+    def reach(self) -> Reach | None:
+        """Up while the transport is connected and its messages come through (None: always, e.g. an HTTP endpoint);
+        the gate of the lease, so a replica that cannot reach its server does not hold it. (A property: an
+        attribute of type ``Reach`` satisfies it.)"""
+        ...
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -87,6 +94,9 @@ class Wiring:
     accept_invite: Callable[[str, bool, str], bool]
     #: Who answers a message among replicas that all see every message (None: a single process).
     replicas: Replicas | None = None
+    #: The roles the core reads; a platform whose rooms grant roles themselves keeps its part current (Matrix power
+    #: levels: ``roles.levels``). None: the platform's rooms grant nothing of their own.
+    roles: RoleBook | None = None
 
 
 Factory = Callable[[Wiring], "Transport"]
@@ -105,3 +115,10 @@ def factory_of(platform: str) -> Factory:
     module = importlib.import_module(FACTORIES[platform])
     made: Factory = module.transport
     return made
+
+
+def not_set(section: str, name: str, where: str) -> ConfigError:
+    """The one-line error of a factory whose ``[<section>] <name>`` is missing: where to set it (``where``: the
+    config file), and the environment variable that sets it too."""
+    variable = f"PETSTORE_{section.upper().replace('.', '__')}__{name.upper()}"
+    return ConfigError(f"[{section}] {name} is not set: set it in {where} or {variable}")

@@ -11,8 +11,9 @@ import pytest
 from bot_commands.commands import default_registry
 from petstore_bot.addressing import Addressing, strip_reply_fallback
 from petstore_bot.core import BotCore
+from petstore_bot.matrix import matrix_names
 from petstore_bot.testing import ChatRoom
-from petstore_cli.bot import accept_invite, build_core, compose_bot, matrix_names
+from petstore_cli.bot import accept_invite, build_core, compose_bot
 from petstore_cli.settings.load import load_settings
 
 
