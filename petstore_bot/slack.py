@@ -108,8 +108,13 @@ class SlackFace:
         SlackWebError when Slack refuses the bot token."""
         if self._web is not None and not self._bot_user:
             self._bot_user = await self._web.bot_user()
-            names = (f"@{self._web.bot_name}",) if self._web.bot_name else ()  # help: mentions and DMs work too
-            self.core.addressing = replace(self.core.addressing, names=names, bare_in_direct=True)
+            # help: mentions and DMs work too
+            self.core.addressing = replace(self.core.addressing, names=self.names, bare_in_direct=True)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """What people call the bot: its ``@name`` once :meth:`start` has learnt it (mentions and DMs), else none."""
+        return (f"@{self._web.bot_name}",) if self._web is not None and self._web.bot_name else ()
 
     @property
     def can_announce(self) -> bool:

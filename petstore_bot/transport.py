@@ -31,6 +31,7 @@ from .addressing import Address
 from .chat import Handler, Reply
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .core import BotCore
     from .replicas import Reach, Replicas
     from .roles import RoleBook
     from .settings import BotSettings
@@ -97,14 +98,24 @@ class Wiring:
     #: The roles the core reads; a platform whose rooms grant roles themselves keeps its part current (Matrix power
     #: levels: ``roles.levels``). None: the platform's rooms grant nothing of their own.
     roles: RoleBook | None = None
+    #: The bot core, for a face that renders its outcomes itself (Slack's Block Kit and buttons under a slash
+    #: command's own prefix): it answers through the core rather than through the handler's replies. None: the
+    #: handler is all a transport needs.
+    core: BotCore | None = None
+    #: Where a platform that calls the bot over HTTP (Slack, Mattermost) finds its endpoints: ``--host``, ``--port``.
+    listen: tuple[str, int] = ("127.0.0.1", 3000)
+    #: Slack over its Socket Mode rather than HTTP endpoints (``--socket-mode``).
+    socket_mode: bool = False
 
 
 Factory = Callable[[Wiring], "Transport"]
 
-#: Each platform's module (holding ``transport(wiring: Wiring) -> Transport``), by the name of its ``[bot.<name>]``
-#: section and of ``petstore bot <name>``.
+#: Each platform's module (holding ``transport(wiring: Wiring) -> Transport``; ``module:function`` when the factory
+#: has another name), by the name of its ``[bot.<name>]`` section and of ``petstore bot <name>``.
 FACTORIES: dict[str, str] = {
     "matrix": "petstore_bot.matrix",
+    "slack": "petstore_bot.slack_transport",
+    "mattermost": "petstore_bot.slack_transport:mattermost",
     "irc": "petstore_bot.irc",
     "xmpp": "petstore_bot.xmpp",
 }
@@ -112,8 +123,8 @@ FACTORIES: dict[str, str] = {
 
 def factory_of(platform: str) -> Factory:
     """The factory of ``platform``, its module imported now; KeyError for a platform no module registers."""
-    module = importlib.import_module(FACTORIES[platform])
-    made: Factory = module.transport
+    module, _, name = FACTORIES[platform].partition(":")
+    made: Factory = getattr(importlib.import_module(module), name or "transport")
     return made
 
 
