@@ -19,12 +19,14 @@ from pydantic import SecretStr
 from petstore_api.errors import ConfigError
 from petstore_bot.addressing import Addressing
 from petstore_bot.matrix import MatrixTransport
+from petstore_bot.replies import notice_reply
 from petstore_bot.settings import BotSettings
 from petstore_bot.slack_transport import SlackTransport
 from petstore_bot.transport import Transport, Wiring, factory_of
 
 from .conftest import Bot
-from .slack_support import SECRET, SlackClient, _free_port
+from .slack_api_server import APP_TOKEN, BOT_TOKEN, slack_server
+from .slack_support import SECRET, SlackClient, _free_port, block_text
 
 WHERE = "/etc/petstore/config.toml"
 
@@ -134,3 +136,24 @@ async def test_the_slack_transport_serves_its_endpoints_until_stopped(
         assert answer.status_code == 200 and "slack:T1/U1" in answer.text
     stop.set()
     await asyncio.wait_for(running, timeout=10)
+
+
+async def test_the_slack_transport_in_socket_mode_answers_and_posts_until_stopped(
+    make_bot: Callable[..., Bot], tmp_path: Path
+) -> None:
+    bot = make_bot(platform="slack", prefix="/pets ")
+    async with slack_server() as slack:
+        tokens = {"app_token": SecretStr(APP_TOKEN), "bot_token": SecretStr(BOT_TOKEN), "api_url": slack.api_url}
+        settings = bot.settings.bot.model_copy(update={"slack": bot.settings.bot.slack.model_copy(update=tokens)})
+        made = factory_of("slack")(_wiring(settings, tmp_path, core=bot.core, socket_mode=True))
+        stop = asyncio.Event()
+        running = asyncio.create_task(made.run(bot.core.handle, stop=stop))
+        await slack.wait_for(lambda: slack.connections)
+        assert made.can_post and made.names == ("@petbot",)  # auth.test told the face its name
+        form = {"team_id": "T1", "channel_id": "C1", "user_id": "U1", "command": "/pets", "text": "whoami"}
+        sent = await slack.send("slash_commands", {**form, "response_url": f"{slack.hook_url}/1"}, accepts=True)
+        assert "slack:T1/U1" in block_text((await slack.ack(sent))["payload"])
+        assert await made.announce("T1/C0WATCH", notice_reply("New pet 7: Rex (category 1)"), key="k")
+        stop.set()
+        await asyncio.wait_for(running, timeout=10)
+    assert [m["channel"] for m in slack.messages] == ["C0WATCH"]
