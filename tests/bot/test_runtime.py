@@ -39,7 +39,6 @@ class Fake:
     platform: str
     fail: str | None = None
     reach: Reach | None = field(default_factory=Reach)
-    prefix: str | None = None
     posted: list[tuple[str, str, str | None]] = field(default_factory=list)
     handler: Handler | None = None
     running: asyncio.Event = field(default_factory=asyncio.Event)
@@ -236,7 +235,7 @@ async def test_a_transport_that_fails_for_good_stops_the_others_and_the_teardown
     assert fakes["alpha"].running.is_set()  # it ran, and was stopped with the rest
 
 
-async def test_a_factory_that_refuses_its_settings_opens_no_service(tmp_path: Path) -> None:
+async def test_a_factory_that_refuses_its_settings_closes_what_was_opened_once(tmp_path: Path) -> None:
     services: list[SandboxService] = []
 
     def refuse(wiring: Wiring) -> Transport:
@@ -246,7 +245,7 @@ async def test_a_factory_that_refuses_its_settings_opens_no_service(tmp_path: Pa
     runtime = BotRuntime(replace(base, factories={"alpha": refuse}))
     with pytest.raises(ConfigError, match="server is not set"):
         await runtime.serve(asyncio.Event())
-    assert services == [] and runtime.teardowns == 1
+    assert [s.closed for s in services] == [["closed"]] and runtime.teardowns == 1
 
 
 def test_without_a_platform_named_the_bot_runs_every_section_the_config_sets() -> None:
