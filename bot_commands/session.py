@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import re
 import time
 from collections import deque
@@ -37,6 +36,7 @@ from .errors import (
     UsageError,
     classify,
 )
+from .held import HeldError, HeldResult, encode_held
 from .outcome import Outcome
 from .parser import show
 from .pending import BINDING, Decision, HeldWrite, HoldKind, HoldRequest, PendingWrites, refusal_message, same_person
@@ -44,7 +44,6 @@ from .policy import Access, Actor, Capability, Policy, local_actor
 from .ports import AskApproval, Confirm, Notifications, PetStoreAPI, WriteRequest
 from .registry import Command, Invocation, Registry
 from .results import (
-    JSON,
     ApprovalNeeded,
     ConfirmationNeeded,
     Denied,
@@ -473,16 +472,13 @@ class CommandSession:
             result = await self.held_invocation(held).perform(self)
         except Exception as exc:
             failure = classify(exc)
-            error: dict[str, JSON] = {"code": failure.code, "message": failure.message, "status": failure.status}
-            said = _said(held, {"ok": False, "error": error}, failure.message)
-            await self._pending().finish(held.code, ok=False, result=said)
+            ended = HeldResult(line=held.line, ok=False, summary=failure.message, error=HeldError.of(failure))
+            await self._pending().finish(held.code, ok=False, result=encode_held(ended))
             raise
         finally:
             _REQUEST.reset(token)
-        summary = present(result, prefix="/").summary
-        replayed = isinstance(result, PetCreated) and result.replayed
-        said = _said(held, {"ok": True, "result": result.to_json(), "replayed": replayed}, summary)
-        await self._pending().finish(held.code, ok=True, result=said)
+        ended = HeldResult(line=held.line, ok=True, summary=present(result, prefix="/").summary, result=result)
+        await self._pending().finish(held.code, ok=True, result=encode_held(ended))
         return result
 
     # -- audit --------------------------------------------------------------
@@ -582,14 +578,6 @@ def held_request(code: str) -> str:
     """The request id a held write runs under: its Idempotency-Key derives from it, so a run again after a crash
     (the bot finishing what it had taken) is the service's replay, not a second write."""
     return f"held:{code}"
-
-
-def _said(held: HeldWrite, record: dict[str, JSON], summary: str) -> str:
-    """What a held write's run said, for the store: a terminal waiting on it reads the command's JSON record (and
-    prints it as the command would have); chat keeps the one line."""
-    if held.where != "terminal":
-        return summary
-    return json.dumps({"command": held.line, **record, "summary": summary}, ensure_ascii=True, default=str)
 
 
 def _script_text(lines: list[str]) -> str:
