@@ -31,7 +31,6 @@ from petstore_state import Database, StateError, open_database
 from petstore_state.pending import PendingStore, PendingWrite
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bot_commands.session import CommandSession
     from petstore_cli.settings.model import Settings
 
     from .compose import Composition
@@ -45,7 +44,7 @@ __all__ = [
     "needs_approval",
     "open_store",
     "result_of",
-    "wire_approval",
+    "terminal_approval",
 ]
 
 #: Said (exit 2) when a write needs approval but nothing says where requests go.
@@ -287,22 +286,21 @@ async def cancel_request(store: PendingStore, code: str, *, asker: str) -> Cance
     )
 
 
-def wire_approval(
-    session: CommandSession,
+def terminal_approval(
     composition: Composition,
     settings: Settings,
     *,
     options: WaitOptions = WaitOptions(),
     spinner: Spinner | None = None,
-) -> None:
-    """Send ``session``'s writes for approval when its environment is under ``[bot] approvals`` (a terminal face's
-    composition calls this); CommandError (one line) when the store is not configured."""
+) -> TerminalApproval | None:
+    """Where a terminal face's session sends its writes when its environment is under ``[bot] approvals`` (its
+    ``ask_approval``; None: writes run here); CommandError (one line) when the store is not configured."""
     env = composition.target.env
     if not needs_approval(settings, env):
-        return
+        return None
     store, database = open_store(settings, env=env)
     composition.on_close(database.close)
-    session.ask_approval = TerminalApproval(
+    return TerminalApproval(
         store,
         env=env,
         ttl=settings.bot.approval_ttl,
