@@ -18,7 +18,7 @@ import asyncio
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from bot_commands.errors import ApprovalDenied, ApprovalExpired, CommandError, StillWaiting
@@ -231,7 +231,8 @@ def _shown_result(write: PendingWrite) -> JSON:
     """What came of a request, as ``petstore approvals show`` shows it: its record (empty: not run)."""
     if not write.result:
         return write.result
-    return decode_held(write.result, ok=write.state == "done").record()
+    held = decode_held(write.result, ok=write.state == "done")
+    return replace(held, line=held.line or write.line).record()  # a chat's row of before kept only its words
 
 
 def _iso(when: float) -> str:

@@ -76,6 +76,8 @@ def test_the_record_of_the_earlier_version_gives_the_result(store: PendingStore,
 def test_the_line_a_chat_row_kept_is_said(store: PendingStore) -> None:
     row = finished(store, ok=True, result="Created #4242 Approved Rex")
     assert result_of(row) == r.Notice(text=f"Created #4242 Approved Rex (request {row.code}, approved by @bob:x)")
+    shown = request_record(row, now=row.created, detail=True)["result"]
+    assert shown == {"command": row.line, "ok": True, "summary": "Created #4242 Approved Rex"}
 
 
 def test_a_result_this_version_cannot_read_is_said_in_its_words(store: PendingStore) -> None:
