@@ -92,7 +92,10 @@ class Prepared:
 class CommandSession:
     """State of one conversation with the service: one actor, its history, ``$last`` and ``/more``.
 
-    It is the :class:`~bot_commands.context.CommandContext` the handlers of its lines run with.
+    It is the :class:`~bot_commands.context.CommandContext` the handlers of its lines run with. It is built whole
+    from its :class:`~bot_commands.session_parts.SessionParts` (read-only properties, ``__slots__``: a part assigned
+    afterwards raises AttributeError); its role changes through :meth:`assume_role`, its key through
+    :meth:`set_api_key`.
     """
 
     __slots__ = (
