@@ -16,10 +16,11 @@ from bot_commands.audit import AuditLog
 from bot_commands.outcome import Outcome
 from bot_commands.pending import PendingWrites
 from bot_commands.policy import Actor, Policy
-from bot_commands.ports import PetStoreAPI
+from bot_commands.ports import Notifications, PetStoreAPI
 from bot_commands.registry import Registry
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
+from bot_commands.session_parts import Sleep
 from petstore_api.errors import ConfigError
 from petstore_state import Database, StateError, open_database
 from petstore_state.conversations import ConversationStore
@@ -63,8 +64,10 @@ class Service(Protocol):
         max_history: int | None,
         pending: PendingWrites | None,
         approval_ttl: float,
+        sleep: Sleep,
+        notifications: Notifications | None,
     ) -> CommandSession:
-        """A new session on the shared client."""
+        """A new session on the shared client, built whole."""
         ...
 
     async def aclose(self) -> None:
@@ -128,18 +131,16 @@ def build_core(
     policy = bot_policy(service.policy, bot, env=service.env.env)
 
     def session(actor: Actor) -> CommandSession:
-        made = service.session(
+        return service.session(
             actor=actor,
             policy=policy,
             confirm_ttl=bot.confirm_ttl,
             max_history=CHAT_HISTORY,
             pending=pending,
             approval_ttl=bot.approval_ttl,
+            sleep=chat_sleep,
+            notifications=notifications.for_actor(actor) if notifications is not None else None,
         )
-        made.sleep = chat_sleep
-        if notifications is not None:
-            made.notifications = notifications.for_actor(actor)
-        return made
 
     return BotCore(
         sessions=session,
