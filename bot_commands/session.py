@@ -486,6 +486,7 @@ class CommandSession:
                 env=held.env,
                 action=action,
                 fields=held.fields,
+                room=held.room if held.room and held.room != self.actor.where else "",
             )
         return ConfirmationNeeded(
             code=held.code, what=held.what, line=held.line, ttl=round(ttl), action=action, fields=held.fields

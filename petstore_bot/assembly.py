@@ -28,7 +28,7 @@ from petstore_state.pending import PendingStore
 
 from .core import BotCore
 from .notifier import BotNotifications
-from .pending import StoredPending, room_approvers
+from .pending import ApprovalsRoom, StoredPending, asking_room, room_approvers
 from .ratelimit import RateLimiter, StoredRateLimiter
 from .roles import RoleBook
 from .rules import CHAT_HISTORY, bot_policy, chat_sleep
@@ -88,10 +88,16 @@ class BotState:
 
 
 def open_state(
-    bot: BotSettings, *, state_dir: Path, audit: AuditLog | None, database: Database | None = None
+    bot: BotSettings,
+    *,
+    state_dir: Path,
+    audit: AuditLog | None,
+    database: Database | None = None,
+    approvals_room: ApprovalsRoom = asking_room,
 ) -> BotState:
     """The ``[bot] state`` database (SQLite in ``state_dir`` when unset; ``database`` when it is open already);
-    ConfigError, in one line, when it cannot be opened."""
+    ConfigError, in one line, when it cannot be opened. ``approvals_room``: where requests for approval asked in
+    chat are bound (:data:`~petstore_bot.pending.ApprovalsRoom`)."""
     key = bot.approval_key.get_secret_value() if bot.approval_key else None
     try:
         seal = Seal(load_key(setting=key, state_dir=state_dir))
@@ -103,7 +109,7 @@ def open_state(
     except StateError as exc:
         raise ConfigError(str(exc)) from None
     approvers = room_approvers({room: grants.approvers for room, grants in bot.rooms.items()})
-    pending = StoredPending(store, audit=audit, seal=seal, approvers=approvers)
+    pending = StoredPending(store, audit=audit, seal=seal, approvers=approvers, approvals_room=approvals_room)
     return BotState(database=database, pending=pending, conversations=conversations)
 
 
