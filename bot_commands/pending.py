@@ -230,10 +230,13 @@ def _bound(held: HeldWrite, *, step: Step, actor: Actor, authority: Authority) -
 
 
 def _asker_may_write(held: HeldWrite, authority: Authority) -> bool:
+    """Whether the asker may still write in the room they asked in (a terminal's asker: in the room the request is
+    bound to, the approvals room)."""
     names = authority.names(held.asker)
     if held.where == "terminal" and len(names) == 1:
         return True
-    return any(_may(authority, name, held.room, Access.WRITE) for name in names)
+    where = held.room if held.where == "terminal" else held.where
+    return any(_may(authority, name, where, Access.WRITE) for name in names)
 
 
 def _may(authority: Authority, user: str, room: str, access: Access) -> bool:
