@@ -187,10 +187,9 @@ def build_core(
             max_history=CHAT_HISTORY,
             pending=pending,
             approval_ttl=bot.approval_ttl,
+            sleep=_chat_sleep,
+            notifications=notifications.for_actor(actor) if notifications is not None else None,
         )
-        made.sleep = _chat_sleep
-        if notifications is not None:
-            made.notifications = notifications.for_actor(actor)
         return made
 
     return BotCore(
