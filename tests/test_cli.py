@@ -76,7 +76,7 @@ def test_the_program_turns_pydantic_plugins_off_unless_told_otherwise(environ: d
     code = (
         "import os, sys\n"
         "from petstore_cli.main import main\n"
-        "sys.argv = ['petstore', '--version']\n"
+        "sys.argv = ['petstore', '--help']\n"
         "try:\n"
         "    main()\n"
         "except SystemExit:\n"
