@@ -27,11 +27,11 @@ from bot_commands.policy import Actor
 from bot_commands.ports import WriteRequest
 from bot_commands.results import JSON, ApprovalRequested, ApprovalRequests, Cancelled, Notice, Result
 from bot_commands.sanitize import visible
-from petstore_state import Database, StateError, open_database
-from petstore_state.pending import PendingStore, PendingWrite
 
 if TYPE_CHECKING:  # pragma: no cover
     from petstore_cli.settings.model import Settings
+    from petstore_state import Database
+    from petstore_state.pending import PendingStore, PendingWrite
 
     from .compose import Composition
     from .progress import Spinner
@@ -75,6 +75,8 @@ def open_store(settings: Settings, *, env: str | None = None) -> tuple[PendingSt
     if not settings.bot.state:
         raise CommandError(NO_STORE.format(env=env) if env else NO_LIST)
     from petstore_cli.settings.paths import default_data_dir
+    from petstore_state import StateError, open_database  # only where a store opens: not for every one-shot command
+    from petstore_state.pending import PendingStore
 
     try:
         database = open_database(settings.bot.state_url(), state_dir=default_data_dir() / "bot")

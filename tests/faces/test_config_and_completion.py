@@ -6,10 +6,10 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import petstore_main
 
 from bot_commands.commands import default_registry
 from petstore_cli.completion import spec
@@ -23,14 +23,7 @@ CANARY = "sk-CANARY-config-77aa99bb"
 def petstore(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
     base.update(XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
-    return subprocess.run(
-        [sys.executable, "-m", "petstore_cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**base, **env},
-    )
+    return petstore_main(*args, env={**base, **env})
 
 
 # -- config -------------------------------------------------------------------------------------
