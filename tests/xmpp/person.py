@@ -1,0 +1,90 @@
+"""A person on the test Prosody: slixmpp as a plain client (the bot uses it as a transport; this is the other side).
+
+``Person.online(server, jid, password)`` connects (no TLS, SCRAM on loopback) and sends presence; ``join`` enters
+a room (made, owned and open, by the first to join), ``say`` writes in a room, ``tell`` writes directly, and
+``expect`` waits for a message that matches (every message received is kept, in order).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from slixmpp import JID, ClientXMPP, Message
+from slixmpp.plugins.xep_0004 import Form
+
+from xmpp.prosody_server import ProsodyServer
+
+#: How long a test waits for a message before it fails.
+PATIENCE = 30.0
+
+
+@dataclass
+class Person:
+    client: ClientXMPP
+    jid: str
+    received: list[Message] = field(default_factory=list)
+    _arrived: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    @classmethod
+    async def online(cls, server: ProsodyServer, jid: str, password: str) -> Person:
+        client = ClientXMPP(jid, password, plugin_config={"feature_mechanisms": {"unencrypted_scram": True}})
+        client.enable_starttls, client.enable_direct_tls, client.enable_plaintext = False, False, True
+        client.register_plugin("xep_0045")
+        client.register_plugin("xep_0004")
+        person = cls(client=client, jid=jid)
+        client.add_event_handler("message", person._keep)
+        started = asyncio.ensure_future(client.wait_until("session_start", PATIENCE))
+        client.connect("127.0.0.1", server.port)
+        await started
+        client.send_presence()
+        return person
+
+    async def _keep(self, msg: Message) -> None:
+        async with self._arrived:
+            self.received.append(msg)
+            self._arrived.notify_all()
+
+    async def join(self, room: str, nick: str) -> None:
+        await self.client.plugin["xep_0045"].join_muc_wait(JID(room), nick, maxstanzas=0, timeout=PATIENCE)
+
+    async def make_semi_anonymous(self, room: str) -> None:
+        """As the room's owner: only moderators see occupants' real JIDs from now on."""
+        muc = self.client.plugin["xep_0045"]
+        form: Form = await muc.get_room_config(JID(room))
+        form["type"] = "submit"
+        form.field["muc#roomconfig_whois"]["value"] = "moderators"
+        await muc.set_room_config(JID(room), form)
+
+    def say(self, room: str, text: str) -> None:
+        self.client.send_message(mto=JID(room), mbody=text, mtype="groupchat")
+
+    def tell(self, jid: str, text: str) -> None:
+        self.client.send_message(mto=JID(jid), mbody=text, mtype="chat")
+
+    async def expect(self, match: Callable[[Message], bool], *, after: int = 0) -> Message:
+        """The first message (from index ``after`` of those received) that ``match`` accepts; waits for it."""
+
+        def found() -> Message | None:
+            return next((m for m in self.received[after:] if match(m)), None)
+
+        async with self._arrived:
+            await asyncio.wait_for(self._arrived.wait_for(lambda: found() is not None), timeout=PATIENCE)
+        message = found()
+        assert message is not None
+        return message
+
+    async def close(self) -> None:
+        if self.client.is_connected():
+            await self.client.disconnect(wait=2.0)
+
+
+def from_(sender: str) -> Callable[[Message], bool]:
+    """Messages with a body whose sender is ``sender`` (a full JID such as room/nick, or a bare JID)."""
+
+    def match(msg: Message) -> bool:
+        got = JID(msg["from"])
+        return bool(msg["body"]) and (str(got) == sender or (got.bare == sender and "/" not in sender))
+
+    return match
