@@ -99,7 +99,7 @@ class RoomGrants(BaseModel):
     """Role in this room of anyone not listed here; unset: [bot] default_role."""
     power_levels: bool = False
     """Matrix: roles from the room's power levels for anyone not in these lists (100 and above: admin, 50 and above:
-    operator, below: default_role)."""
+    operator, below: default_role). XMPP: from the room's affiliations (owner: admin, admin: operator)."""
     approvers: list[str] | None = None
     """Who may approve writes asked for in this room; unset: any operator (or admin) other than the asker."""
 
