@@ -6,7 +6,8 @@
 the same accounts and rooms. Users are made with ``prosodyctl --config FILE register``.
 
 No TLS: the c2s port is plain on loopback (``c2s_require_encryption = false``); SCRAM-SHA-1 is offered, PLAIN is not
-(``allow_unencrypted_plain_auth = false``), so no password crosses even loopback in clear. New rooms are not locked
+(``allow_unencrypted_plain_auth = false``), so no password crosses even loopback in clear. Nagle's algorithm is
+off (``network_settings``), as a chat server's should be: with it, each stanza waits ~40 ms for a delayed ACK. New rooms are not locked
 and are non-anonymous by default (``muc_room_default_public_jids``); a room made semi-anonymous is configured so by
 its owner in the test that needs one.
 """
@@ -44,6 +45,7 @@ c2s_require_encryption = false
 allow_unencrypted_plain_auth = false
 authentication = "internal_hashed"
 storage = "internal"
+network_settings = {{ nagle = false }}
 log = {{ info = "{root}/prosody.log"; error = "{root}/prosody.err" }}
 VirtualHost "{domain}"
 Component "{muc}" "muc"
