@@ -10,13 +10,14 @@ import contextlib
 import os
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
 
 from petstore_bot.addressing import Address, Addressing
 from petstore_bot.chat import Handler, Incoming, Reply
+from petstore_bot.core import BotCore
 from petstore_bot.xmpp import Account, XmppTransport
 from xmpp.person import Person
 from xmpp.prosody_server import MUC, ProsodyServer, ProsodyUnavailable
@@ -62,6 +63,12 @@ def addressed_by(names: Sequence[str]) -> Address:
     """The test bot's addressing: ``!`` and any word; ``hello`` and ``list`` alone too, in a direct chat or after
     one of ``names``."""
     return Addressing(prefix="!", commands=frozenset({"hello", "list"}), names=tuple(names)).line
+
+
+def addressing_of(core: BotCore) -> Callable[[Sequence[str]], Address]:
+    """The bot core's addressing (its prefix and commands) with the names the transport gives, as the runtime wires
+    it."""
+    return lambda names: replace(core.addressing, names=tuple(names)).line
 
 
 @dataclass(frozen=True)

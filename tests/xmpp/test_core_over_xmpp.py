@@ -12,7 +12,7 @@ import pytest
 from petstore_bot.core import BotCore
 from petstore_cli.bot import build_core, compose_bot, open_state
 from petstore_cli.settings.load import load_settings
-from xmpp.conftest import BotRunner
+from xmpp.conftest import BotRunner, addressing_of
 from xmpp.person import Person, from_
 
 pytestmark = pytest.mark.slow
@@ -51,7 +51,7 @@ async def test_a_viewer_is_refused_a_write_and_an_operator_confirms_one(
     await alice.join(room, "alice")
     await bob.join(room, "bob")
     core = make_core(operators=[f"xmpp:{alice.jid}"], viewers=[f"xmpp:{bob.jid}"])
-    async with bot.running(core.handle, rooms=[room]):
+    async with bot.running(core.handle, addressing=addressing_of(core), rooms=[room]):
         bob.say(room, "!add Rex --category 3")
         refused = await bob.expect(from_(f"{room}/petbot"))
         assert "viewer" in refused["body"] and "add" in refused["body"]
@@ -87,7 +87,7 @@ async def test_roles_follow_the_rooms_affiliations_where_the_config_says_so(
     await muc.set_affiliation(room, "admin", jid=bob.jid)
     await muc.set_affiliation(room, "admin", jid=carol.jid)  # the config's viewer grant wins over it
     roles = []
-    async with bot.running(core.handle, rooms=[room], levels=core.roles.levels):
+    async with bot.running(core.handle, addressing=addressing_of(core), rooms=[room], levels=core.roles.levels):
         for person in (alice, bob, carol):
             person.say(room, "!whoami")
             said = await person.expect(lambda m, p=person: from_(f"{room}/petbot")(m) and p.jid in m["body"])
