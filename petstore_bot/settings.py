@@ -225,6 +225,9 @@ class XmppSettings(BaseModel):
     tls: Literal["starttls", "direct", "off"] = "starttls"
     """STARTTLS required (the default), TLS from the first byte ("direct"), or "off": only for a server on this
     machine (127.0.0.1 or localhost), since the stream would travel in clear text."""
+    ca_file: Path | None = None
+    """A PEM file of the certificate authorities to trust for the server's certificate (a private CA) instead of the
+    system's."""
     roles_from_affiliations: bool = False
     """Roles in the rooms from MUC affiliations for people [bot.roles] does not name: owner is admin, admin is
     operator (the room's default role for everyone else)."""

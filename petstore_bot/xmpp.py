@@ -29,6 +29,7 @@ import logging
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from slixmpp import JID, ClientXMPP, Message, Presence
@@ -73,6 +74,8 @@ class Account:
     server: str | None = None
     port: int | None = None
     tls: TLS = "starttls"
+    #: The certificate authorities to trust (PEM) instead of the system's.
+    ca_file: Path | None = None
 
     def __repr__(self) -> str:
         return f"Account(jid={self.jid!r}, server={self.server!r}, port={self.port!r}, tls={self.tls!r})"
@@ -155,6 +158,7 @@ class XmppTransport:
         seen: set[str] = set()
         for event in ("session_start", "no_auth", "failed_all_auth", "connection_failed", "disconnected"):
             client.add_event_handler(event, _settle(outcome, seen, event))
+        client.add_event_handler("ssl_invalid_chain", lambda _error: self._untrusted(client))
         client.connect(self._account.server or JID(self._account.jid).domain, self._account.port or 5222)
         try:
             if await _first(outcome, stop) == "failed_all_auth":
@@ -169,6 +173,15 @@ class XmppTransport:
             client.cancel_connection_attempt()  # the transport retries, with its own backoff
             if client.is_connected():
                 await client.disconnect(wait=2.0)
+
+    def _untrusted(self, client: ClientXMPP) -> None:
+        """The server's certificate did not check out: nothing is sent on that stream, and the transport tries again
+        (a certificate renewed, or a network that stops meddling)."""
+        log.warning(
+            "xmpp: the certificate of %s is not trusted (a private CA: set [bot.xmpp] ca_file)",
+            JID(self._account.jid).domain,
+        )
+        client.abort()
 
     def _refusal(self, *, unsafe: bool) -> str:
         if unsafe:
@@ -186,6 +199,8 @@ class XmppTransport:
         client.enable_starttls = self._account.tls == "starttls"
         client.enable_direct_tls = self._account.tls == "direct"
         client.enable_plaintext = plain
+        if self._account.ca_file is not None:
+            client.ca_certs = self._account.ca_file
         client.register_plugin("xep_0045")
         client.register_plugin("xep_0199", {"keepalive": True, "interval": 60, "timeout": 20})
         client.add_event_handler("message", lambda msg: self._direct(client, msg, handler, stop))
@@ -254,12 +269,12 @@ class XmppTransport:
 
     def _presence(self, presence: Presence) -> None:
         """An occupant's affiliation, kept as a level when roles follow affiliations."""
-        if self._levels is None:
+        room = identity(presence["from"])
+        if self._levels is None or not self._levels.wanted(room):
             return
         real, affiliation = presence["muc"]["jid"], str(presence["muc"]["affiliation"])
         if not real or not JID(real).user:
             return
-        room = identity(presence["from"])
         users = self._affiliations.setdefault(room, {})
         users[identity(real)] = _LEVELS.get(affiliation, 0)
         self._levels.update(room, {"users": dict(users), "users_default": 0})
@@ -342,6 +357,7 @@ def transport(wiring: Wiring) -> XmppTransport:
         server=settings.server,
         port=settings.port,
         tls=settings.tls,
+        ca_file=settings.ca_file.expanduser() if settings.ca_file else None,
     )
     return XmppTransport(
         account=account,

@@ -5,7 +5,8 @@
 ``stop()`` ends it by PID (SIGTERM, then SIGKILL). ``start()`` after ``stop()`` comes back on the same port with
 the same accounts and rooms. Users are made with ``prosodyctl --config FILE register``.
 
-No TLS: the c2s port is plain on loopback (``c2s_require_encryption = false``); SCRAM-SHA-1 is offered, PLAIN is not
+``create(root, tls=True)`` makes one that requires STARTTLS, with a self-signed certificate for ``localhost`` the
+client trusts by its ``ca_file``. Otherwise no TLS: the c2s port is plain on loopback (``c2s_require_encryption = false``); SCRAM-SHA-1 is offered, PLAIN is not
 (``allow_unencrypted_plain_auth = false``), so no password crosses even loopback in clear. Nagle's algorithm is
 off (``network_settings``), as a chat server's should be: with it, each stanza waits ~40 ms for a delayed ACK. New rooms are not locked
 and are non-anonymous by default (``muc_room_default_public_jids``); a room made semi-anonymous is configured so by
@@ -39,16 +40,16 @@ legacy_ssl_ports = {{ }}
 s2s_ports = {{ }}
 http_ports = {{ }}
 https_ports = {{ }}
-modules_enabled = {{ "roster"; "saslauth"; "disco"; "ping"; "posix" }}
-modules_disabled = {{ "s2s"; "tls"; "offline" }}
-c2s_require_encryption = false
+modules_enabled = {{ "roster"; "saslauth"; "disco"; "ping"; "posix"{with_tls} }}
+modules_disabled = {{ "s2s"; "offline"{no_tls} }}
+c2s_require_encryption = {tls}
 allow_unencrypted_plain_auth = false
 authentication = "internal_hashed"
 storage = "internal"
 network_settings = {{ nagle = false }}
 log = {{ info = "{root}/prosody.log"; error = "{root}/prosody.err" }}
 VirtualHost "{domain}"
-Component "{muc}" "muc"
+{ssl}Component "{muc}" "muc"
   restrict_room_creation = false
   muc_room_locking = false
   muc_room_default_public_jids = true
@@ -73,16 +74,66 @@ class ProsodyServer:
     process: subprocess.Popen[bytes] | None = None
 
     @classmethod
-    def create(cls, root: Path) -> ProsodyServer:
-        """Writes the config under ``root`` (Prosody's binaries must be installed: ProsodyUnavailable if not)."""
+    def create(cls, root: Path, *, tls: bool = False) -> ProsodyServer:
+        """Writes the config under ``root`` (Prosody's binaries must be installed: ProsodyUnavailable if not).
+        ``tls``: STARTTLS required, with a self-signed certificate for ``localhost`` (its PEM: :attr:`ca_file`)."""
         if shutil.which("prosody") is None or shutil.which("prosodyctl") is None:
             raise ProsodyUnavailable("prosody is not installed (apt-get install prosody)")
         root.mkdir(parents=True, exist_ok=True)
         (root / "data").mkdir(exist_ok=True)
         (root / "certs").mkdir(exist_ok=True)
         server = cls(root=root, port=free_port())
-        server.config.write_text(_CONFIG.format(root=root, port=server.port, domain=DOMAIN, muc=MUC), encoding="utf-8")
+        ssl = ""
+        if tls:
+            server._self_signed()
+            ssl = f'  ssl = {{ key = "{root}/certs/localhost.key"; certificate = "{server.ca_file}" }}\n'
+        text = _CONFIG.format(
+            root=root,
+            port=server.port,
+            domain=DOMAIN,
+            muc=MUC,
+            tls="true" if tls else "false",
+            no_tls="" if tls else '; "tls"',
+            with_tls='; "tls"' if tls else "",
+            ssl=ssl,
+        )
+        server.config.write_text(text, encoding="utf-8")
         return server
+
+    @property
+    def ca_file(self) -> Path:
+        return self.root / "certs" / "localhost.crt"
+
+    def _self_signed(self) -> None:
+        """A key and a self-signed certificate for localhost (openssl), the key readable by its owner only."""
+        key = self.root / "certs" / "localhost.key"
+        done = subprocess.run(
+            [
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=localhost",
+                "-addext",
+                "subjectAltName=DNS:localhost",
+                "-keyout",
+                str(key),
+                "-out",
+                str(self.ca_file),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise ProsodyUnavailable(f"openssl could not make a certificate: {done.stderr[-1000:]}")
+        key.chmod(0o600)
 
     @property
     def config(self) -> Path:

@@ -3,16 +3,43 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
 
 import pytest
 
 from petstore_bot.chat import Incoming, Reply
-from petstore_bot.xmpp import ANONYMOUS, Account, XmppError
-from xmpp.conftest import BotRunner
+from petstore_bot.xmpp import ANONYMOUS, Account, XmppError, XmppTransport
+from xmpp.conftest import BotRunner, _unavailable, register
 from xmpp.person import Person, from_
-from xmpp.prosody_server import ProsodyServer
+from xmpp.prosody_server import ProsodyServer, ProsodyUnavailable
 
 pytestmark = pytest.mark.slow
+
+
+class Told(logging.Handler):
+    """Sets ``event`` when a log line containing ``text`` is emitted."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text, self.event = text, asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.text in record.getMessage():
+            self.event.set()
+
+
+@contextlib.asynccontextmanager
+async def running_until(transport: XmppTransport) -> AsyncIterator[XmppTransport]:
+    """``transport`` run (ready or not) until the block ends."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(transport.run(Seen(), stop=stop))
+    try:
+        yield transport
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, timeout=30)
 
 
 class Seen:
@@ -132,3 +159,32 @@ async def test_starttls_is_required_unless_turned_off(bot: BotRunner, prosody: P
     strict = Account(jid=bot.login.jid, password=bot.login.password, server="127.0.0.1", port=prosody.port)
     with pytest.raises(XmppError, match="no way to log in that keeps the password safe"):
         await asyncio.wait_for(bot.transport(account=strict).run(Seen(), stop=asyncio.Event()), timeout=60)
+
+
+async def test_starttls_with_the_servers_certificate_checked(people, tmp_path_factory) -> None:
+    """The default policy on a Prosody that requires STARTTLS: the bot logs in over TLS, its certificate checked
+    against a private CA; without that CA the certificate is refused and no session comes up."""
+    try:
+        server = ProsodyServer.create(tmp_path_factory.mktemp("prosody-tls"), tls=True)
+        server.start()
+    except ProsodyUnavailable as exc:
+        _unavailable(str(exc))
+    try:
+        login = register(server, "petbot")
+        runner = BotRunner(server, login)
+        trusted = Account(
+            jid=login.jid, password=login.password, server="127.0.0.1", port=server.port, ca_file=server.ca_file
+        )
+        async with runner.running(Seen(), account=trusted) as transport:
+            assert transport.can_post
+        untrusted = Account(jid=login.jid, password=login.password, server="127.0.0.1", port=server.port)
+        told = Told("is not trusted")
+        logging.getLogger("petstore_bot.xmpp").addHandler(told)
+        try:
+            async with running_until(runner.transport(account=untrusted)) as transport:
+                await asyncio.wait_for(told.event.wait(), timeout=60)
+                assert transport.reach is not None and not transport.reach.up
+        finally:
+            logging.getLogger("petstore_bot.xmpp").removeHandler(told)
+    finally:
+        server.stop()
