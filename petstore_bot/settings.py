@@ -144,6 +144,11 @@ class MatrixSettings(BaseModel):
                 )
         return value
 
+    @property
+    def account(self) -> str:
+        """Who the bot is on Matrix (names its lease and its claims, which its replicas share)."""
+        return f"matrix {self.homeserver} {self.user_id}"
+
     @field_validator("user_id")
     @classmethod
     def _matrix_id(cls, value: str | None) -> str | None:

@@ -20,19 +20,28 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from petstore_api.errors import ConfigError
 
 from .addressing import Address
 from .chat import Handler, Reply
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .core import BotCore
     from .replicas import Reach, Replicas
+    from .roles import RoleBook
     from .settings import BotSettings
 
-__all__ = ["FACTORIES", "Factory", "Transport", "Wiring", "factory_of"]
+__all__ = ["FACTORIES", "Factory", "Transport", "TransportError", "Wiring", "factory_of", "not_set"]
+
+
+class TransportError(Exception):
+    """What :meth:`Transport.run` raises for what retrying cannot mend (refused credentials, a port taken), in one
+    line without a secret: the runtime stops every transport and says ``petstore: <platform>: <message>``."""
 
 
 class Transport(Protocol):
@@ -43,6 +52,9 @@ class Transport(Protocol):
     #: Up while the transport is connected and its messages come through (None: always, e.g. an HTTP endpoint);
     #: the gate of the lease, so a replica that cannot reach its server does not hold it.
     reach: Reach | None
+    #: The prefix of commands on this platform when it has its own (a slash command: ``"/pets "``, and no bare
+    #: command in a direct chat); None: ``[bot] prefix``.
+    prefix: str | None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -85,8 +97,16 @@ class Wiring:
     addressing: Callable[[Sequence[str]], Address]
     #: Whether to accept an invitation from ``inviter`` into ``room`` (``direct``: a one-to-one chat).
     accept_invite: Callable[[str, bool, str], bool]
+    #: The roles of the whole bot (every platform's cores share it); a platform that learns roles from its server
+    #: (Matrix power levels) keeps them current in it (``roles.levels``).
+    roles: RoleBook
+    #: The core this transport's messages go to, once the runtime has built it (after the factory returned, from
+    #: the transport's platform, prefix and names): for a platform that renders outcomes itself (Slack's blocks).
+    core: Callable[[], BotCore]
     #: Who answers a message among replicas that all see every message (None: a single process).
     replicas: Replicas | None = None
+    #: The platform's command-line options (``petstore bot slack --port 3000``: ``{"port": 3000}``).
+    options: Mapping[str, str | int | bool] = field(default_factory=dict)
 
 
 Factory = Callable[[Wiring], "Transport"]
@@ -94,7 +114,8 @@ Factory = Callable[[Wiring], "Transport"]
 #: Each platform's module (holding ``transport(wiring: Wiring) -> Transport``), by the name of its ``[bot.<name>]``
 #: section and of ``petstore bot <name>``.
 FACTORIES: dict[str, str] = {
-    "matrix": "petstore_bot.matrix",
+    "matrix": "petstore_bot.interim_matrix",
+    "slack": "petstore_bot.interim_slack",
     "irc": "petstore_bot.irc",
     "xmpp": "petstore_bot.xmpp",
 }
@@ -105,3 +126,10 @@ def factory_of(platform: str) -> Factory:
     module = importlib.import_module(FACTORIES[platform])
     made: Factory = module.transport
     return made
+
+
+def not_set(table: str, name: str, where: str) -> ConfigError:
+    """The one-line error for a setting a platform needs: ``[bot.irc] server is not set: set it in FILE or
+    PETSTORE_BOT__IRC__SERVER``."""
+    variable = f"PETSTORE_{table.upper().replace('.', '__')}__{name.upper()}"
+    return ConfigError(f"[{table}] {name} is not set: set it in {where} or {variable}")

@@ -221,8 +221,8 @@ async def test_socket_mode_settings_that_cannot_work_are_one_line(
 
 def test_the_token_file_is_read_and_both_ways_at_once_are_refused(tmp_path: Path) -> None:
     from petstore_api.errors import ConfigError
+    from petstore_bot.interim_slack import slack_token
     from petstore_bot.settings import BotSettings
-    from petstore_cli.bot import slack_token
 
     token = tmp_path / "app-token"
     token.write_text("# the app-level token\nxapp-1-from-a-file\n", encoding="utf-8")
