@@ -33,7 +33,8 @@ def bot_policy(base: Policy, bot: BotSettings, *, env: str = "") -> Policy:
 
 def role_book(bot: BotSettings) -> RoleBook:
     """The roles of ``[bot.roles]`` and ``[bot.rooms."<room id>"]``; a room's table that grants no role (only its
-    ``approvers``, say) leaves the global roles in force there."""
+    ``approvers``, say) leaves the global roles in force there. With ``[bot.xmpp] roles_from_affiliations``, each
+    XMPP room of the bot's without a table of its own follows its affiliations (:mod:`petstore_bot.xmpp`)."""
     rooms = {
         room: RoomRules(
             grants=Grants.of(admins=grants.admins, operators=grants.operators, viewers=grants.viewers),
@@ -44,6 +45,11 @@ def role_book(bot: BotSettings) -> RoleBook:
         if grants.admins or grants.operators or grants.viewers or grants.default_role or grants.power_levels
     }
     roles = bot.roles
+    if bot.xmpp.roles_from_affiliations:  # each XMPP room follows its affiliations, unless its table says; the
+        everywhere = Grants.of(admins=roles.admins, operators=roles.operators, viewers=roles.viewers)  # lists win
+        for room in bot.xmpp.rooms:
+            if f"xmpp:{room}" not in bot.rooms:
+                rooms[f"xmpp:{room}"] = RoomRules(grants=everywhere, power_levels=True)
     return RoleBook.of(
         admins=roles.admins, operators=roles.operators, viewers=roles.viewers, default=bot.default_role, rooms=rooms
     )

@@ -234,8 +234,13 @@ class XmppSettings(BaseModel):
     """A PEM file of the certificate authorities to trust for the server's certificate (a private CA) instead of the
     system's."""
     roles_from_affiliations: bool = False
-    """Roles in the rooms from MUC affiliations for people [bot.roles] does not name: owner is admin, admin is
-    operator (the room's default role for everyone else)."""
+    """Roles in these rooms from MUC affiliations for people the grants do not name: owner is admin, admin is
+    operator (the default role for everyone else), as if each room's [bot.rooms."xmpp:ROOM"] said power_levels."""
+
+    @property
+    def account(self) -> str:
+        """Who the bot is on XMPP (names its lease and its claims, which its replicas share)."""
+        return f"xmpp {self.jid}"
 
     @field_validator("jid")
     @classmethod

@@ -39,7 +39,7 @@ from petstore_bot.addressing import Address
 from petstore_bot.chat import INTERNAL_ERROR, Handler, Incoming, Reply
 from petstore_bot.replicas import Reach, Replicas
 from petstore_bot.roles import ADMIN_LEVEL, OPERATOR_LEVEL, PowerLevels
-from petstore_bot.transport import Wiring
+from petstore_bot.transport import TransportError, Wiring, not_set
 
 __all__ = ["ANONYMOUS", "PLATFORM", "TOO_LONG", "Account", "XmppError", "XmppTransport", "identity", "transport"]
 
@@ -56,7 +56,7 @@ _DELAY = "{urn:xmpp:delay}delay"
 _LEVELS = {"owner": ADMIN_LEVEL, "admin": OPERATOR_LEVEL}
 
 
-class XmppError(Exception):
+class XmppError(TransportError):
     """The server refuses the bot for good (credentials, no safe way to log in): retrying cannot mend it."""
 
 
@@ -85,6 +85,8 @@ class XmppTransport:
     """The bot on one XMPP account (see the module docstring); a :class:`~petstore_bot.transport.Transport`."""
 
     platform = PLATFORM
+    #: Commands start with ``[bot] prefix``: XMPP has no command syntax of its own.
+    prefix: str | None = None
 
     def __init__(
         self,
@@ -108,6 +110,7 @@ class XmppTransport:
         self._joined: dict[str, str] = {}  # room's bare JID -> the bot's nick there
         self._affiliations: dict[str, dict[str, int]] = {}
         self._chains: dict[tuple[str, str], asyncio.Future[None]] = {}
+        self._awaiting: dict[str, str] = {}  # the id a reply will have -> the message it answers, while in hand
         self._tasks: set[asyncio.Task[None]] = set()
 
     def __repr__(self) -> str:
@@ -186,10 +189,10 @@ class XmppTransport:
     def _refusal(self, *, unsafe: bool) -> str:
         if unsafe:
             return (
-                f"xmpp: the server offered {self._account.jid} no way to log in that keeps the password safe "
+                f"the server offered {self._account.jid} no way to log in that keeps the password safe "
                 '(no STARTTLS?): use tls = "direct", or fix the server'
             )
-        return f"xmpp: the server refused the login of {self._account.jid} (check [bot.xmpp] jid and the password)"
+        return f"the server refused the login of {self._account.jid} (check [bot.xmpp] jid and the password)"
 
     def _new_client(self, handler: Handler, stop: asyncio.Event) -> ClientXMPP:
         """A slixmpp client for one connection, with the TLS policy and the message handlers set."""
@@ -250,7 +253,10 @@ class XmppTransport:
         """A room's message: live (no delay stamp), from an occupant other than the bot, addressed to it."""
         sender = JID(msg["from"])
         room, nick = sender.bare, sender.resource
-        if room not in self._joined or not nick or nick == self._joined[room] or not msg["body"]:
+        if room not in self._joined or not nick or not msg["body"]:
+            return
+        if nick == self._joined[room]:  # the bot's own message (this replica's, or another's reply)
+            self._seen_reply(str(msg["id"]))
             return
         if msg.xml.find(_DELAY) is not None:  # history the room replays
             return
@@ -266,6 +272,13 @@ class XmppTransport:
             client.send_message(mto=to[0], mbody=ANONYMOUS.format(jid=JID(self._account.jid).bare), mtype=to[1])
             return
         self._dispatch(client, msg, handler, stop, line=line, room=identity(room), user=user, to=to)
+
+    def _seen_reply(self, stanza_id: str) -> None:
+        """A reply of the bot's account seen in a room answers the message it names (by :func:`_reply_id`), whichever
+        replica sent it: a replica killed between its reply and its record leaves nothing to answer twice."""
+        event_id = self._awaiting.get(stanza_id)
+        if event_id is not None and self._replicas is not None:
+            self._replicas.replied(event_id)
 
     def _presence(self, presence: Presence) -> None:
         """An occupant's affiliation, kept as a level when roles follow affiliations."""
@@ -299,13 +312,15 @@ class XmppTransport:
             line = None
         event_id = _event_id(room=room, user=user, msg=msg)
         incoming = Incoming(platform=PLATFORM, room=room, user=user, event_id=event_id, text=line or "")
-        key = (room, user)
+        key, reply_id = (room, user), _reply_id(event_id)
+        self._awaiting[reply_id] = event_id
         before = self._chains.get(key)
         task = asyncio.ensure_future(self._answer(client, incoming, handler, stop, to=to, after=before))
         self._chains[key] = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         task.add_done_callback(lambda done: self._chains.pop(key) if self._chains.get(key) is done else None)
+        task.add_done_callback(lambda _done: self._awaiting.pop(reply_id, None))
 
     async def _answer(
         self,
@@ -327,7 +342,9 @@ class XmppTransport:
         if replicas is not None and not await replicas.may_answer(incoming.event_id):
             return
         if reply is not None:
-            client.send_message(mto=to[0], mbody=reply.text, mtype=to[1])
+            answer = client.make_message(mto=to[0], mbody=reply.text, mtype=to[1])
+            answer["id"] = _reply_id(incoming.event_id)  # every replica can tell what it answers
+            answer.send()
         if replicas is not None:
             await replicas.answered(incoming.event_id)
 
@@ -343,14 +360,12 @@ class XmppTransport:
 
 
 def transport(wiring: Wiring) -> XmppTransport:
-    """The factory :data:`petstore_bot.transport.FACTORIES` names: ``[bot.xmpp]`` made into a transport."""
-    from petstore_api.errors import ConfigError
-
+    """The factory :data:`petstore_bot.transport.FACTORIES` names: ``[bot.xmpp]`` made into a transport; ConfigError,
+    in one line, for a setting that is missing. Affiliations are reported to the shared role book's levels, which
+    the rooms whose grants follow them (``roles_from_affiliations``, or a room's ``power_levels``) read."""
     settings = wiring.bot.xmpp
     if settings.jid is None:
-        raise ConfigError(
-            f"[bot.xmpp] jid is not set (in {wiring.config_where}): the bot's account, e.g. petbot@example.org"
-        )
+        raise not_set("bot.xmpp", "jid", wiring.config_where)
     account = Account(
         jid=settings.jid,
         password=_password(wiring),
@@ -365,6 +380,7 @@ def transport(wiring: Wiring) -> XmppTransport:
         nick=settings.nick,
         addressing=wiring.addressing,
         replicas=wiring.replicas,
+        levels=wiring.roles.levels,
     )
 
 
@@ -398,6 +414,11 @@ def _event_id(*, room: str, user: str, msg: Message) -> str:
     """An id every replica gives the same message: its room, sender and stanza id (or its body, without one)."""
     stanza_id = str(msg["id"]) or hashlib.sha256(str(msg["body"]).encode()).hexdigest()[:16]
     return f"{room} {user} {stanza_id}"
+
+
+def _reply_id(event_id: str) -> str:
+    """The stanza id of the reply to ``event_id``: the same on every replica, naming nothing of the message."""
+    return "re-" + hashlib.sha256(event_id.encode()).hexdigest()[:24]
 
 
 def _settle(outcome: asyncio.Future[str], seen: set[str], event: str) -> Callable[[object], None]:

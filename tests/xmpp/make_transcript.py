@@ -4,7 +4,7 @@ Run: ``.venv/bin/python tests/xmpp/make_transcript.py`` from the repository root
 Debian's prosody). A few seconds.
 
 The set-up of ``tests/xmpp``: a real Prosody (``prosody_server.py``), people on slixmpp as plain clients
-(``person.py``), the bot's XMPP transport in front of the real bot core on its own sandbox service. alice is an
+(``person.py``), the real ``petstore bot xmpp`` process (``bot_process.py``) on its own sandbox. alice is an
 operator, bob a viewer (``default_role = "none"``); alice made the room, so she owns it. Every message the room and
 alice's direct chat carried is printed as it arrived, without a word changed, then the bot's audit log.
 """
@@ -23,9 +23,8 @@ sys.path[:0] = [str(ROOT / "tests")]
 
 from slixmpp import JID  # noqa: E402
 
-from petstore_cli.bot import build_core, compose_bot, open_state  # noqa: E402
-from petstore_cli.settings.load import load_settings  # noqa: E402
-from xmpp.conftest import BotRunner, Login, addressing_of, register  # noqa: E402
+from xmpp.bot_process import XmppBotConfig, XmppBotProcess  # noqa: E402
+from xmpp.conftest import Login, register  # noqa: E402
 from xmpp.person import Person, from_  # noqa: E402
 from xmpp.prosody_server import MUC, ProsodyServer  # noqa: E402
 
@@ -36,37 +35,33 @@ def shown(where: str, who: str, body: str) -> str:
 
 
 async def record(server: ProsodyServer, tmp: Path) -> None:
-    alice_login, bob_login = register(server, "alice"), register(server, "bob")
-    bot = BotRunner(server, register(server, "petbot"))
+    alice_login, bob_login, petbot = register(server, "alice"), register(server, "bob"), register(server, "petbot")
     room = f"ops@{MUC}"
-    config = tmp / "config.toml"
-    config.write_text(
-        f'[sandbox]\ndata_dir = "{tmp / "sandbox"}"\n[bot]\naudit_log = "{tmp / "audit.ndjson"}"\n'
-        f'rate_limit = "off"\ndefault_role = "none"\n'
-        f'[bot.roles]\noperators = ["xmpp:{alice_login.jid}"]\nviewers = ["xmpp:{bob_login.jid}"]\n',
-        encoding="utf-8",
-    )
-    settings = load_settings(config_path=config).settings
-    composition = compose_bot(settings)
-    state = open_state(settings.bot, state_dir=tmp / "state", audit=composition.audit)
-    core = build_core(composition, settings.bot, platform="xmpp", names=["petbot"], state=state)
     alice = await Person.online(server, alice_login.jid, alice_login.password)
     bob = await Person.online(server, bob_login.jid, bob_login.password)
     await alice.join(room, "alice")
     await bob.join(room, "bob")
+    config = XmppBotConfig(
+        jid=petbot.jid,
+        port=server.port,
+        root=tmp / "bot",
+        rooms=[room],
+        operators=[f"xmpp:{alice_login.jid}"],
+        viewers=[f"xmpp:{bob_login.jid}"],
+    )
+    bot = XmppBotProcess(config, password=petbot.password).start()
     lines: list[str] = []
     try:
-        async with bot.running(core.handle, addressing=addressing_of(core), rooms=[room]):
-            await conversation(alice, bob, bot.login, room, lines)
+        await asyncio.to_thread(bot.ready)
+        await conversation(alice, bob, petbot, room, lines)
     finally:
+        code = bot.stop()
         await alice.close()
         await bob.close()
-        await composition.aclose()
-        state.close()
+    assert code == 0, bot.log()[-3000:]
     print("\n".join(lines))
     print()
-    for line in (tmp / "audit.ndjson").read_text(encoding="utf-8").splitlines():
-        entry = json.loads(line)
+    for entry in bot.audit():
         print(json.dumps({k: entry[k] for k in ("actor", "role", "where", "line", "outcome") if k in entry}))
 
 
