@@ -242,6 +242,12 @@ class XmppSettings(BaseModel):
         """Who the bot is on XMPP (names its lease and its claims, which its replicas share)."""
         return f"xmpp {self.jid}"
 
+    @property
+    def rooms_with_server_roles(self) -> tuple[str, ...]:
+        """The rooms whose roles follow their affiliations (all of them with roles_from_affiliations), as room
+        identities (:func:`petstore_bot.rules.server_role_rooms`)."""
+        return tuple(f"xmpp:{room}" for room in self.rooms) if self.roles_from_affiliations else ()
+
     @field_validator("jid")
     @classmethod
     def _bare_jid(cls, value: str | None) -> str | None:
