@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["Address", "Addressing", "matrix_names", "strip_reply_fallback"]
+__all__ = ["Address", "Addressing", "strip_reply_fallback"]
 
 
 class Address(Protocol):
@@ -100,8 +100,3 @@ class Addressing:
                     if after is not None:
                         return text[after.end() :]
         return None
-
-
-def matrix_names(user_id: str) -> tuple[str, ...]:
-    """What people call a Matrix bot when they name it: its localpart (``petbot``) and its full user id."""
-    return (user_id.removeprefix("@").split(":", 1)[0], user_id)

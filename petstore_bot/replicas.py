@@ -30,7 +30,7 @@ from petstore_state import StateError
 from petstore_state.claims import Claims
 from petstore_state.lease import Fence, Lease
 
-__all__ = ["Leadership", "Reach", "Replicas", "fence_of", "leader_only", "may_act"]
+__all__ = ["Leadership", "Reach", "Replicas", "Work", "fence_of", "leader_only", "may_act"]
 
 log = logging.getLogger("petstore_bot.replicas")
 #: Background work: runs until cancelled (the lease was lost, or the bot stops).
@@ -148,6 +148,11 @@ class Leadership:
         """Whether this process holds the lease now (its metrics say so)."""
         return self.lease.held
 
+    @property
+    def work(self) -> tuple[str, ...]:
+        """The names of the background work added, in order."""
+        return tuple(self._work)
+
     def add(self, name: str, work: Work) -> None:
         """Run ``work`` on the lease holder: started when the lease is taken, cancelled when it is lost."""
         if name in self._work:
@@ -192,6 +197,8 @@ async def leader_only(lease: Lease, work: Work, *, stop: asyncio.Event, name: st
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.wait({task})
+        if task.cancelled() and not stop.is_set():
+            log.info("%s stops: this process lost the lease %s", name, lease.name)
         if not task.cancelled() and (exc := task.exception()) is not None:
             log.error("%s failed (%s: %s); it starts again with the next lease", name, type(exc).__name__, exc)
         if lease.held:  # it ended by itself while held: wait for the lease to change hands before a new start

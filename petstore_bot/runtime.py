@@ -5,31 +5,34 @@ for, in one process, on one state store, one audit log and one lease.
 
 - the role book (:func:`~petstore_bot.rules.role_book`), the state database, the lease (named after the bot's
   accounts) and the replicas' claims in that database;
-- each platform's transport, from its registry factory (:func:`~petstore_bot.transport.factory_of`) given a
-  :class:`~petstore_bot.transport.Wiring`; a factory refuses a missing setting here, before the service is opened;
-- the service (the composition root's :attr:`Launch.service`), the held writes, the watches and schedules, and one
-  :class:`~petstore_bot.core.BotCore` per transport (its platform, prefix and names), sharing the roles, the state,
-  the rate windows and the notifications;
+- the service (the composition root's :attr:`Launch.service`), the held writes, the watches and schedules;
+- per platform, a :class:`~petstore_bot.core.BotCore` (its platform and prefix; the names its transport gives
+  through ``Wiring.addressing``), sharing the roles, the state, the rate windows and the notifications, then its
+  transport from the registry's factory (:func:`~petstore_bot.transport.factory_of`) given a
+  :class:`~petstore_bot.transport.Wiring` with that core; a factory refuses a missing setting in one line;
 - the background work, in one way only: work of the lease holder (:meth:`~petstore_bot.replicas.Leadership.add`,
   started when the lease is taken and cancelled when it is lost): the notifier, a finisher per platform, the poster
   of requests for approval, the pruning of old claims.
 
 It then serves every transport, the lease (held only while every transport with a :class:`~petstore_bot.replicas
 .Reach` reaches its server), the expiry sweep and the health endpoint, until SIGTERM or SIGINT or until a transport
-ends; then it tears down once. An announcement (a watch, a schedule, a request for approval, a finished write) goes
-to the transport whose :meth:`~petstore_bot.transport.Transport.owns` says the room is its.
+ends (whatever a transport's ``run`` raises stops them all: :class:`~petstore_bot.transport.TransportError`, said
+as ``petstore: <platform>: <message>``); then it tears down once. An announcement (a watch, a schedule, a request
+for approval, a finished write) goes to the transport whose :meth:`~petstore_bot.transport.Transport.owns` says the
+room is its.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import logging
 import signal
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,7 +41,6 @@ from petstore_api.errors import ConfigError
 from petstore_state import Database, StateError, open_database
 from petstore_state.claims import Claims
 from petstore_state.lease import Lease, open_lease
-from petstore_state.pending import PendingWrite
 
 from .addressing import Address
 from .assembly import BotState, Service, build_core, open_state
@@ -94,8 +96,9 @@ class Launch:
     state_dir: Path
     #: Where the settings came from, for one-line errors that say where to set a missing value.
     config_where: str
-    #: Every platform's command-line options (``--port``), by name.
-    options: Mapping[str, str | int | bool] = field(default_factory=dict)
+    #: Where a platform called over HTTP listens (``--host``, ``--port``), and Slack over Socket Mode instead.
+    listen: tuple[str, int] = ("127.0.0.1", 3000)
+    socket_mode: bool = False
     #: ``--metrics-port``: /healthz and /metrics on 127.0.0.1 (None: off).
     metrics_port: int | None = None
     verbose: int = 0
@@ -168,13 +171,12 @@ class BotRuntime:
         replicas = Replicas(lease=lease, claims=_claims(database, name), poll=launch.intervals.replicas_poll)
         self.leadership = Leadership(lease)
         self.leadership.add("pruning of old claims", replicas.prune)
-        self.transports = [self._transport(platform, replicas) for platform in launch.platforms]
-        if process:
-            configure_bot_logging(verbose=launch.verbose)
         service = launch.service()
         opened.push_async_callback(service.aclose)
         self.state = open_state(bot, state_dir=launch.state_dir, audit=service.audit, database=database)
-        self._build(service, self.state, lease)
+        self._build(service, self.state, lease, replicas)
+        if process:
+            configure_bot_logging(verbose=launch.verbose)
         _log_start(service, self.transports, self.state)
 
     def _lease(self, name: str) -> Lease:
@@ -191,53 +193,57 @@ class BotRuntime:
         except StateError as exc:
             raise ConfigError(str(exc)) from None
 
-    def _transport(self, platform: str, replicas: Replicas) -> Transport:
-        """The transport of ``platform``, made by its factory (ConfigError for a missing or wrong setting)."""
-        factories = self.launch.factories
-        factory = factories[platform] if factories is not None else factory_of(platform)
-        return factory(
+    def _transport(self, platform: str, core: BotCore, replicas: Replicas) -> Transport:
+        """The transport of ``platform`` on ``core``, made by its factory (ConfigError for a missing setting)."""
+        launch = self.launch
+        factory = launch.factories[platform] if launch.factories is not None else factory_of(platform)
+        made = factory(
             Wiring(
-                bot=self.launch.bot,
-                state_dir=self.launch.state_dir,
-                config_where=self.launch.config_where,
+                bot=launch.bot,
+                state_dir=launch.state_dir,
+                config_where=launch.config_where,
                 addressing=functools.partial(self._addressing, platform),
                 accept_invite=functools.partial(accept_invite, self.roles),
-                roles=self.roles,
-                core=functools.partial(self._core_of, platform),
                 replicas=replicas,
-                options=self.launch.options,
+                roles=self.roles,
+                core=core,
+                listen=launch.listen,
+                socket_mode=launch.socket_mode,
             )
         )
-
-    def _core_of(self, platform: str) -> BotCore:
-        return self.cores[platform]
+        if made.names and not core.addressing.names:
+            self._addressing(platform, made.names)
+        return made
 
     def _addressing(self, platform: str, names: Sequence[str]) -> Address:
-        """The rule for commands on ``platform``: its core's (built after its transport, from its names)."""
+        """The rule for commands on ``platform``: its core's, which now knows ``names`` (what people call the bot
+        there, as the transport says)."""
+        core = self.cores[platform]
+        core.addressing = dataclasses.replace(core.addressing, names=tuple(names))
 
         def address(text: str, *, direct: bool = False, also: Iterable[str] = ()) -> str | None:
-            return self.cores[platform].addressing.line(text, direct=direct, also=also)
+            return core.addressing.line(text, direct=direct, also=also)
 
         return address
 
-    def _build(self, service: Service, state: BotState, lease: Lease) -> None:
-        """The cores, and the background work on them as work of the lease holder."""
+    def _build(self, service: Service, state: BotState, lease: Lease, replicas: Replicas) -> None:
+        """A core and a transport per platform, and the background work on them as work of the lease holder."""
         bot, intervals, leadership = self.launch.bot, self.launch.intervals, self.leadership
         assert leadership is not None
         notifications = bot_notifications(service, bot, database=state.database, announce=self.announce, lease=lease)
         self.health = bot_health(state, leadership, port=self.launch.metrics_port)
-        for transport in self.transports:
-            self.cores[transport.platform] = build_core(
+        for platform in self.launch.platforms:
+            self.cores[platform] = build_core(
                 service,
                 bot,
-                platform=transport.platform,
-                prefix=transport.prefix,
-                names=transport.names,
+                platform=platform,
+                prefix=bot.prefix_of(platform),
                 roles=self.roles,
                 state=state,
                 notifications=notifications,
                 observe=self.health.metrics.observe if self.health else None,
             )
+            self.transports.append(self._transport(platform, self.cores[platform], replicas))
         work = notifier(
             notifications, run_as=self._run_as, announce=self.announce, lease=lease, step=intervals.notifier_step
         )
@@ -265,21 +271,15 @@ class BotRuntime:
         if owner is None:
             log.warning("[bot] approvals_room %s is no room of %s: requests are not posted", room, _names(self))
             return
-        from .approvals_room import ApprovalPoster, request_reply
-
-        prefix = self.cores[owner.platform].prefix
-
-        async def post(room: str, write: PendingWrite) -> None:
-            reply = request_reply(write, prefix=prefix)
-            if not await owner.announce(room, reply, key=f"approval {write.code}"):
-                log.warning("request %s could not be posted in %s: petstore approvals shows it", write.code, room)
+        from .approvals_room import ApprovalPoster
 
         poster = ApprovalPoster(
             state.pending.store,
             room=room,
-            announce=post,
+            announce=owner.announce,
             seal=state.pending.seal,
             platform=owner.platform,
+            prefix=self.cores[owner.platform].prefix,
             interval=self.launch.intervals.approvals,
             lease=lease,
         )
@@ -319,8 +319,8 @@ class BotRuntime:
         if self.health is not None:
             beside.append(asyncio.create_task(self.health.run(stop)))
         running = {
-            asyncio.create_task(transport.run(self.cores[transport.platform].handle, stop=stop)): transport
-            for transport in self.transports
+            asyncio.create_task(transport.run(core.handle, stop=stop)): transport
+            for core, transport in zip(self.cores.values(), self.transports, strict=True)
         }
         try:
             await asyncio.wait([*running, asyncio.create_task(stop.wait())], return_when=asyncio.FIRST_COMPLETED)
@@ -331,10 +331,12 @@ class BotRuntime:
 
 
 def _raise_failure(running: Mapping[asyncio.Task[None], Transport]) -> None:
-    """The first transport's failure for good, as ``platform: message``; any other exception as it is."""
+    """The first transport's failure for good (whatever its ``run`` raised, by the contract a one-line reason), as
+    ``platform: message``; the traceback in the log with ``-v``."""
     for task, transport in running.items():
         failure = None if task.cancelled() else task.exception()
-        if isinstance(failure, TransportError):
+        if isinstance(failure, Exception):
+            log.debug("%s ended", transport.platform, exc_info=failure)
             raise TransportError(f"{transport.platform}: {failure}") from failure
         if failure is not None:
             raise failure
@@ -370,7 +372,7 @@ def _names(runtime: BotRuntime) -> str:
 def _log_start(service: Service, transports: Sequence[Transport], state: BotState) -> None:
     log.info(
         "petstore bot on %s; service %s %s; audit %s; state %s",
-        ", ".join(transport.platform for transport in transports),
+        ", ".join(repr(transport) for transport in transports),  # each says where it is (never a secret)
         service.env.env,
         service.env.base_url,
         service.audit.path if service.audit else "-",

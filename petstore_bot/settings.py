@@ -393,6 +393,11 @@ class BotSettings(BaseModel):
             raise ValueError("must be punctuation such as ! or ?, without spaces, letters or digits")
         return value
 
+    def prefix_of(self, platform: str) -> str | None:
+        """The prefix of commands on ``platform`` when it has its own (Slack's and Mattermost's slash command:
+        ``"/pets "``, and no bare command in a direct message); None: :attr:`prefix`."""
+        return self.slack.command + " " if platform in ("slack", "mattermost") else None
+
     @property
     def rate(self) -> RateLimit:
         return parse_rate_limit(self.rate_limit)

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -40,8 +40,8 @@ __all__ = ["FACTORIES", "Factory", "Transport", "TransportError", "Wiring", "fac
 
 
 class TransportError(Exception):
-    """What :meth:`Transport.run` raises for what retrying cannot mend (refused credentials, a port taken), in one
-    line without a secret: the runtime stops every transport and says ``petstore: <platform>: <message>``."""
+    """A transport that failed for good (the runtime wraps whatever :meth:`Transport.run` raised in it, as
+    ``<platform>: <message>``): every transport is stopped, and the process says it in one line and exits 1."""
 
 
 class Transport(Protocol):
@@ -49,12 +49,13 @@ class Transport(Protocol):
 
     #: The platform's name: ``"irc"``; the ``<platform>`` of the identities it hands over, and ``Incoming.platform``.
     platform: str
-    #: Up while the transport is connected and its messages come through (None: always, e.g. an HTTP endpoint);
-    #: the gate of the lease, so a replica that cannot reach its server does not hold it.
-    reach: Reach | None
-    #: The prefix of commands on this platform when it has its own (a slash command: ``"/pets "``, and no bare
-    #: command in a direct chat); None: ``[bot] prefix``.
-    prefix: str | None
+
+    @property
+    def reach(self) -> Reach | None:
+        """Up while the transport is connected and its messages come through (None: always, e.g. an HTTP endpoint);
+        the gate of the lease, so a replica that cannot reach its server does not hold it. (A property: an
+        attribute of type ``Reach`` satisfies it.)"""
+        ...
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -97,25 +98,29 @@ class Wiring:
     addressing: Callable[[Sequence[str]], Address]
     #: Whether to accept an invitation from ``inviter`` into ``room`` (``direct``: a one-to-one chat).
     accept_invite: Callable[[str, bool, str], bool]
-    #: The roles of the whole bot (every platform's cores share it); a platform that learns roles from its server
-    #: (Matrix power levels) keeps them current in it (``roles.levels``).
-    roles: RoleBook
-    #: The core this transport's messages go to, once the runtime has built it (after the factory returned, from
-    #: the transport's platform, prefix and names): for a platform that renders outcomes itself (Slack's blocks).
-    core: Callable[[], BotCore]
     #: Who answers a message among replicas that all see every message (None: a single process).
     replicas: Replicas | None = None
-    #: The platform's command-line options (``petstore bot slack --port 3000``: ``{"port": 3000}``).
-    options: Mapping[str, str | int | bool] = field(default_factory=dict)
+    #: The roles the core reads; a platform whose rooms grant roles themselves keeps its part current (Matrix power
+    #: levels: ``roles.levels``). None: the platform's rooms grant nothing of their own.
+    roles: RoleBook | None = None
+    #: The bot core, for a face that renders its outcomes itself (Slack's Block Kit and buttons under a slash
+    #: command's own prefix): it answers through the core rather than through the handler's replies. None: the
+    #: handler is all a transport needs.
+    core: BotCore | None = None
+    #: Where a platform that calls the bot over HTTP (Slack, Mattermost) finds its endpoints: ``--host``, ``--port``.
+    listen: tuple[str, int] = ("127.0.0.1", 3000)
+    #: Slack over its Socket Mode rather than HTTP endpoints (``--socket-mode``).
+    socket_mode: bool = False
 
 
 Factory = Callable[[Wiring], "Transport"]
 
-#: Each platform's module (holding ``transport(wiring: Wiring) -> Transport``), by the name of its ``[bot.<name>]``
-#: section and of ``petstore bot <name>``.
+#: Each platform's module (holding ``transport(wiring: Wiring) -> Transport``; ``module:function`` when the factory
+#: has another name), by the name of its ``[bot.<name>]`` section and of ``petstore bot <name>``.
 FACTORIES: dict[str, str] = {
-    "matrix": "petstore_bot.interim_matrix",
-    "slack": "petstore_bot.interim_slack",
+    "matrix": "petstore_bot.matrix",
+    "slack": "petstore_bot.slack_transport",
+    "mattermost": "petstore_bot.slack_transport:mattermost",
     "irc": "petstore_bot.irc",
     "xmpp": "petstore_bot.xmpp",
 }
@@ -123,13 +128,13 @@ FACTORIES: dict[str, str] = {
 
 def factory_of(platform: str) -> Factory:
     """The factory of ``platform``, its module imported now; KeyError for a platform no module registers."""
-    module = importlib.import_module(FACTORIES[platform])
-    made: Factory = module.transport
+    module, _, name = FACTORIES[platform].partition(":")
+    made: Factory = getattr(importlib.import_module(module), name or "transport")
     return made
 
 
-def not_set(table: str, name: str, where: str) -> ConfigError:
-    """The one-line error for a setting a platform needs: ``[bot.irc] server is not set: set it in FILE or
-    PETSTORE_BOT__IRC__SERVER``."""
-    variable = f"PETSTORE_{table.upper().replace('.', '__')}__{name.upper()}"
-    return ConfigError(f"[{table}] {name} is not set: set it in {where} or {variable}")
+def not_set(section: str, name: str, where: str) -> ConfigError:
+    """The one-line error of a factory whose ``[<section>] <name>`` is missing: where to set it (``where``: the
+    config file), and the environment variable that sets it too."""
+    variable = f"PETSTORE_{section.upper().replace('.', '__')}__{name.upper()}"
+    return ConfigError(f"[{section}] {name} is not set: set it in {where} or {variable}")

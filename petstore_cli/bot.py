@@ -17,9 +17,6 @@ from .compose import Composition, compose
 
 __all__ = ["audit_path", "bot_main", "compose_bot"]
 
-#: The options of ``petstore bot`` a platform reads (``--port`` of an HTTP endpoint), by name.
-PLATFORM_OPTIONS = ("host", "port", "mattermost", "socket_mode")
-
 
 def audit_path(settings: Settings, *, flag: Path | None = None) -> Path:
     """``--audit-log``, else ``[bot] audit_log``, else ``[audit] path``, else audit.ndjson in the platform data dir."""
@@ -39,7 +36,8 @@ def bot_main(settings: Settings, args: argparse.Namespace, *, config_file: Path 
     ``--audit-log`` wins over ``[bot] audit_log`` as flags win everywhere.
     """
     bot = settings.bot
-    platforms = (args.platform,) if args.platform else configured_platforms(bot)
+    named = "mattermost" if getattr(args, "mattermost", False) else args.platform  # Slack's flavour, a flag
+    platforms = (named,) if named else configured_platforms(bot)
     audit_flag = Path(args.audit_log) if getattr(args, "audit_log", None) else None
     matrix_dir = bot.matrix.state_dir if "matrix" in platforms else None  # where a Matrix bot always kept it
     launch = Launch(
@@ -50,7 +48,8 @@ def bot_main(settings: Settings, args: argparse.Namespace, *, config_file: Path 
         ),
         state_dir=(matrix_dir or default_data_dir() / "bot").expanduser(),
         config_where=str(config_file or default_config_path()),
-        options={name: getattr(args, name) for name in PLATFORM_OPTIONS if getattr(args, name, None) is not None},
+        listen=(getattr(args, "host", None) or "127.0.0.1", getattr(args, "port", None) or 3000),
+        socket_mode=bool(getattr(args, "socket_mode", False)),
         metrics_port=getattr(args, "metrics_port", None),
         verbose=getattr(args, "verbose", None) or 0,
     )

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from bot_commands.commands import default_registry
-from petstore_bot.addressing import Addressing, matrix_names, strip_reply_fallback
+from petstore_bot.addressing import Addressing, strip_reply_fallback
 from petstore_bot.assembly import build_core
 from petstore_bot.core import BotCore
+from petstore_bot.matrix import matrix_names
 from petstore_bot.rules import accept_invite
 from petstore_bot.testing import ChatRoom
 
