@@ -380,7 +380,7 @@ def transport(wiring: Wiring) -> XmppTransport:
         nick=settings.nick,
         addressing=wiring.addressing,
         replicas=wiring.replicas,
-        levels=wiring.roles.levels,
+        levels=wiring.roles.levels if wiring.roles is not None else None,
     )
 
 

@@ -9,7 +9,6 @@ from pydantic import ValidationError
 
 from petstore_api.errors import ConfigError
 from petstore_bot.addressing import Addressing
-from petstore_bot.core import BotCore
 from petstore_bot.roles import RoleBook
 from petstore_bot.settings import BotSettings, XmppSettings
 from petstore_bot.transport import Wiring, factory_of
@@ -23,12 +22,7 @@ def wiring(tmp_path: Path, **xmpp: object) -> Wiring:
         addressing=lambda names: Addressing(prefix="!", names=tuple(names)).line,
         accept_invite=lambda _inviter, _direct, _room: True,
         roles=RoleBook.of(operators=[], viewers=[], default="viewer"),
-        core=_no_core,
     )
-
-
-def _no_core() -> BotCore:
-    raise AssertionError("the XMPP transport needs no core")
 
 
 def test_clear_text_is_only_for_a_server_on_this_machine() -> None:
