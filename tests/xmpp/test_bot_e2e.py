@@ -226,3 +226,17 @@ async def test_roles_follow_the_rooms_affiliations_and_the_config_wins(
     finally:
         stopped(bot)
     assert roles == ["admin", "operator", "viewer", "none"]
+
+
+async def test_a_refused_password_ends_petstore_bot_xmpp_in_one_line(prosody: ProsodyServer, tmp_path) -> None:
+    petbot = register(prosody, "petbot")
+    wrong = "wrong-password-0123"
+    bot = XmppBotProcess(config(prosody, petbot, tmp_path), password=wrong).start()
+    assert bot.process is not None
+    code = await asyncio.to_thread(bot.process.wait, 60)
+    bot.process = None
+    errors = [line for line in bot.log().splitlines() if line.startswith("petstore:")]
+    assert code == 1 and errors == [
+        f"petstore: xmpp: the server refused the login of {petbot.jid} (check [bot.xmpp] jid and the password)"
+    ]
+    assert wrong not in bot.log()
