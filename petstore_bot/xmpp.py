@@ -5,7 +5,7 @@ every message addressed to the bot (``wiring.addressing``: the prefix, ``nick: c
 direct message) to the runtime's handler; the reply goes back as a plain body (XHTML-IM is deprecated: text from the
 service is never markup here, and slixmpp escapes it as XML character data). One slixmpp client per connection:
 when the server goes away the transport connects again with backoff (1 s doubling to ``backoff_max``) and joins its
-rooms again; refused credentials end :meth:`XmppTransport.run` with :class:`XmppError`, in one line.
+rooms again (a room it could not join, or was put out of, is tried again the same way); refused credentials end :meth:`XmppTransport.run` with :class:`XmppError`, in one line.
 
 Who someone is (``xmpp:alice@example.org``) is what the server proves: in a direct message the bare JID the sender's
 server authenticated; in a room the occupant's real JID, which the room shows the bot when it is non-anonymous (or
@@ -208,24 +208,45 @@ class XmppTransport:
         client.register_plugin("xep_0199", {"keepalive": True, "interval": 60, "timeout": 20})
         client.add_event_handler("message", lambda msg: self._direct(client, msg, handler, stop))
         client.add_event_handler("groupchat_message", lambda msg: self._groupchat(client, msg, handler, stop))
-        client.add_event_handler("groupchat_presence", self._presence)
+        client.add_event_handler("groupchat_presence", lambda presence: self._presence(client, presence))
         return client
 
     async def _start(self, client: ClientXMPP, stop: asyncio.Event) -> None:
-        """Once logged in: available, the rooms joined (without their history), then ready."""
+        """Once logged in: available, the rooms joined (without their history), then ready; a room that could not
+        be joined is tried again in the background."""
         client.send_presence()
-        muc = client.plugin["xep_0045"]
         for room in self._rooms:
-            try:
-                own, *_ = await muc.join_muc_wait(JID(room), self._nick, maxstanzas=0, timeout=30)
-            except (PresenceError, TimeoutError) as exc:
-                log.warning("xmpp: could not join %s: %s", room, getattr(exc, "condition", None) or "no answer")
-                continue
-            self._joined[room] = str(own["from"].resource)
+            if not await self._join(client, room):
+                self._keep_joining(client, room)
         self._client = client
         if self.reach is not None:
             self.reach.set(up=True)
         log.info("ready: answering new messages as %s (%d rooms joined)", self._account.jid, len(self._joined))
+
+    async def _join(self, client: ClientXMPP, room: str) -> bool:
+        """Joins ``room`` without its history; False (and a log line) when the room refused or did not answer."""
+        try:
+            own, *_ = await client.plugin["xep_0045"].join_muc_wait(JID(room), self._nick, maxstanzas=0, timeout=30)
+        except (PresenceError, TimeoutError) as exc:
+            log.warning("xmpp: could not join %s: %s", room, getattr(exc, "condition", None) or "no answer")
+            return False
+        self._joined[room] = str(own["from"].resource)
+        return True
+
+    def _keep_joining(self, client: ClientXMPP, room: str) -> None:
+        """Tries to join ``room`` again with backoff (1 s doubling to ``backoff_max``) while ``client`` is up."""
+
+        async def rejoin() -> None:
+            delay = 1.0
+            while True:
+                await asyncio.sleep(delay)
+                if not client.is_connected() or await self._join(client, room):
+                    return
+                delay = min(delay * 2, self._backoff_max)
+
+        task = asyncio.ensure_future(rejoin())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _down(self, client: ClientXMPP) -> None:
         if self._client is client:
@@ -280,8 +301,19 @@ class XmppTransport:
         if event_id is not None and self._replicas is not None:
             self._replicas.replied(event_id)
 
-    def _presence(self, presence: Presence) -> None:
-        """An occupant's affiliation, kept as a level when roles follow affiliations."""
+    def _presence(self, client: ClientXMPP, presence: Presence) -> None:
+        """The bot put out of a room (kicked, the room shut down) is joined again; an occupant's affiliation is kept
+        as a level when the room's roles follow affiliations."""
+        codes = set(presence["muc"]["status_codes"])
+        if presence["type"] == "unavailable" and 110 in codes and 303 not in codes:  # the bot's own, not a new nick
+            room = JID(presence["from"]).bare
+            if self._joined.pop(room, None) is not None:
+                log.warning("xmpp: out of %s (status %s); joining again", room, sorted(codes))
+                self._keep_joining(client, room)
+            return
+        self._affiliation(presence)
+
+    def _affiliation(self, presence: Presence) -> None:
         room = identity(presence["from"])
         if self._levels is None or not self._levels.wanted(room):
             return

@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from slixmpp import JID, ClientXMPP, Message
+from slixmpp import JID, ClientXMPP, Message, Presence
 from slixmpp.plugins.xep_0004 import Form
 
 from xmpp.prosody_server import ProsodyServer
 
+T = TypeVar("T")
 #: How long a test waits for a message before it fails.
 PATIENCE = 30.0
 
@@ -25,6 +27,8 @@ class Person:
     client: ClientXMPP
     jid: str
     received: list[Message] = field(default_factory=list)
+    #: Every presence of a room's occupant received, in order.
+    presences: list[Presence] = field(default_factory=list)
     _arrived: asyncio.Condition = field(default_factory=asyncio.Condition)
 
     @classmethod
@@ -35,6 +39,7 @@ class Person:
         client.register_plugin("xep_0004")
         person = cls(client=client, jid=jid)
         client.add_event_handler("message", person._keep)
+        client.add_event_handler("groupchat_presence", person._keep_presence)
         started = asyncio.ensure_future(client.wait_until("session_start", PATIENCE))
         client.connect("127.0.0.1", server.port)
         await started
@@ -44,6 +49,11 @@ class Person:
     async def _keep(self, msg: Message) -> None:
         async with self._arrived:
             self.received.append(msg)
+            self._arrived.notify_all()
+
+    async def _keep_presence(self, presence: Presence) -> None:
+        async with self._arrived:
+            self.presences.append(presence)
             self._arrived.notify_all()
 
     async def join(self, room: str, nick: str) -> None:
@@ -65,15 +75,21 @@ class Person:
 
     async def expect(self, match: Callable[[Message], bool], *, after: int = 0) -> Message:
         """The first message (from index ``after`` of those received) that ``match`` accepts; waits for it."""
+        return await self._first(self.received, match, after=after)
 
-        def found() -> Message | None:
-            return next((m for m in self.received[after:] if match(m)), None)
+    async def expect_presence(self, match: Callable[[Presence], bool], *, after: int = 0) -> Presence:
+        """The first occupant's presence (from index ``after``) that ``match`` accepts; waits for it."""
+        return await self._first(self.presences, match, after=after)
+
+    async def _first(self, items: list[T], match: Callable[[T], bool], *, after: int) -> T:
+        def found() -> T | None:
+            return next((item for item in items[after:] if match(item)), None)
 
         async with self._arrived:
             await asyncio.wait_for(self._arrived.wait_for(lambda: found() is not None), timeout=PATIENCE)
-        message = found()
-        assert message is not None
-        return message
+        item = found()
+        assert item is not None
+        return item
 
     async def close(self) -> None:
         if self.client.is_connected():
@@ -88,3 +104,10 @@ def from_(sender: str) -> Callable[[Message], bool]:
         return bool(msg["body"]) and (str(got) == sender or (got.bare == sender and "/" not in sender))
 
     return match
+
+
+async def ask(person: Person, room: str, text: str) -> str:
+    """``text`` said in ``room``; the bot's next message there (its answer: one person asks at a time)."""
+    seen = len(person.received)
+    person.say(room, text)
+    return str((await person.expect(from_(f"{room}/petbot"), after=seen))["body"])

@@ -11,20 +11,13 @@ import pytest
 
 from xmpp.bot_process import XmppBotConfig, XmppBotProcess
 from xmpp.conftest import Login, register
-from xmpp.person import Person, from_
+from xmpp.person import Person, ask, from_
 from xmpp.prosody_server import ProsodyServer
 
 pytestmark = pytest.mark.slow
 
 #: The key the replicas seal held writes with (a code confirmed on the other replica checks its seal).
 REPLICAS_KEY = "replicas-share-this-approval-key-0123"
-
-
-async def ask(person: Person, room: str, text: str) -> str:
-    """``text`` said in ``room``; the bot's next message there (its answer: one person asks at a time)."""
-    seen = len(person.received)
-    person.say(room, text)
-    return str((await person.expect(from_(f"{room}/petbot"), after=seen))["body"])
 
 
 def code_in(text: str, word: str) -> str:

@@ -12,7 +12,7 @@ import pytest
 from petstore_bot.chat import Incoming, Reply
 from petstore_bot.xmpp import ANONYMOUS, Account, XmppError, XmppTransport
 from xmpp.conftest import BotRunner, _unavailable, register
-from xmpp.person import Person, from_
+from xmpp.person import Person, ask, from_
 from xmpp.prosody_server import ProsodyServer, ProsodyUnavailable
 
 pytestmark = pytest.mark.slow
@@ -188,3 +188,17 @@ async def test_starttls_with_the_servers_certificate_checked(people, tmp_path_fa
             logging.getLogger("petstore_bot.xmpp").removeHandler(told)
     finally:
         server.stop()
+
+
+async def test_the_bot_joins_again_when_it_is_kicked_out_of_a_room(bot: BotRunner, people, room) -> None:
+    alice: Person = await people("alice")  # the room's owner: she may kick
+    await alice.join(room, "alice")
+    async with bot.running(Seen(), rooms=[room]):
+        seen, petbot = len(alice.presences), f"{room}/petbot"
+        await alice.client.plugin["xep_0045"].set_role(room, "petbot", "none")  # a kick
+        gone = await alice.expect_presence(
+            lambda p: str(p["from"]) == petbot and p["type"] == "unavailable", after=seen
+        )
+        back = alice.presences.index(gone) + 1
+        await alice.expect_presence(lambda p: str(p["from"]) == petbot and p["type"] != "unavailable", after=back)
+        assert (await ask(alice, room, "!hello")).endswith(": !hello")
