@@ -5,7 +5,8 @@ every message addressed to the bot (``wiring.addressing``: the prefix, ``nick: c
 direct message) to the runtime's handler; the reply goes back as a plain body (XHTML-IM is deprecated: text from the
 service is never markup here, and slixmpp escapes it as XML character data). One slixmpp client per connection:
 when the server goes away the transport connects again with backoff (1 s doubling to ``backoff_max``) and joins its
-rooms again (a room it could not join, or was put out of, is tried again the same way); refused credentials end :meth:`XmppTransport.run` with :class:`XmppError`, in one line.
+rooms again (a room it could not join, or was put out of, is tried again the same way); refused credentials end
+:meth:`XmppTransport.run` with :class:`XmppError`, in one line.
 
 Who someone is (``xmpp:alice@example.org``) is what the server proves: in a direct message the bare JID the sender's
 server authenticated; in a room the occupant's real JID, which the room shows the bot when it is non-anonymous (or
@@ -302,16 +303,17 @@ class XmppTransport:
             self._replicas.replied(event_id)
 
     def _presence(self, client: ClientXMPP, presence: Presence) -> None:
-        """The bot put out of a room (kicked, the room shut down) is joined again; an occupant's affiliation is kept
-        as a level when the room's roles follow affiliations."""
-        codes = set(presence["muc"]["status_codes"])
-        if presence["type"] == "unavailable" and 110 in codes and 303 not in codes:  # the bot's own, not a new nick
-            room = JID(presence["from"]).bare
-            if self._joined.pop(room, None) is not None:
-                log.warning("xmpp: out of %s (status %s); joining again", room, sorted(codes))
-                self._keep_joining(client, room)
-            return
-        self._affiliation(presence)
+        """The bot's own presence in a room says it is in (its messages count from then on) or put out of it (kicked,
+        the room shut down: joined again); an occupant's affiliation is kept as a level when the room's roles follow
+        affiliations."""
+        codes, sender = set(presence["muc"]["status_codes"]), JID(presence["from"])
+        if 110 not in codes:
+            self._affiliation(presence)
+        elif presence["type"] != "unavailable":  # in: from now on its messages are live (the join's end may be later)
+            self._joined[sender.bare] = sender.resource
+        elif 303 not in codes and self._joined.pop(sender.bare, None) is not None:  # out, not a change of nick
+            log.warning("xmpp: out of %s (status %s); joining again", sender.bare, sorted(codes))
+            self._keep_joining(client, sender.bare)
 
     def _affiliation(self, presence: Presence) -> None:
         room = identity(presence["from"])

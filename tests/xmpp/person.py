@@ -8,6 +8,7 @@ a room (made, owned and open, by the first to join), ``say`` writes in a room, `
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -67,8 +68,12 @@ class Person:
         form.field["muc#roomconfig_whois"]["value"] = "moderators"
         await muc.set_room_config(JID(room), form)
 
-    def say(self, room: str, text: str) -> None:
-        self.client.send_message(mto=JID(room), mbody=text, mtype="groupchat")
+    def say(self, room: str, text: str) -> str:
+        """Writes ``text`` in ``room``; the message's id (the room gives it back to everyone with it)."""
+        message = self.client.make_message(mto=JID(room), mbody=text, mtype="groupchat")
+        message["id"] = secrets.token_hex(8)
+        message.send()
+        return str(message["id"])
 
     def tell(self, jid: str, text: str) -> None:
         self.client.send_message(mto=JID(jid), mbody=text, mtype="chat")
@@ -107,7 +112,9 @@ def from_(sender: str) -> Callable[[Message], bool]:
 
 
 async def ask(person: Person, room: str, text: str) -> str:
-    """``text`` said in ``room``; the bot's next message there (its answer: one person asks at a time)."""
-    seen = len(person.received)
-    person.say(room, text)
-    return str((await person.expect(from_(f"{room}/petbot"), after=seen))["body"])
+    """``text`` said in ``room``; the bot's first message there after it (its answer, when one person asks at a
+    time). The room orders messages: what the bot said before it reaches ``person`` before ``text`` comes back."""
+    said = person.say(room, text)
+    back = await person.expect(lambda m: m["id"] == said and JID(m["from"]).bare == room)
+    after = person.received.index(back) + 1
+    return str((await person.expect(from_(f"{room}/petbot"), after=after))["body"])
