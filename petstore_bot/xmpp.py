@@ -290,8 +290,9 @@ class XmppTransport:
             return
         user = identity(real) if real is not None else None
         to: tuple[JID, Literal["chat", "groupchat"]] = (JID(room), "groupchat")
-        if user is None:
-            client.send_message(mto=to[0], mbody=ANONYMOUS.format(jid=JID(self._account.jid).bare), mtype=to[1])
+        if user is None:  # told by the replica that answers (every replica sees the message)
+            if self._replicas is None or self._replicas.leading:
+                client.send_message(mto=to[0], mbody=ANONYMOUS.format(jid=JID(self._account.jid).bare), mtype=to[1])
             return
         self._dispatch(client, msg, handler, stop, line=line, room=identity(room), user=user, to=to)
 

@@ -170,6 +170,9 @@ async def test_two_replicas_one_answers_and_the_other_takes_over_after_sigkill(
         await started(second)
         for _ in range(3):
             assert f"xmpp:{alice.jid}" in await ask(alice, room, "!whoami")
+        alice.tell(petbot.jid, "whoami")  # a direct message reaches both replicas (one resource each)
+        told = await alice.expect(from_(petbot.jid))
+        assert f"xmpp:{alice.jid}" in told["body"]
         asked = await ask(alice, room, "!add Twin --category 1")
         code = code_in(asked, "confirm")
         assert "'/add Twin --category 1' ->" in first.log() and "/add Twin" not in second.log()
@@ -183,6 +186,7 @@ async def test_two_replicas_one_answers_and_the_other_takes_over_after_sigkill(
         stopped(second)
     answers = [m["body"] for m in alice.received if from_(f"{room}/petbot")(m)]
     assert len(answers) == 6, answers  # three whoami, the add, the confirm, the list: each answered once
+    assert len([m for m in alice.received if from_(petbot.jid)(m)]) == 1  # the direct message, once
 
 
 async def test_roles_follow_the_rooms_affiliations_and_the_config_wins(
