@@ -89,15 +89,22 @@ class ApprovalPoster:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=self.interval)
 
+    async def _bound(self, write: PendingWrite) -> PendingWrite | None:
+        """``write`` bound to this room: a terminal's, bound now; one asked in chat, bound here when it was made
+        (``[bot] approvals_room``). None: one decided in the chat room it was asked in (the answer there showed it),
+        or decided (or bound elsewhere) meanwhile."""
+        here = f"{self.platform}:{self.room}"
+        if write.where != "terminal":
+            return write if write.room == here else None
+        return await self.store.bind(write.code, room=here, seal=self.seal)
+
     async def post_waiting(self) -> int:
         """Post every request no bot has posted yet (claimed first: one bot posts each); how many were posted."""
         posted = 0
         for write in await self.store.unposted(kind="approve"):
             if not await self.store.mark_posted(write.code, fence=fence_of(self.lease)):
                 continue  # another bot claimed it (or this one lost the lease)
-            if write.where != "terminal":
-                continue  # asked in a chat room: the answer there showed it
-            bound = await self.store.bind(write.code, room=f"{self.platform}:{self.room}", seal=self.seal)
+            bound = await self._bound(write)
             if bound is None:
                 continue  # decided (or bound) meanwhile
             if not may_act(self.lease):
@@ -114,6 +121,7 @@ class ApprovalPoster:
 def request_reply(write: PendingWrite, *, prefix: str = "!") -> Reply:
     """The message asking for a second person (who, what, on which environment, every field, the codes to type):
     the request as an :class:`~bot_commands.results.ApprovalNeeded` result, through its view."""
+    asked = "from a terminal" if write.where == "terminal" else f"(asked in {write.where})"
     result = ApprovalNeeded(
         code=write.code,
         what=write.what,
@@ -121,7 +129,7 @@ def request_reply(write: PendingWrite, *, prefix: str = "!") -> Reply:
         ttl=round(write.expires - write.created),
         asker=write.asker,
         env=write.env,
-        action=f"{write.what} from a terminal",
+        action=f"{write.what} {asked}",
         fields=write.fields,
     )
     return reply_for(Outcome(line=write.line, result=result), prefix=prefix)

@@ -16,10 +16,11 @@ from bot_commands.audit import AuditLog
 from bot_commands.outcome import Outcome
 from bot_commands.pending import PendingWrites
 from bot_commands.policy import Actor, Policy
-from bot_commands.ports import PetStoreAPI
+from bot_commands.ports import Notifications, PetStoreAPI
 from bot_commands.registry import Registry
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
+from bot_commands.session_parts import Sleep
 from petstore_api.errors import ConfigError
 from petstore_state import Database, StateError, open_database
 from petstore_state.conversations import ConversationStore
@@ -27,7 +28,7 @@ from petstore_state.pending import PendingStore
 
 from .core import BotCore
 from .notifier import BotNotifications
-from .pending import StoredPending, room_approvers
+from .pending import ApprovalsRoom, StoredPending, asking_room, room_approvers
 from .ratelimit import RateLimiter, StoredRateLimiter
 from .roles import RoleBook
 from .rules import CHAT_HISTORY, bot_policy, chat_sleep
@@ -63,8 +64,10 @@ class Service(Protocol):
         max_history: int | None,
         pending: PendingWrites | None,
         approval_ttl: float,
+        sleep: Sleep,
+        notifications: Notifications | None,
     ) -> CommandSession:
-        """A new session on the shared client."""
+        """A new session on the shared client, built whole."""
         ...
 
     async def aclose(self) -> None:
@@ -85,10 +88,16 @@ class BotState:
 
 
 def open_state(
-    bot: BotSettings, *, state_dir: Path, audit: AuditLog | None, database: Database | None = None
+    bot: BotSettings,
+    *,
+    state_dir: Path,
+    audit: AuditLog | None,
+    database: Database | None = None,
+    approvals_room: ApprovalsRoom = asking_room,
 ) -> BotState:
     """The ``[bot] state`` database (SQLite in ``state_dir`` when unset; ``database`` when it is open already);
-    ConfigError, in one line, when it cannot be opened."""
+    ConfigError, in one line, when it cannot be opened. ``approvals_room``: where requests for approval asked in
+    chat are bound (:data:`~petstore_bot.pending.ApprovalsRoom`)."""
     key = bot.approval_key.get_secret_value() if bot.approval_key else None
     try:
         seal = Seal(load_key(setting=key, state_dir=state_dir))
@@ -100,7 +109,7 @@ def open_state(
     except StateError as exc:
         raise ConfigError(str(exc)) from None
     approvers = room_approvers({room: grants.approvers for room, grants in bot.rooms.items()})
-    pending = StoredPending(store, audit=audit, seal=seal, approvers=approvers)
+    pending = StoredPending(store, audit=audit, seal=seal, approvers=approvers, approvals_room=approvals_room)
     return BotState(database=database, pending=pending, conversations=conversations)
 
 
@@ -128,18 +137,16 @@ def build_core(
     policy = bot_policy(service.policy, bot, env=service.env.env)
 
     def session(actor: Actor) -> CommandSession:
-        made = service.session(
+        return service.session(
             actor=actor,
             policy=policy,
             confirm_ttl=bot.confirm_ttl,
             max_history=CHAT_HISTORY,
             pending=pending,
             approval_ttl=bot.approval_ttl,
+            sleep=chat_sleep,
+            notifications=notifications.for_actor(actor) if notifications is not None else None,
         )
-        made.sleep = chat_sleep
-        if notifications is not None:
-            made.notifications = notifications.for_actor(actor)
-        return made
 
     return BotCore(
         sessions=session,
