@@ -28,13 +28,13 @@ import contextlib
 import hashlib
 import logging
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from slixmpp import JID, ClientXMPP, Message, Presence
-from slixmpp.exceptions import PresenceError
+from slixmpp.exceptions import IqError, IqTimeout, PresenceError
 
 from petstore_bot.addressing import Address
 from petstore_bot.chat import INTERNAL_ERROR, Handler, Incoming, Reply
@@ -100,11 +100,14 @@ class XmppTransport:
         levels: PowerLevels | None = None,
         max_bytes: int = 4096,
         backoff_max: float = 30.0,
+        ping_every: float = 60.0,
+        ping_timeout: float = 20.0,
     ) -> None:
         self._account, self._rooms, self._nick = account, [JID(room).bare for room in rooms], nick
         self._address = addressing(self.names)
         self._replicas, self._levels = replicas, levels
         self._max_bytes, self._backoff_max = max_bytes, backoff_max
+        self._ping_every, self._ping_timeout = ping_every, ping_timeout
         #: Up while connected with the rooms joined: the gate of the lease.
         self.reach: Reach | None = Reach()
         self._client: ClientXMPP | None = None
@@ -168,8 +171,10 @@ class XmppTransport:
             if await _first(outcome, stop) == "failed_all_auth":
                 raise XmppError(self._refusal(unsafe="no_auth" in seen))
             if outcome.done() and outcome.result() == "session_start":
+                lost = client.disconnected  # replaced by a new future at each disconnection
                 await self._start(client, stop)
-                await _first(client.disconnected, stop)
+                self._keep_alive(client)
+                await _first(lost, stop)
                 return True
             return False
         finally:
@@ -206,7 +211,7 @@ class XmppTransport:
         if self._account.ca_file is not None:
             client.ca_certs = self._account.ca_file
         client.register_plugin("xep_0045")
-        client.register_plugin("xep_0199", {"keepalive": True, "interval": 60, "timeout": 20})
+        client.register_plugin("xep_0199")  # pinged by _keep_alive (its own keepalive reconnects the same client)
         client.add_event_handler("message", lambda msg: self._direct(client, msg, handler, stop))
         client.add_event_handler("groupchat_message", lambda msg: self._groupchat(client, msg, handler, stop))
         client.add_event_handler("groupchat_presence", lambda presence: self._presence(client, presence))
@@ -234,6 +239,28 @@ class XmppTransport:
         self._joined[room] = str(own["from"].resource)
         return True
 
+    def _keep_alive(self, client: ClientXMPP) -> None:
+        """Pings the server every ``ping_every`` seconds; no answer within ``ping_timeout`` drops the connection
+        (a server gone without a word, a network that dropped it), and the transport connects again."""
+
+        async def ping() -> None:
+            while client.is_connected():
+                await asyncio.sleep(self._ping_every)
+                try:
+                    await client.plugin["xep_0199"].ping(timeout=self._ping_timeout)
+                except IqTimeout:
+                    log.warning("xmpp: no answer to a ping in %.0f s; connecting again", self._ping_timeout)
+                    client.abort()
+                except IqError:  # an answer, even an error, says the server is there
+                    continue
+
+        self._background(ping())
+
+    def _background(self, work: Coroutine[object, object, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     def _keep_joining(self, client: ClientXMPP, room: str) -> None:
         """Tries to join ``room`` again with backoff (1 s doubling to ``backoff_max``) while ``client`` is up."""
 
@@ -245,9 +272,7 @@ class XmppTransport:
                     return
                 delay = min(delay * 2, self._backoff_max)
 
-        task = asyncio.ensure_future(rejoin())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._background(rejoin())
 
     def _down(self, client: ClientXMPP) -> None:
         if self._client is client:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 from collections.abc import AsyncIterator
 
 import pytest
@@ -201,4 +203,22 @@ async def test_the_bot_joins_again_when_it_is_kicked_out_of_a_room(bot: BotRunne
         )
         back = alice.presences.index(gone) + 1
         await alice.expect_presence(lambda p: str(p["from"]) == petbot and p["type"] != "unavailable", after=back)
+        assert (await ask(alice, room, "!hello")).endswith(": !hello")
+
+
+async def test_a_server_that_stops_answering_is_left_and_connected_to_again(
+    bot: BotRunner, people, room, prosody: ProsodyServer
+) -> None:
+    """Prosody frozen (SIGSTOP): no answer to the bot's ping, so it drops the connection (its lease with it) and
+    connects again once Prosody answers (SIGCONT)."""
+    alice: Person = await people("alice")
+    await alice.join(room, "alice")
+    async with bot.running(Seen(), rooms=[room], ping_every=0.5, ping_timeout=1.0) as transport:
+        assert transport.reach is not None and prosody.process is not None
+        os.kill(prosody.process.pid, signal.SIGSTOP)
+        try:
+            await asyncio.wait_for(transport.reach.wait_down(), timeout=30)
+        finally:
+            os.kill(prosody.process.pid, signal.SIGCONT)
+        await asyncio.wait_for(transport.reach.wait_up(), timeout=60)
         assert (await ask(alice, room, "!hello")).endswith(": !hello")
