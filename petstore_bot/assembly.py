@@ -1,16 +1,13 @@
 """What the bot is made of, apart from any platform: the service the composition root gives it (:class:`Service`),
-its state store (:class:`BotState`), a core per platform (:func:`build_core`) and the secrets it reads from files.
+its state store (:class:`BotState`) and a core per platform (:func:`build_core`).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
-
-from pydantic import SecretStr
 
 from bot_commands.audit import AuditLog
 from bot_commands.outcome import Outcome
@@ -31,13 +28,11 @@ from .notifier import BotNotifications
 from .pending import ApprovalsRoom, StoredPending, asking_room, room_approvers
 from .ratelimit import RateLimiter, StoredRateLimiter
 from .roles import RoleBook
-from .rules import CHAT_HISTORY, bot_policy, chat_sleep
+from .rules import CHAT_HISTORY, bot_policy, chat_sleep, role_book
 from .seal import Seal, load_key
 from .settings import BotSettings
 
-__all__ = ["BotState", "Service", "build_core", "open_state", "secret_setting"]
-
-log = logging.getLogger("petstore_bot")
+__all__ = ["BotState", "Service", "build_core", "open_state"]
 
 
 class Service(Protocol):
@@ -130,8 +125,6 @@ def build_core(
     the role book the cores of one process share (default: a new one from the settings); ``state``: where held
     writes, rate windows and ``$last`` are kept (None: in memory, for tests of the core alone); ``notifications``:
     the watches and schedules its sessions reach (!watch, !every); ``observe``: told every outcome (metrics)."""
-    from .rules import role_book
-
     roles = roles or role_book(bot)
     pending = state.pending.governed_by(roles, people=bot.who) if state is not None else None
     policy = bot_policy(service.policy, bot, env=service.env.env)
@@ -160,25 +153,3 @@ def build_core(
         bare_in_direct=prefix is None,
         observe=observe,
     )
-
-
-def secret_setting(given: SecretStr | None, path: Path | None, *, setting: str, where: str) -> str | None:
-    """The secret ``setting`` (``[bot.slack] bot_token``), or the one in the file its ``_file`` twin names; None
-    when neither is set. ConfigError, naming the setting, when both are or the file cannot be read or holds more
-    than the secret on one line."""
-    from petstore_os.files import read_secret_lines
-
-    if path is not None:
-        if given is not None:
-            name = setting.rpartition(" ")[2]
-            raise ConfigError(f"both {setting} and {name}_file are set (in {where} or the environment): keep one")
-        try:
-            lines = read_secret_lines(path.expanduser(), warn=log.warning)
-        except OSError as exc:
-            raise ConfigError(f"{setting}_file: cannot read {path}: {exc.strerror or exc}") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"{setting}_file: {path} is not a text file (UTF-8)") from None
-        if len(lines) != 1:
-            raise ConfigError(f"{setting}_file: {path} should hold the token alone, on one line")
-        given = SecretStr(lines[0][1])
-    return None if given is None else given.get_secret_value()
