@@ -145,7 +145,7 @@ def _run(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> No
 def _bot(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
     bot = add_parser(
         "bot",
-        help="run the chat bot (every platform the config names, or one: matrix, slack)",
+        help="run the chat bot (every platform the config names, or one: matrix, slack, xmpp)",
         description="Serve the slash commands in team chat: !list, !add ..., with roles, "
         "confirmation and an audit log ([bot] in the config). Without a PLATFORM, on every platform the config "
         "has a [bot.<platform>] section for, in one process.",
@@ -176,6 +176,14 @@ def _bot(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> No
         action="store_true",
         help="connect out to Slack over Socket Mode (no public URL; the app-level token: [bot.slack] app_token)",
     )
+    xmpp = platforms.add_parser(
+        "xmpp",
+        parents=common,
+        help="an XMPP bot in multi-user chat rooms and direct messages ([bot.xmpp] in the config)",
+        description="Log in to an XMPP server as [bot.xmpp] jid, join its rooms and answer !commands there and in "
+        "direct messages.",
+    )
+    _metrics_option(xmpp)
 
 
 def _serve(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
