@@ -21,6 +21,7 @@ from petstore_os.db_url import parse_db, shown
 __all__ = [
     "BotSettings",
     "BotRoles",
+    "IrcSettings",
     "MatrixSettings",
     "MattermostSettings",
     "RateLimit",
@@ -202,6 +203,43 @@ class MattermostSettings(BaseModel):
         return value
 
 
+class IrcSettings(BaseModel):
+    """The IRC face: ``petstore bot irc`` (channels and private messages on one IRC server)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    server: str | None = None
+    """The IRC server's host name, e.g. irc.libera.chat."""
+    port: int = Field(6697, ge=1, le=65535)
+    """Its port: 6697 for TLS, 6667 for plain text (only on this machine or a network you trust)."""
+    tls: bool = True
+    """Connect over TLS, the server's certificate checked."""
+    nick: str = Field("petbot", pattern=r"^[A-Za-z\[\]\\`_^{|}][A-Za-z0-9\[\]\\`_^{|}-]{0,29}$")
+    """The bot's nick (a _ is added while it is taken)."""
+    channels: list[str] = []
+    """Channels to join (and join again after a reconnect), e.g. ["#ops"]; a key after a space: "#ops KEY"."""
+    identify: Literal["account", "nick"] = "account"
+    """Who a person is: "account", the services account the server says they are logged in to (irc:ACCOUNT; with
+    none, no role beyond default_role); "nick", the nick itself (irc:NICK), only for a private server whose
+    password keeps strangers out (anyone can take a free nick)."""
+    password: SecretStr | None = None
+    """The server password (PASS); env PETSTORE_BOT__IRC__PASSWORD or password_file, never the config file."""
+    password_file: Path | None = None
+    """A file (0600) holding the server password, instead of the environment."""
+    flood_burst: int = Field(5, ge=1, le=100)
+    """Lines the bot may send at once before pacing (the server's flood limit: nothing is dropped, lines wait)."""
+    flood_rate: float = Field(1.0, gt=0, le=100)
+    """Lines a second the bot sends once the burst is spent."""
+
+    @field_validator("channels")
+    @classmethod
+    def _channels(cls, value: list[str]) -> list[str]:
+        for channel in value:
+            if not re.fullmatch(r"[#&+!][^\s,:\x00-\x1f]{1,49}( \S+)?", channel):
+                raise ValueError(f"{channel!r} is not a channel: a name starting with # such as #ops")
+        return value
+
+
 class BotSettings(BaseModel):
     """The chat bots: what every platform shares."""
 
@@ -259,6 +297,7 @@ class BotSettings(BaseModel):
     matrix: MatrixSettings = MatrixSettings()
     slack: SlackSettings = SlackSettings()
     mattermost: MattermostSettings = MattermostSettings()
+    irc: IrcSettings = IrcSettings()
 
     @field_validator("rate_limit")
     @classmethod
