@@ -11,12 +11,15 @@ this module does the rest, the same way for every server:
   a private message the room ``irc:NICK``.
 - **What is a command.** The prefix, ``nick: command`` (through the runtime's addressing), the command alone in a
   private message.
-- **What goes out.** Chat text is data: line breaks (CR, LF, CRLF) end a message, every other control character
-  (colours, bold, CTCP's \\x01, NUL) is sent as its visible picture (``␂``), so no text can make a second command
-  or format one. A line longer than the server relays (512 bytes, counted on the whole line the server sends on,
-  ``:nick!user@host PRIVMSG target :text``) is wrapped at a space (else cut on a UTF-8 boundary) into several
-  messages; lines are paced by a token bucket (``flood_burst``, ``flood_rate``), waiting, never dropped: lines
-  still to send when the connection is lost go out after the reconnect.
+- **What goes out.** Replies and announcements are NOTICEs, which no bot answers (RFC 1459), so two bots never
+  answer each other in a loop (Matrix's m.notice). Chat text is data: line breaks (CR, LF, CRLF) end a message;
+  every other control character (colours, bold, CTCP's \\x01, NUL) is sent as its visible picture (``␂``), so no
+  text can make a second command or format one. A line longer than the server relays (512 bytes, counted on the
+  whole line it sends on, ``:nick!user@host NOTICE target :text``) is wrapped at a space (else cut on a UTF-8
+  boundary) into several messages; lines are paced by a token bucket (``flood_burst``, ``flood_rate``), waiting,
+  never dropped: lines still to send when the connection is lost go out after the reconnect.
+- **Who, quickly.** Without account-tag, a WHOIS answer is kept ``ACCOUNT_TTL`` seconds for a sender in one of the
+  bot's channels, forgotten when the bot sees them change nick, leave or quit there.
 - **Staying up.** The server going away (a restart, a dead link: a PING unanswered) is waited out with backoff
   (0.5 s doubling to ``backoff_max``); the channels are joined again. A refused password stops the bot, in one line.
 """
@@ -34,7 +37,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, cast
 
 from irc.client_aio import AioReactor
 from irc.connection import AioFactory
@@ -52,6 +55,9 @@ PLATFORM = "irc"
 LIMIT = 512
 #: What a person who has no services account is named (no role list names it): ``irc:?nick``.
 UNIDENTIFIED = "?"
+#: Seconds a WHOIS answer is trusted for a nick seen in one of the bot's channels (its NICK, PART, KICK or QUIT,
+#: which the bot sees there, forgets it sooner): ngIRCd, for one, makes each WHOIS wait a second.
+ACCOUNT_TTL = 60.0
 #: Seconds a replica that is not answering keeps a message in hand for the next lease holder.
 HOLD = 600.0
 _BREAK = re.compile(r"\r\n|\r|\n")
@@ -126,14 +132,20 @@ class _Bucket:
         self._burst, self._rate = float(burst), rate
         self._tokens, self._at = float(burst), time.monotonic()
 
-    async def take(self) -> None:
+    def try_take(self) -> bool:
+        """Takes a token if there is one now."""
         now = time.monotonic()
         self._tokens = min(self._burst, self._tokens + (now - self._at) * self._rate)
         self._at = now
         if self._tokens < 1:
-            await asyncio.sleep((1 - self._tokens) / self._rate)  # pacing to the server's flood limit
-            self._tokens, self._at = 1.0, time.monotonic()
+            return False
         self._tokens -= 1
+        return True
+
+    async def wait(self) -> None:
+        """Waits until there is a token (without taking it)."""
+        if self._tokens < 1:
+            await asyncio.sleep((1 - self._tokens) / self._rate)  # pacing to the server's flood limit
 
 
 @dataclass
@@ -155,7 +167,7 @@ class _Connection(Protocol):
         self, server: str, port: int, nickname: str, *, password: str | None, ircname: str, connect_factory: object
     ) -> object: ...
     def join(self, channel: str, key: str = "") -> None: ...
-    def privmsg(self, target: str, text: str) -> None: ...
+    def notice(self, target: str, text: str) -> None: ...
     def cap(self, subcommand: str, *args: str) -> None: ...
     def nick(self, newnick: str) -> None: ...
     def whois(self, targets: str) -> None: ...
@@ -203,9 +215,12 @@ class IrcTransport:
         self._tags = False  # the server tags each message with its sender's account
         self._outbox: asyncio.Queue[_Line] = asyncio.Queue()
         self._whois: dict[str, asyncio.Future[str | None]] = {}
+        self._accounts: dict[str, tuple[str | None, float]] = {}  # folded nick: WHOIS's account, trusted until
         self._lanes: dict[tuple[str, str], asyncio.Lock] = {}
         self._seen: dict[tuple[str, ...], int] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._registered, self._fatal, self._busy = False, cast("IrcError | None", None), False
+        self._ended, self._heard = asyncio.Event(), 0.0
         self._ready: asyncio.Event | None = None
         self._handler: Handler | None = None
         self._stop = asyncio.Event()
@@ -214,7 +229,7 @@ class IrcTransport:
             "join": self._joined, "nick": self._renamed, "nicknameinuse": self._taken, "whoisaccount": self._whoised,
             "endofwhois": self._whoised, "nosuchnick": self._whoised, "passwdmismatch": self._refused,
             "yourebannedcreep": self._refused, "erroneusnickname": self._refused, "error": self._error,
-            "kick": self._kicked,
+            "kick": self._kicked, "part": self._left, "quit": self._left,
             "bannedfromchan": self._not_joined, "badchannelkey": self._not_joined,
             "inviteonlychan": self._not_joined, "channelisfull": self._not_joined,
         }  # fmt: skip
@@ -269,14 +284,16 @@ class IrcTransport:
             self.reach.set(up=False)
 
     async def _session(self) -> bool:
-        """One connection, until it is lost or the bot stops; whether it got registered."""
-        events: asyncio.Queue[_Event] = asyncio.Queue()
+        """One connection, until it is lost or the bot stops; whether it got registered. The library hands each
+        line to :meth:`_line` as it reads it; this waits for the end, pinging a server quiet for ``idle`` seconds."""
         reactor = AioReactor(loop=asyncio.get_running_loop())
         for kind in (*self._on, "disconnect", "pong"):
-            reactor.add_global_handler(kind, lambda _c, e: events.put_nowait(_Event.of(e)))
+            reactor.add_global_handler(kind, self._line)
         connection: _Connection = reactor.server()
         factory = AioFactory(ssl=self._ssl, server_hostname=self._server) if self._ssl else AioFactory()
-        self._nick, self._tags = self._wanted_nick, False
+        self._nick, self._tags, self._registered, self._fatal = self._wanted_nick, False, False, None
+        self._ended, self._heard = asyncio.Event(), time.monotonic()
+        self._accounts.clear()
         await connection.connect(
             self._server, self._port, self._nick, password=self._password, ircname="petstore bot",
             connect_factory=factory,
@@ -284,44 +301,52 @@ class IrcTransport:
         if self._identify == "account":
             connection.cap("REQ", "account-tag")
         try:
-            return await self._serve(connection, events)
+            await self._until_ended(connection)
         finally:
             self._connection = None
             self.reach.set(up=False)
             if connection.is_connected():
                 connection.disconnect("stopping" if self._stop.is_set() else "reconnecting")
+        if self._fatal is not None:
+            raise self._fatal
+        return self._registered
 
-    async def _serve(self, connection: _Connection, events: asyncio.Queue[_Event]) -> bool:
-        """Handles the server's lines until the connection ends or stops answering; whether it got registered."""
-        registered, pinged = False, False
-        while not self._stop.is_set():
-            event = await self._next(events)
-            if event is None and (pinged or self._stop.is_set()):
-                log.warning("%s stopped answering", self._server) if pinged else None
-                break
-            if event is None:
-                connection.ping(self._server)  # quiet for a while: is it still there?
-                pinged = True
-                continue
-            pinged = False
-            if event.type == "disconnect":
-                log.warning("disconnected from %s", self._server)
-                break
-            registered = registered or event.type == "welcome"
-            self._on.get(event.type, _ignore)(connection, event)
-        return registered
-
-    async def _next(self, events: asyncio.Queue[_Event]) -> _Event | None:
-        """The next line from the server; None after ``idle`` seconds without one, or when the bot stops."""
-        getting = asyncio.ensure_future(events.get())
+    async def _until_ended(self, connection: _Connection) -> None:
+        """Returns when the connection ended, the server stopped answering a PING, or the bot stops."""
         stopping = asyncio.ensure_future(self._stop.wait())
-        done, _ = await asyncio.wait({getting, stopping}, timeout=self._idle, return_when="FIRST_COMPLETED")
-        for task in (getting, stopping):
-            task.cancel()
-        return getting.result() if getting in done else None
+        ending = asyncio.ensure_future(self._ended.wait())
+        try:
+            pinged = False
+            while not (self._stop.is_set() or self._ended.is_set()):
+                await asyncio.wait({stopping, ending}, timeout=self._idle, return_when="FIRST_COMPLETED")
+                quiet = time.monotonic() - self._heard >= self._idle
+                if quiet and pinged:
+                    log.warning("%s stopped answering", self._server)
+                    return
+                if quiet:
+                    connection.ping(self._server)  # quiet for a while: is it still there?
+                pinged = quiet
+        finally:
+            stopping.cancel()
+            ending.cancel()
+
+    def _line(self, connection: _Connection, raw: object) -> None:
+        """One line from the server, as the library reads it."""
+        event = _Event.of(raw)
+        self._heard = time.monotonic()
+        if event.type == "disconnect":
+            log.warning("disconnected from %s", self._server)
+            self._ended.set()
+            return
+        try:
+            self._on.get(event.type, _ignore)(connection, event)
+        except IrcError as exc:
+            self._fatal = exc
+            self._ended.set()
 
     def _welcome(self, connection: _Connection, _event: _Event) -> None:
         """Registered: join the channels; ready once in all of them."""
+        self._registered = True
         self._casemapping = str(getattr(connection.features, "casemapping", "rfc1459"))
         self._nick = connection.real_nickname
         self._connection = connection
@@ -362,11 +387,17 @@ class IrcTransport:
         self._joining.discard(fold(channel, casemapping=self._casemapping))
         self._maybe_ready()
 
+    def _left(self, _connection: _Connection, event: _Event) -> None:
+        self._accounts.pop(fold(event.nick, casemapping=self._casemapping), None)
+
     def _kicked(self, _connection: _Connection, event: _Event) -> None:
+        if event.arguments:
+            self._accounts.pop(fold(event.arguments[0], casemapping=self._casemapping), None)
         if event.arguments and event.arguments[0] == self._nick:
             log.warning("kicked from %s by %s: %s", event.target, event.nick, " ".join(event.arguments[1:]))
 
-    def _renamed(self, _connection: _Connection, event: _Event) -> None:
+    def _renamed(self, connection: _Connection, event: _Event) -> None:
+        self._left(connection, event)
         if event.nick == self._nick:
             self._nick = event.target
 
@@ -453,10 +484,22 @@ class IrcTransport:
         """The sender as the runtime names people (see the module docstring)."""
         if self._identify == "nick":
             return f"{PLATFORM}:{fold(event.nick, casemapping=self._casemapping)}"
-        account = event.tags.get("account") if self._tags else await self._whois_account(event.nick)
+        account = event.tags.get("account") if self._tags else await self._account(event)
         if account and account != "*":
             return f"{PLATFORM}:{fold(account, casemapping=self._casemapping)}"
         return f"{PLATFORM}:{UNIDENTIFIED}{fold(event.nick, casemapping=self._casemapping)}"
+
+    async def _account(self, event: _Event) -> str | None:
+        """The account WHOIS says the sender is logged in to; kept a while for a sender in one of the bot's channels
+        (the bot sees them leave or change nick there), asked each time for a private message."""
+        key, now = fold(event.nick, casemapping=self._casemapping), time.monotonic()
+        account, until = self._accounts.get(key, (None, 0.0))
+        if until > now:
+            return account
+        account = await self._whois_account(event.nick)
+        if event.type == "pubmsg":
+            self._accounts[key] = (account, now + ACCOUNT_TTL)
+        return account
 
     async def _whois_account(self, nick: str) -> str | None:
         """The account WHOIS says ``nick`` is logged in to (330); None when none, or no answer within 10 s."""
@@ -479,11 +522,25 @@ class IrcTransport:
 
     async def _say(self, target: str, text: str) -> None:
         """Sends ``text`` to ``target`` (a channel or a nick), line by line, and waits until it went out."""
-        budget = LIMIT - 2 - len(f"{self._prefix or self._guess_prefix()}PRIVMSG {target} :".encode())
-        lines = [_Line(target=target, text=line) for line in message_lines(text, budget=budget)]
+        budget = LIMIT - 2 - len(f"{self._prefix or self._guess_prefix()}NOTICE {target} :".encode())
+        texts = list(message_lines(text, budget=budget))
+        while texts and self._outbox.empty() and not self._busy and self._sent(target, texts[0]):
+            texts.pop(0)  # nothing waits before it: sent at once
+        lines = [_Line(target=target, text=line) for line in texts]
         for line in lines:
             self._outbox.put_nowait(line)
         await asyncio.gather(*(line.done for line in lines))
+
+    def _sent(self, target: str, text: str) -> bool:
+        """Sends one line now if the bot is connected and the bucket allows it; whether it did."""
+        connection = self._connection
+        if connection is None or not self.reach.up or not self._bucket.try_take():
+            return False
+        try:
+            connection.notice(target, text)
+        except Exception as exc:  # noqa: BLE001 -- the library refused the line: it is never sent
+            log.error("could not send a line to %s: %s", target, exc)
+        return True
 
     def _guess_prefix(self) -> str:
         """The longest ``:nick!user@host `` the server could relay the bot's lines with (a host of 63 bytes)."""
@@ -493,13 +550,10 @@ class IrcTransport:
         """The one writer: each line paced by the bucket, held while the connection is down."""
         while True:
             line = await self._outbox.get()
-            await self._bucket.take()
-            while not self.reach.up or (connection := self._connection) is None:
-                await self.reach.wait_up()
-            try:
-                connection.privmsg(line.target, line.text)
-            except Exception as exc:  # noqa: BLE001 -- the library refused the line: it is never sent
-                log.error("could not send a line to %s: %s", line.target, exc)
+            self._busy = True
+            while not self._sent(line.target, line.text):
+                await (self._bucket.wait() if self.can_post else self.reach.wait_up())
+            self._busy = self._outbox.qsize() > 0
             if not line.done.done():
                 line.done.set_result(None)
 

@@ -22,7 +22,7 @@ WAIT = 30.0
 
 @dataclass(frozen=True)
 class Said:
-    """A PRIVMSG received: who from (nick), where (a channel, or this person's nick), the text."""
+    """A PRIVMSG or NOTICE received: who from (nick), where (a channel, or this person's nick), the text."""
 
     nick: str
     target: str
@@ -41,7 +41,7 @@ class Person:
         self._welcome = asyncio.Event()
         self._reactor = AioReactor(loop=asyncio.get_running_loop())
         self._connection: Any = self._reactor.server()
-        for kind in ("pubmsg", "privmsg", "join", "welcome", "all_raw_messages", "whoisaccount", "endofwhois"):
+        for kind in ("pubmsg", "privmsg", "pubnotice", "privnotice", "join", "welcome", "all_raw_messages", "whoisaccount", "endofwhois"):
             self._reactor.add_global_handler(kind, self._on)
 
     @classmethod
@@ -55,7 +55,7 @@ class Person:
     def _on(self, _connection: Any, event: Any) -> None:
         if event.type == "all_raw_messages":
             self.raw.append(event.arguments[0])
-        elif event.type in ("pubmsg", "privmsg"):
+        elif event.type in ("pubmsg", "privmsg", "pubnotice", "privnotice") and event.source.nick:
             self.said.append(Said(nick=event.source.nick, target=event.target, text=event.arguments[0]))
         elif event.type == "join" and event.source.nick == self.nick:
             self.joined.add(event.target.lower())

@@ -89,7 +89,7 @@ async def test_a_long_answer_comes_whole_in_lines_within_512_bytes(bot: BotRunne
     texts = texts[:-1]
     assert re.sub(r"\s", "", "".join(texts)) == re.sub(r"\s", "", LONG)  # every character, in order
     assert len(texts) > len(LONG.splitlines())  # lines were cut
-    relayed = [line for line in alice.raw if f"PRIVMSG {bot.channel} :" in line and line.startswith(f":{bot.nick}!")]
+    relayed = [line for line in alice.raw if f"NOTICE {bot.channel} :" in line and line.startswith(f":{bot.nick}!")]
     assert len(relayed) == len(texts) + 1
     assert max(len(line.encode()) + 2 for line in relayed) <= 512
     assert max(len(line.encode()) + 2 for line in relayed) > 480  # the budget is used, not a small guess
