@@ -25,9 +25,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 from irc.client_aio import AioReactor  # noqa: E402
-
 from ircd.ngircd_server import NgircdServer  # noqa: E402
 from ircd.person import Person  # noqa: E402
+
 from petstore_bot.addressing import Addressing  # noqa: E402
 from petstore_bot.chat import Incoming, Reply  # noqa: E402
 from petstore_bot.irc import IrcTransport  # noqa: E402
