@@ -29,9 +29,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 from bench_matrix import Watcher, burst, floor_bot, latency, login, room_with, summary  # noqa: E402
 from matrix.synapse_server import SynapseServer  # noqa: E402
 
+from petstore_bot.assembly import build_core  # noqa: E402
 from petstore_bot.chat import Incoming, Reply  # noqa: E402
 from petstore_bot.matrix import MatrixTransport  # noqa: E402
-from petstore_cli.bot import build_core, compose_bot  # noqa: E402
+from petstore_cli.bot import compose_bot  # noqa: E402
 from petstore_cli.settings.load import load_settings  # noqa: E402
 
 BUDGET = 900.0

@@ -9,38 +9,34 @@ and runs only as shown) and posts it: who asks, what, every field it sends, the 
 The approval itself is the chat command's (``!approve CODE`` runs the write as the asker, approved by the approver,
 and records the result in the store, where the terminal reads it). Requests asked for in a chat room were answered
 (and bound) there already: they are only marked.
+
+The request is an :class:`~bot_commands.results.ApprovalNeeded` result, rendered through its view as every reply
+is (:func:`request_reply`), and posted with the transport's ``announce`` (the one that owns the room) under the key
+``approval CODE``: a platform that keeps keys posts it once however often it is tried.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import html
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
 from bot_commands.outcome import Outcome
 from bot_commands.results import ApprovalNeeded
-from bot_commands.sanitize import visible
 from petstore_state import StateError
 from petstore_state.lease import Lease
 from petstore_state.pending import PendingStore, PendingWrite
 
 from .chat import Reply
 from .replicas import fence_of, may_act
+from .replies import reply_for
 from .seal import Seal
+from .watcher import Announce
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .matrix import MatrixTransport
-    from .slack_web import SlackWeb
-
-__all__ = ["Announce", "ApprovalPoster", "matrix_announce", "request_reply", "slack_announce"]
+__all__ = ["ApprovalPoster", "request_reply"]
 
 log = logging.getLogger("petstore_bot")
-
-Announce = Callable[[str, PendingWrite], Awaitable[object]]
-"""Post a request in a room unasked, in the platform's own way: ``(room, request)``."""
 
 
 class ApprovalPoster:
@@ -54,12 +50,15 @@ class ApprovalPoster:
         announce: Announce,
         seal: Seal,
         platform: str,
+        prefix: str = "!",
         interval: float = 1.0,
         should_run: Callable[[], Awaitable[bool]] | None = None,
         lease: Lease | None = None,
     ) -> None:
         self.store, self.room, self.announce, self.interval = store, room, announce, interval
-        self.seal, self.platform = seal, platform
+        #: ``platform``: the name the room is bound under (``<platform>:<room>``); ``prefix``: the commands' prefix
+        #: where the request is posted (``!approve CODE``).
+        self.seal, self.platform, self.prefix = seal, platform, prefix
         #: Asked before each look: posting waits while it says no (the bot not connected, another replica leading).
         self.should_run = should_run
         #: The replicas' lease: each request is claimed under it and posted only while it is valid.
@@ -73,6 +72,7 @@ class ApprovalPoster:
             announce=self.announce,
             seal=self.seal,
             platform=self.platform,
+            prefix=self.prefix,
             interval=self.interval,
             should_run=should_run,
             lease=lease,
@@ -104,66 +104,24 @@ class ApprovalPoster:
                 log.warning("request %s is not posted: the lease ran out; petstore approvals shows it", write.code)
                 continue
             log.info("posting request %s of %s in %s", write.code, write.asker, self.room)
-            await self.announce(self.room, bound)
-            posted += 1
+            if await self.announce(self.room, request_reply(bound, prefix=self.prefix), key=f"approval {write.code}"):
+                posted += 1
+            else:
+                log.warning("request %s could not be posted in %s: petstore approvals shows it", write.code, self.room)
         return posted
 
 
 def request_reply(write: PendingWrite, *, prefix: str = "!") -> Reply:
-    """The message asking for a second person: who, what, on which environment, every field, the codes to type."""
-    minutes = max(round((write.expires - write.created) / 60), 1)
-    head = f"Approval needed: {write.asker} asks from a terminal to {write.what} on {write.env}."
-    sends = [f"  {name}: {value}" for name, value in write.fields]
-    how = (
-        f"Reply {prefix}approve {write.code} to run it (as {write.asker}), or {prefix}deny {write.code} [reason], "
-        f"within {minutes} min; the asker cannot approve it."
+    """The message asking for a second person (who, what, on which environment, every field, the codes to type):
+    the request as an :class:`~bot_commands.results.ApprovalNeeded` result, through its view."""
+    result = ApprovalNeeded(
+        code=write.code,
+        what=write.what,
+        line=write.line,
+        ttl=round(write.expires - write.created),
+        asker=write.asker,
+        env=write.env,
+        action=f"{write.what} from a terminal",
+        fields=write.fields,
     )
-    text = "\n".join(visible(part) for part in [head, *(["It sends:", *sends] if sends else []), how])
-    esc = _html
-    rows = "".join(f"<li><code>{esc(name)}</code>: {esc(value)}</li>" for name, value in write.fields)
-    markup = (
-        f"<p><strong>Approval needed</strong>: {esc(write.asker)} asks from a terminal to {esc(write.what)} on "
-        f"<strong>{esc(write.env)}</strong>.</p>"
-        + (f"<p>It sends:</p><ul>{rows}</ul>" if rows else "")
-        + f"<p>Reply <code>{esc(prefix)}approve {esc(write.code)}</code> to run it (as {esc(write.asker)}), or "
-        f"<code>{esc(prefix)}deny {esc(write.code)} [reason]</code>, within {minutes} min; the asker cannot "
-        f"approve it.</p>"
-    )
-    return Reply(text=text, html=markup)
-
-
-def _html(text: str) -> str:
-    return html.escape(visible(text))
-
-
-def matrix_announce(transport: MatrixTransport, *, prefix: str) -> Announce:
-    """An :data:`Announce` for Matrix: :func:`request_reply` as a notice (pinging nobody), posted once per code."""
-
-    async def announce(room: str, write: PendingWrite) -> None:
-        if not await transport.announce(room, request_reply(write, prefix=prefix), key=f"approval {write.code}"):
-            log.warning("request %s could not be posted in %s: petstore approvals shows it", write.code, room)
-
-    return announce
-
-
-def slack_announce(web: SlackWeb, *, prefix: str) -> Announce:
-    """An :data:`Announce` for Slack (``chat.postMessage`` with the bot token): the request as the Slack face shows
-    one asked in a channel, its text escaped, with Approve and Deny buttons."""
-    from .slack_render import message_for, slack_payload
-
-    async def announce(room: str, write: PendingWrite) -> None:
-        result = ApprovalNeeded(
-            code=write.code,
-            what=write.what,
-            line=write.line,
-            ttl=round(write.expires - write.created),
-            asker=write.asker,
-            env=write.env,
-            action=f"{write.what} (asked from a terminal)",
-            fields=write.fields,
-        )
-        payload = slack_payload(message_for(Outcome(line=write.line, result=result), prefix=prefix))
-        payload.pop("response_type", None)
-        await web.post_message(room, payload, None)
-
-    return announce
+    return reply_for(Outcome(line=write.line, result=result), prefix=prefix)

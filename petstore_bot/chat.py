@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.outcome import Outcome
 
 #: What a person is told when the bot itself failed on their command (the details go to the log).
 INTERNAL_ERROR = "Sorry: an internal error stopped that command (it has been logged)."
@@ -34,6 +38,9 @@ class Reply:
     html: str | None = None
     #: How a write went, as a reaction on the asking message: ``✅`` done, ``❌`` refused or failed (None: not a write).
     mark: str | None = None
+    #: The outcome the bodies show (their view's), for a platform that adds what only it can show: Slack's buttons
+    #: under a request for approval (None: a reply made of text alone).
+    outcome: Outcome | None = None
 
 
 Handler = Callable[[Incoming], Awaitable[Reply | None]]

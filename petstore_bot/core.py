@@ -28,7 +28,7 @@ from petstore_state.conversations import ConversationStore
 from .addressing import Addressing
 from .chat import Incoming, Reply
 from .ratelimit import Limiter, Verdict
-from .replies import reply_for
+from .replies import notice_reply, reply_for
 from .roles import RoleBook
 
 __all__ = ["BotCore", "SessionFactory", "write_mark"]
@@ -108,7 +108,7 @@ class BotCore:
         if isinstance(answer, Outcome):
             reply = reply_for(answer, prefix=self.prefix, commands=self.commands, addressing=self.addressing)
             return replace(reply, mark=write_mark(answer))
-        return None if answer is None else Reply(text=answer)
+        return None if answer is None else notice_reply(answer)
 
     async def answer(self, message: Incoming) -> Outcome | str | None:
         """The outcome of the command in ``message``; a short notice when the sender is over the rate limit

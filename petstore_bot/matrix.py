@@ -36,12 +36,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nio import AsyncClient, AsyncClientConfig, ProfileGetDisplayNameResponse
 
+from petstore_api.errors import ConfigError
 from petstore_bot.addressing import Address
 from petstore_bot.chat import INTERNAL_ERROR, Handler, Reply
 from petstore_bot.matrix_answer import NOT_TEXT, TOO_LONG, UNDECRYPTABLE, Answerer, everything
@@ -54,6 +57,11 @@ from petstore_bot.matrix_state import Progress
 from petstore_bot.matrix_sync import SyncLoop
 from petstore_bot.replicas import Reach, Replicas
 from petstore_bot.roles import PowerLevels
+from petstore_bot.settings import MatrixSettings
+from petstore_bot.transport import Wiring, not_set
+
+if TYPE_CHECKING:  # pragma: no cover
+    from petstore_bot.transport import Transport
 
 __all__ = [
     "ENCRYPTED",
@@ -66,13 +74,68 @@ __all__ = [
     "Backlog",
     "MatrixError",
     "MatrixTransport",
+    "matrix_names",
+    "owns_room",
+    "transport",
 ]
 
 log = logging.getLogger("petstore_bot.matrix")
+#: A Matrix room id or alias: a sigil, a local part, a colon, a server name.
+_ROOM = re.compile(r"[!#][^:\s]+:\S+")
+
+
+def matrix_names(user_id: str) -> tuple[str, ...]:
+    """What people call a Matrix bot when they name it: its localpart (``petbot``) and its full user id."""
+    return (user_id.removeprefix("@").split(":", 1)[0], user_id)
+
+
+def owns_room(room: str) -> bool:
+    """Whether ``room`` is a Matrix room: an id (``!abc:example.org``) or an alias (``#ops:example.org``)."""
+    return _ROOM.fullmatch(room) is not None
+
+
+def transport(wiring: Wiring) -> MatrixTransport:
+    """The Matrix transport of ``[bot.matrix]`` (the transport contract's factory); ConfigError, in one line naming
+    the setting, when the homeserver, the user or its password (or access token) is not set."""
+    matrix = wiring.bot.matrix
+    homeserver, user_id = _required(matrix, where=wiring.config_where)
+    from petstore_bot.matrix_crypto import Crypto
+
+    return MatrixTransport(
+        homeserver=homeserver,
+        user_id=user_id,
+        password=matrix.password.get_secret_value() if matrix.password else None,
+        access_token=matrix.access_token.get_secret_value() if matrix.access_token else None,
+        rooms=matrix.rooms,
+        state_dir=matrix.state_dir.expanduser() if matrix.state_dir else wiring.state_dir,
+        accept_invite=wiring.accept_invite,
+        address=wiring.addressing(matrix_names(user_id)),
+        reply_style=wiring.bot.reply_style,
+        crypto=Crypto(key_sharing=matrix.key_sharing, verified_devices=matrix.verified_devices),
+        max_backlog_age=wiring.bot.max_backlog_age,
+        power_levels=wiring.roles.levels if wiring.roles is not None else None,
+        replicas=wiring.replicas,
+    )
+
+
+def _required(matrix: MatrixSettings, *, where: str) -> tuple[str, str]:
+    """The homeserver and the user of ``[bot.matrix]``; ConfigError when one of them, or the credential, is not set."""
+    if not matrix.homeserver:
+        raise not_set("bot.matrix", "homeserver", where)
+    if not matrix.user_id:
+        raise not_set("bot.matrix", "user_id", where)
+    if (matrix.password is None) == (matrix.access_token is None):
+        raise ConfigError(
+            f"[bot.matrix] needs one of password or access_token: set it in {where} or "
+            "PETSTORE_BOT__MATRIX__PASSWORD / PETSTORE_BOT__MATRIX__ACCESS_TOKEN"
+        )
+    return matrix.homeserver, matrix.user_id
 
 
 class MatrixTransport:
     """Runs a handler on the messages of the rooms the bot is in; see the module docstring for the rules."""
+
+    platform = "matrix"
 
     def __init__(
         self,
@@ -178,9 +241,18 @@ class MatrixTransport:
         return f"MatrixTransport(homeserver={self._homeserver.url!r}, user_id={self._user_id!r})"
 
     @property
-    def connected(self) -> bool:
+    def names(self) -> tuple[str, ...]:
+        """What people call the bot: its localpart and its full user id."""
+        return matrix_names(self._user_id)
+
+    @property
+    def can_post(self) -> bool:
         """Whether the bot is logged in and synced, so :meth:`announce` can post."""
         return self._client is not None and self._loop.synced
+
+    def owns(self, room: str) -> bool:
+        """Whether ``room`` is a Matrix room id or alias (:func:`owns_room`)."""
+        return owns_room(room)
 
     async def announce(self, room: str, reply: Reply, /, *, key: str | None = None) -> bool:
         """Post ``reply`` in ``room`` unasked (a watched new pet, a schedule's answer): an m.notice pinging nobody.
@@ -258,3 +330,8 @@ class MatrixTransport:
     def _remember(self, client: AsyncClient) -> None:
         """After a password login: its device and access token kept on disk for the next start."""
         self._progress.logged_in(device_id=client.device_id, access_token=client.access_token)
+
+
+def _contract(made: MatrixTransport) -> Transport:  # pragma: no cover
+    """The transport contract, checked by mypy: a MatrixTransport is a Transport."""
+    return made

@@ -1,10 +1,10 @@
 """What a bot does unasked: the background task (watches polled, announcements posted, schedules run) and the
 :class:`~bot_commands.ports.Notifications` port the ``!watch`` and ``!every`` commands reach the store through.
 
-:class:`Notifier` is one task per bot process. Each step it asks ``should_run`` first (the transport is connected;
-with replicas, this process holds the lease), so background work can be confined to one process while every
-replica answers commands; then it polls every ``interval`` seconds and, each step, posts what is queued and runs
-what is due. :class:`BotNotifications` makes a session's port, bound to its room and person: it refuses a schedule
+:class:`Notifier` is background work of the lease holder (:meth:`~petstore_bot.replicas.Leadership.add`: started
+when this process takes the lease, cancelled when it loses it), so it runs in one process while every replica
+answers commands; it polls every ``interval`` seconds and, each ``step``, posts what is queued and runs what is
+due. :class:`BotNotifications` makes a session's port, bound to its room and person: it refuses a schedule
 or a watch past ``[bot] max_schedules_per_room`` / ``max_schedules`` (``max_watches_per_room`` / ``max_watches``)
 in one line naming the limit, and lets a schedule be dropped by its creator or an admin of the room.
 """
@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
@@ -29,15 +29,9 @@ from petstore_state.schedules import Schedule, ScheduleStore
 from .scheduler import Scheduler
 from .watcher import Watcher
 
-__all__ = ["BotNotifications", "Notifier", "RoomNotifications", "always"]
+__all__ = ["BotNotifications", "Notifier", "RoomNotifications"]
 
 log = logging.getLogger("petstore_bot")
-ShouldRun = Callable[[], Awaitable[bool]]
-
-
-async def always() -> bool:
-    """The gate of a bot without replicas: background work always runs."""
-    return True
 
 
 class Notifier:
@@ -49,13 +43,11 @@ class Notifier:
         watcher: Watcher,
         scheduler: Scheduler,
         interval: float,
-        should_run: ShouldRun = always,
         step: float = 1.0,
     ) -> None:
         self.watcher = watcher
         self.scheduler = scheduler
         self.interval = interval
-        self.should_run = should_run
         self.step = min(step, interval)
         self._next_poll = 0.0
 
@@ -69,9 +61,7 @@ class Notifier:
                 await asyncio.wait_for(stop.wait(), timeout=self.step)
 
     async def once(self) -> None:
-        """One step: poll when the interval has passed, post what is queued, run what is due (if ``should_run``)."""
-        if not await self.should_run():
-            return
+        """One step: poll when the interval has passed, post what is queued, run what is due."""
         now = time.monotonic()
         if now >= self._next_poll:
             self._next_poll = max(self._next_poll + self.interval, now + self.step)

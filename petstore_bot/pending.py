@@ -250,7 +250,7 @@ Resume = Callable[[HeldWrite], Awaitable[Reply]]
 
 
 class TakenFinisher:
-    """Finishes, once the bot may act (``should_run``), every held write of its platform taken before ``started``
+    """Finishes, as background work of the lease holder, every held write of its platform taken before ``started``
     and never finished (``approved`` in the store: the bot that took it stopped between the service's commit and
     the record of its end): each is claimed under ``lease`` (one finisher of several), ``resume`` sends it again
     under its code's Idempotency-Key and writes the ``ok`` audit line naming asker and approver, and the room is
@@ -264,22 +264,20 @@ class TakenFinisher:
         resume: Resume,
         announce: Announce,
         started: float,
-        should_run: Callable[[], Awaitable[bool]] | None = None,
         lease: Lease | None = None,
         interval: float = SWEEP_INTERVAL,
     ) -> None:
         self.store, self.platform, self.resume, self.announce = store, platform, resume, announce
-        self.started, self.should_run, self.interval = started, should_run, interval
+        self.started, self.interval = started, interval
         #: The replicas' lease: each write is claimed under it before it is sent again, and told only while valid.
         self.lease = lease
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Wait until the bot may act, then finish what was left once (a failing store: tried again)."""
+        """Finish what was left once (a failing store: tried again every ``interval`` until ``stop``)."""
         while not stop.is_set():
             try:
-                if self.should_run is None or await self.should_run():
-                    await self.finish_taken()
-                    return
+                await self.finish_taken()
+                return
             except StateError as exc:
                 log.warning("cannot finish the writes left taken: %s", exc)
             with contextlib.suppress(TimeoutError):

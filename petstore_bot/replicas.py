@@ -7,12 +7,11 @@ it is answered, so when the holder dies the next holder answers what was left, a
 claimed in the store before it is handled, and a reply of the bot's own account seen in the timeline counts as
 answered too (:meth:`Replicas.replied`: the holder died between its reply and its record).
 
-:class:`Leadership` holds the lease and runs background work (watches, schedules, posting approval requests) on the
-holder only, and, given a transport's :class:`Reach`, only while that transport reaches its chat server (logged in,
-syncing): a process that cannot reach it neither takes the lease nor keeps it, so a replica that can answers.
-Work: ``leadership.add("watches", poller.run)`` (started when the lease is taken, cancelled when it is lost), or
-``should_run=leadership.leading`` for work that asks before each step; :func:`leader_only` is :meth:`add` for one
-piece of work.
+:class:`Leadership` holds the lease and runs background work (watches, schedules, posting approval requests,
+finishing writes left taken, pruning) on the holder only, and, given its transports' :class:`Reach`, only while each
+of them reaches its chat server (logged in, syncing): a process that cannot reach one neither takes the lease nor
+keeps it, so a replica that can answers. Background work runs one way only: ``leadership.add("watches", work)``,
+started when the lease is taken and cancelled when it is lost (:func:`leader_only` is that for one piece of work).
 
 Every side effect of the holder is fenced twice: claimed in the store under the lease's :meth:`~Lease.fence` (its
 epoch, checked in the claim's transaction), and done only while :func:`may_act` (the lease valid by the holder's own
@@ -25,13 +24,13 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from petstore_state import StateError
 from petstore_state.claims import Claims
 from petstore_state.lease import Fence, Lease
 
-__all__ = ["Leadership", "Reach", "Replicas", "fence_of", "leader_only", "may_act"]
+__all__ = ["Leadership", "Reach", "Replicas", "Work", "fence_of", "leader_only", "may_act"]
 
 log = logging.getLogger("petstore_bot.replicas")
 #: Background work: runs until cancelled (the lease was lost, or the bot stops).
@@ -146,9 +145,13 @@ class Leadership:
         self._work: dict[str, Work] = {}
 
     async def leading(self) -> bool:
-        """Whether this process holds the lease now: a gate for work that asks before each step (a notifier's
-        ``should_run``) rather than being cancelled (:meth:`add`)."""
+        """Whether this process holds the lease now (its metrics say so)."""
         return self.lease.held
+
+    @property
+    def work(self) -> tuple[str, ...]:
+        """The names of the background work added, in order."""
+        return tuple(self._work)
 
     def add(self, name: str, work: Work) -> None:
         """Run ``work`` on the lease holder: started when the lease is taken, cancelled when it is lost."""
@@ -156,20 +159,22 @@ class Leadership:
             raise ValueError(f"background work {name!r} is added already")
         self._work[name] = work
 
-    async def run(self, stop: asyncio.Event, *, reach: Reach | None = None) -> None:
-        """Hold the lease (while ``reach`` is up, when given) and run the work while held, until ``stop``."""
+    async def run(self, stop: asyncio.Event, *, reach: Reach | Sequence[Reach] | None = None) -> None:
+        """Hold the lease (while every ``reach`` is up, when given) and run the work while held, until ``stop``."""
+        reaches = () if reach is None else (reach,) if isinstance(reach, Reach) else tuple(reach)
         named = [leader_only(self.lease, work, stop=stop, name=name) for name, work in self._work.items()]
-        holding = self.lease.hold(stop) if reach is None else self._hold_while(reach, stop)
+        holding = self._hold_while(reaches, stop) if reaches else self.lease.hold(stop)
         await asyncio.gather(holding, *named)
 
-    async def _hold_while(self, reach: Reach, stop: asyncio.Event) -> None:
-        """The lease held while ``reach`` is up: tried for once it is up, released as soon as it is down."""
+    async def _hold_while(self, reaches: Sequence[Reach], stop: asyncio.Event) -> None:
+        """The lease held while every one of ``reaches`` is up: tried for once they are, released as soon as one
+        is down."""
         while not stop.is_set():
-            if not await _first(reach.wait_up(), stop.wait()) or stop.is_set():
+            if not await _first(_all_up(reaches), stop.wait()) or stop.is_set():
                 continue
             down = asyncio.Event()
             holding = asyncio.create_task(self.lease.hold(down))
-            await _first(reach.wait_down(), stop.wait(), holding)
+            await _first(*(one.wait_down() for one in reaches), stop.wait(), holding)
             if not stop.is_set():
                 log.warning("chat server out of reach: %s does not hold lease %s", self.lease.holder, self.lease.name)
             down.set()
@@ -192,10 +197,18 @@ async def leader_only(lease: Lease, work: Work, *, stop: asyncio.Event, name: st
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.wait({task})
+        if task.cancelled() and not stop.is_set():
+            log.info("%s stops: this process lost the lease %s", name, lease.name)
         if not task.cancelled() and (exc := task.exception()) is not None:
             log.error("%s failed (%s: %s); it starts again with the next lease", name, type(exc).__name__, exc)
         if lease.held:  # it ended by itself while held: wait for the lease to change hands before a new start
             await _first(lease.wait_lost(), stop.wait())
+
+
+async def _all_up(reaches: Sequence[Reach]) -> None:
+    """Returns once every one of ``reaches`` is up."""
+    while not all(one.up for one in reaches):
+        await _first(*(one.wait_up() for one in reaches if not one.up))
 
 
 def fence_of(lease: Lease | None) -> Fence | None:

@@ -7,14 +7,14 @@ from collections.abc import Collection
 
 from bot_commands.outcome import Outcome
 from bot_commands.render_text import to_html, to_plain
-from bot_commands.results import Help
+from bot_commands.results import Help, Notice
 from bot_commands.sanitize import visible
 from bot_commands.views import BlankView, Presentation, present, present_failure
 
 from .addressing import Addressing
 from .chat import Reply
 
-__all__ = ["help_example", "plain_text", "presentation", "reply_for"]
+__all__ = ["headed", "help_example", "notice_reply", "plain_text", "presentation", "reply_for"]
 
 #: The example of help's rules line: the first of these whose command the asker may run.
 _EXAMPLES = ("list sold", "whoami")
@@ -55,5 +55,22 @@ def reply_for(
     """What the bot answers to ``outcome``: a plain body and an HTML one (``addressing``: see :func:`presentation`)."""
     shown = presentation(outcome, prefix=prefix, commands=commands, addressing=addressing)
     markup = html.escape(visible(shown.summary)) if isinstance(shown.view, BlankView) else to_html(shown.view)
-    html_notes = "".join(f"<p><em>{html.escape(visible(note))}</em></p>" for note in shown.notes)
-    return Reply(text=plain_text(shown), html=html_notes + markup)
+    html_notes = "".join(_note_html(note) for note in shown.notes)
+    return Reply(text=plain_text(shown), html=html_notes + markup, outcome=outcome)
+
+
+def notice_reply(text: str, *, level: str = "info") -> Reply:
+    """``text`` said unasked (a watched new pet, a schedule that did not run), through the notice's view: shown
+    literally, escaped as every reply is."""
+    return reply_for(Outcome(line="", result=Notice(text=text, level=level)), prefix="")
+
+
+def headed(head: str, reply: Reply) -> Reply:
+    """``reply`` under ``head`` (which schedule it is), the head shown as a view's notes are."""
+    markup = _note_html(head) + (reply.html if reply.html is not None else html.escape(visible(reply.text)))
+    return Reply(text=f"{visible(head)}\n{reply.text}", html=markup, mark=reply.mark, outcome=reply.outcome)
+
+
+def _note_html(note: str) -> str:
+    """A note above a view (said once), in HTML."""
+    return f"<p><em>{html.escape(visible(note))}</em></p>"

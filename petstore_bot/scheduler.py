@@ -9,7 +9,6 @@ and the room is told; a later one runs once however many runs were missed.
 
 from __future__ import annotations
 
-import html
 import logging
 import math
 import time
@@ -18,13 +17,13 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from bot_commands.every import parse_every
-from bot_commands.sanitize import visible
 from petstore_state.db import StateError
 from petstore_state.lease import Lease
 from petstore_state.schedules import Schedule, ScheduleStore
 
 from .chat import Reply
 from .replicas import fence_of, may_act
+from .replies import headed, notice_reply
 from .watcher import Announce
 
 __all__ = ["MAX_LATE", "RunAs", "Scheduler", "next_run_after"]
@@ -99,8 +98,9 @@ class Scheduler:
             reply = await self.run_as(schedule.room, schedule.creator, schedule.command)
         except Exception:  # a bug: the room hears one line, the log has the details, the scheduler goes on
             log.exception("schedule %s failed inside the bot", schedule.id)
-            reply = Reply(text="an internal error stopped it (it has been logged)")
-        await self._post(schedule, _headed(schedule, reply))
+            reply = notice_reply("an internal error stopped it (it has been logged)", level="warning")
+        head = f"Schedule {schedule.id} ({schedule.rhythm}, by {schedule.creator}): {schedule.command}"
+        await self._post(schedule, headed(head, reply))
         return 1
 
     async def _post(self, schedule: Schedule, reply: Reply) -> None:
@@ -114,18 +114,11 @@ class Scheduler:
         due = self._local(schedule.next_run)
         upcoming = self._local(next_run_after(schedule, now=now, zone=self.zone))
         text = (
-            f"Schedule {schedule.id} ({schedule.rhythm} {visible(schedule.command)}) did not run at {due}: the bot "
+            f"Schedule {schedule.id} ({schedule.rhythm} {schedule.command}) did not run at {due}: the bot "
             f"was not running then, and a run more than {self.max_late / 60:g} minutes late is skipped. "
             f"Next run: {upcoming}."
         )
-        return Reply(text=text, html=html.escape(text))
+        return notice_reply(text, level="warning")
 
     def _local(self, instant: float) -> str:
         return datetime.fromtimestamp(instant, self.zone).strftime("%Y-%m-%d %H:%M %Z")
-
-
-def _headed(schedule: Schedule, reply: Reply) -> Reply:
-    """``reply`` under a line saying which schedule it is."""
-    head = f"Schedule {schedule.id} ({schedule.rhythm}, by {visible(schedule.creator)}): {visible(schedule.command)}"
-    markup = f"<p><em>{html.escape(head)}</em></p>" + (reply.html or html.escape(reply.text))
-    return Reply(text=f"{head}\n{reply.text}", html=markup)

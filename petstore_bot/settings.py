@@ -144,6 +144,11 @@ class MatrixSettings(BaseModel):
                 )
         return value
 
+    @property
+    def account(self) -> str:
+        """Who the bot is on Matrix (names its lease and its claims, which its replicas share)."""
+        return f"matrix {self.homeserver} {self.user_id}"
+
     @field_validator("user_id")
     @classmethod
     def _matrix_id(cls, value: str | None) -> str | None:
@@ -359,6 +364,11 @@ class BotSettings(BaseModel):
         if any(ch.isspace() or ch.isalnum() for ch in value):
             raise ValueError("must be punctuation such as ! or ?, without spaces, letters or digits")
         return value
+
+    def prefix_of(self, platform: str) -> str | None:
+        """The prefix of commands on ``platform`` when it has its own (Slack's and Mattermost's slash command:
+        ``"/pets "``, and no bare command in a direct message); None: :attr:`prefix`."""
+        return self.slack.command + " " if platform in ("slack", "mattermost") else None
 
     @property
     def rate(self) -> RateLimit:

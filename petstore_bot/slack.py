@@ -33,6 +33,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from bot_commands.outcome import Outcome
+from bot_commands.results import ApprovalNeeded
 
 from .chat import INTERNAL_ERROR, Incoming, Reply
 from .core import BotCore
@@ -107,8 +108,13 @@ class SlackFace:
         SlackWebError when Slack refuses the bot token."""
         if self._web is not None and not self._bot_user:
             self._bot_user = await self._web.bot_user()
-            names = (f"@{self._web.bot_name}",) if self._web.bot_name else ()  # help: mentions and DMs work too
-            self.core.addressing = replace(self.core.addressing, names=names, bare_in_direct=True)
+            # help: mentions and DMs work too
+            self.core.addressing = replace(self.core.addressing, names=self.names, bare_in_direct=True)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """What people call the bot: its ``@name`` once :meth:`start` has learnt it (mentions and DMs), else none."""
+        return (f"@{self._web.bot_name}",) if self._web is not None and self._web.bot_name else ()
 
     @property
     def can_announce(self) -> bool:
@@ -116,12 +122,16 @@ class SlackFace:
         return self._web is not None and self.flavour == "slack"
 
     async def announce(self, room: str, reply: Reply, /, *, key: str | None = None) -> bool:
-        """Post ``reply`` in ``room`` (``TEAM/CHANNEL``) unasked, with ``chat.postMessage`` and the bot token; the
-        text escaped as every reply is. Slack keeps no key: ``key`` is not used. Whether Slack took it."""
+        """Post ``reply`` in ``room`` (``TEAM/CHANNEL`` or ``CHANNEL``) unasked, with ``chat.postMessage`` and the
+        bot token; the text escaped as every reply is, with Approve and Deny under a request for approval (the
+        reply's outcome says). Slack keeps no key: ``key`` is not used. Whether Slack took it."""
         if self._web is None:
             return False
         channel = room.rpartition("/")[2]
-        return await self._web.post_message(channel, slack_payload(Message(text=reply.text, in_channel=True)), None)
+        result = reply.outcome.result if reply.outcome is not None else None
+        prompt = result if isinstance(result, ApprovalNeeded) else None
+        payload = slack_payload(Message(text=reply.text, in_channel=True, confirm=prompt))
+        return await self._web.post_message(channel, payload, None)
 
     def app(self) -> Starlette:
         """The HTTP endpoints (Slack's need its signature check: ``signature``)."""

@@ -25,14 +25,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from petstore_api.errors import ConfigError
+
 from .addressing import Address
 from .chat import Handler, Reply
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .core import BotCore
     from .replicas import Reach, Replicas
+    from .roles import RoleBook
     from .settings import BotSettings
 
-__all__ = ["FACTORIES", "Factory", "Transport", "Wiring", "factory_of"]
+__all__ = ["FACTORIES", "Factory", "Transport", "TransportError", "Wiring", "factory_of", "not_set"]
+
+
+class TransportError(Exception):
+    """A transport that failed for good (the runtime wraps whatever :meth:`Transport.run` raised in it, as
+    ``<platform>: <message>``): every transport is stopped, and the process says it in one line and exits 1."""
 
 
 class Transport(Protocol):
@@ -40,9 +49,13 @@ class Transport(Protocol):
 
     #: The platform's name: ``"irc"``; the ``<platform>`` of the identities it hands over, and ``Incoming.platform``.
     platform: str
-    #: Up while the transport is connected and its messages come through (None: always, e.g. an HTTP endpoint);
-    #: the gate of the lease, so a replica that cannot reach its server does not hold it.
-    reach: Reach | None
+
+    @property
+    def reach(self) -> Reach | None:
+        """Up while the transport is connected and its messages come through (None: always, e.g. an HTTP endpoint);
+        the gate of the lease, so a replica that cannot reach its server does not hold it. (A property: an
+        attribute of type ``Reach`` satisfies it.)"""
+        ...
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -87,14 +100,27 @@ class Wiring:
     accept_invite: Callable[[str, bool, str], bool]
     #: Who answers a message among replicas that all see every message (None: a single process).
     replicas: Replicas | None = None
+    #: The roles the core reads; a platform whose rooms grant roles themselves keeps its part current (Matrix power
+    #: levels: ``roles.levels``). None: the platform's rooms grant nothing of their own.
+    roles: RoleBook | None = None
+    #: The bot core, for a face that renders its outcomes itself (Slack's Block Kit and buttons under a slash
+    #: command's own prefix): it answers through the core rather than through the handler's replies. None: the
+    #: handler is all a transport needs.
+    core: BotCore | None = None
+    #: Where a platform that calls the bot over HTTP (Slack, Mattermost) finds its endpoints: ``--host``, ``--port``.
+    listen: tuple[str, int] = ("127.0.0.1", 3000)
+    #: Slack over its Socket Mode rather than HTTP endpoints (``--socket-mode``).
+    socket_mode: bool = False
 
 
 Factory = Callable[[Wiring], "Transport"]
 
-#: Each platform's module (holding ``transport(wiring: Wiring) -> Transport``), by the name of its ``[bot.<name>]``
-#: section and of ``petstore bot <name>``.
+#: Each platform's module (holding ``transport(wiring: Wiring) -> Transport``; ``module:function`` when the factory
+#: has another name), by the name of its ``[bot.<name>]`` section and of ``petstore bot <name>``.
 FACTORIES: dict[str, str] = {
     "matrix": "petstore_bot.matrix",
+    "slack": "petstore_bot.slack_transport",
+    "mattermost": "petstore_bot.slack_transport:mattermost",
     "irc": "petstore_bot.irc",
     "xmpp": "petstore_bot.xmpp",
 }
@@ -102,6 +128,13 @@ FACTORIES: dict[str, str] = {
 
 def factory_of(platform: str) -> Factory:
     """The factory of ``platform``, its module imported now; KeyError for a platform no module registers."""
-    module = importlib.import_module(FACTORIES[platform])
-    made: Factory = module.transport
+    module, _, name = FACTORIES[platform].partition(":")
+    made: Factory = getattr(importlib.import_module(module), name or "transport")
     return made
+
+
+def not_set(section: str, name: str, where: str) -> ConfigError:
+    """The one-line error of a factory whose ``[<section>] <name>`` is missing: where to set it (``where``: the
+    config file), and the environment variable that sets it too."""
+    variable = f"PETSTORE_{section.upper().replace('.', '__')}__{name.upper()}"
+    return ConfigError(f"[{section}] {name} is not set: set it in {where} or {variable}")

@@ -5,18 +5,16 @@ starts at the page where the filter's cursor is (the service orders pets by id a
 follows the next links, and hands the pets above the cursor to the store, which queues one announcement per
 room and moves the cursor in one transaction. :meth:`Watcher.deliver` posts what is queued, each claimed in the
 store first (under the replicas' lease: posted once, by the holder) and queued again when its room refused it. Text
-from the service is data: the transport escapes it as it escapes replies.
+from the service is data: an announcement is a notice, rendered through its view as every reply is.
 """
 
 from __future__ import annotations
 
-import html
 import logging
 from collections.abc import Awaitable
 from typing import Protocol
 
 from bot_commands.ports import PetStoreAPI
-from bot_commands.sanitize import visible
 from petstore_api.errors import PetStoreError
 from petstore_api.models import PetPage
 from petstore_state.db import StateError
@@ -25,6 +23,7 @@ from petstore_state.watches import Announcement, Cursor, NewPet, WatchStore
 
 from .chat import Reply
 from .replicas import fence_of, may_act
+from .replies import notice_reply
 
 __all__ = ["Announce", "Watcher", "announcement_reply"]
 
@@ -35,8 +34,9 @@ PAGE_SIZE, MAX_PAGES, START_PAGES = 100, 100, 1_000_000
 
 
 class Announce(Protocol):
-    """A transport's way to post unasked (``announce``): True once the room has ``reply``. ``key`` names the post,
-    so one posted again after a crash is the same post where the platform keeps keys (Matrix transaction ids)."""
+    """A transport's way to post unasked (:meth:`petstore_bot.transport.Transport.announce`): True once the room has
+    ``reply``. ``key`` names the post, so one posted again after a crash is the same post where the platform keeps
+    keys (transaction ids)."""
 
     def __call__(self, room: str, reply: Reply, /, *, key: str | None = None) -> Awaitable[bool]: ...
 
@@ -44,12 +44,10 @@ class Announce(Protocol):
 def announcement_reply(announcement: Announcement) -> Reply:
     """``New pet 12: Rex (category 3, available)``; the name and status as the service sent them, shown literally."""
     pet = announcement.pet
-    name = visible(str(pet.get("name", "")))
+    name = str(pet.get("name", ""))
     status = pet.get("status")
-    extra = f"category {pet.get('categoryId')}" + (f", {visible(str(status))}" if status is not None else "")
-    text = f"New pet {announcement.pet_id}: {name} ({extra})"
-    markup = f"New pet <b>{announcement.pet_id}</b>: {html.escape(name)} ({html.escape(extra)})"
-    return Reply(text=text, html=markup)
+    extra = f"category {pet.get('categoryId')}" + (f", {status}" if status is not None else "")
+    return notice_reply(f"New pet {announcement.pet_id}: {name} ({extra})")
 
 
 class Watcher:

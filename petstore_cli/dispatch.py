@@ -12,7 +12,6 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .exits import EXIT_INTERRUPTED, EXIT_USAGE
@@ -149,32 +148,9 @@ def _face(command: str, args: argparse.Namespace) -> int:
 
 
 def _bot(loaded: LoadedSettings, args: argparse.Namespace) -> int:
-    from .bot import matrix_main, slack_main
+    from .bot import bot_main
 
-    reset = bool(getattr(args, "sandbox_reset", False))
-    audit_flag = Path(args.audit_log) if getattr(args, "audit_log", None) else None
-    verbose = getattr(args, "verbose", None) or 0
-    if args.platform == "slack":
-        return slack_main(
-            loaded.settings,
-            config_file=loaded.config_file,
-            host=args.host,
-            port=args.port,
-            mattermost=args.mattermost,
-            socket_mode=args.socket_mode,
-            sandbox_reset=reset,
-            audit_flag=audit_flag,
-            verbose=verbose,
-            metrics_port=args.metrics_port,
-        )
-    return matrix_main(
-        loaded.settings,
-        config_file=loaded.config_file,
-        sandbox_reset=reset,
-        audit_flag=audit_flag,
-        verbose=verbose,
-        metrics_port=args.metrics_port,
-    )
+    return bot_main(loaded.settings, args, config_file=loaded.config_file)
 
 
 def _output(args: argparse.Namespace) -> OutputSpec | None:

@@ -38,7 +38,7 @@ def face_extra(args: argparse.Namespace) -> tuple[str, str] | None:
         return "petstore serve", "server"
     if args.command == "web":
         return "petstore web", "web"
-    if args.command == "bot":
+    if args.command == "bot" and args.platform:  # every platform the config names: each says what it lacks
         return f"petstore bot {args.platform}", args.platform
     return None
 

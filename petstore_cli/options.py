@@ -124,11 +124,13 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     _add_run_options(run)
     bot = sub.add_parser(
         "bot",
-        help="run the chat bot (matrix, slack)",
+        help="run the chat bot (every platform the config names, or one: matrix, slack)",
         description="Serve the slash commands in team chat: !list, !add ..., with roles, "
-        "confirmation and an audit log ([bot] in the config).",
+        "confirmation and an audit log ([bot] in the config). Without a PLATFORM, on every platform the config "
+        "has a [bot.<platform>] section for, in one process.",
     )
-    platforms = bot.add_subparsers(dest="platform", metavar="PLATFORM", required=True)
+    _metrics_option(bot)
+    platforms = bot.add_subparsers(dest="platform", metavar="PLATFORM", required=False)
     matrix = platforms.add_parser(
         "matrix",
         parents=common,

@@ -229,3 +229,33 @@ def test_the_bot_core_is_platform_neutral() -> None:
     )
     out = python_run(code)
     assert set(json.loads(out.stdout)) & CHAT_SDKS == set()
+
+
+def test_the_bot_tests_import_nothing_of_the_cli() -> None:
+    """tests/bot tests the bot (its core, its runtime, its platforms) through petstore_bot alone; the CLI's side of
+    the bot (options, exit codes) is tested in tests/faces."""
+    offenders = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "tests" / "bot").rglob("*.py")
+        if "petstore_cli" in _static_imports(path)
+    )
+    assert offenders == []
+
+
+#: petstore_cli modules that import petstore_bot for something other than running a bot: the settings every face
+#: loads (the [bot] tables are part of the config file), and the terminal's side of approvals (it reads and withdraws
+#: the requests the bots post).
+NOT_THE_BOT = {"petstore_cli/settings/model.py", "petstore_cli/config.py", "petstore_cli/approvals.py"}
+
+
+def test_the_cli_side_of_the_bot_only_parses_options_and_calls_the_runtime() -> None:
+    """The bot's runtime lives in petstore_bot: the petstore_cli modules that import it are 300 lines together at
+    most (McCabe complexity at most 8 in petstore_cli and petstore_bot is ruff's C901, pyproject.toml)."""
+    modules = [
+        path
+        for path in sorted((ROOT / "petstore_cli").rglob("*.py"))
+        if "petstore_bot" in _static_imports(path) and str(path.relative_to(ROOT)) not in NOT_THE_BOT
+    ]
+    lines = {str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines()) for path in modules}
+    assert "petstore_cli/bot.py" in lines
+    assert sum(lines.values()) <= 300, lines

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from bot_commands.outcome import Outcome
+from petstore_bot.assembly import BotState, build_core, open_state
 from petstore_bot.core import BotCore
+from petstore_bot.settings import BotSettings
 from petstore_bot.testing import ChatRoom
-from petstore_cli.bot import BotState, audit_path, build_core, compose_bot, open_state
-from petstore_cli.compose import Composition
-from petstore_cli.settings.load import load_settings
-from petstore_cli.settings.model import Settings
+
+from .service import SandboxService, bot_settings, sandbox_service
 
 ALICE, OSCAR, BOB, CAROL = "@alice:test", "@oscar:test", "@bob:test", "@carol:test"
 
@@ -24,9 +24,10 @@ ALICE, OSCAR, BOB, CAROL = "@alice:test", "@oscar:test", "@bob:test", "@carol:te
 class Bot:
     core: BotCore
     room: ChatRoom
-    composition: Composition
-    settings: Settings
+    composition: SandboxService
+    settings: BotSettings
     audit: Path
+    data_dir: Path
     state: BotState
 
     def audit_lines(self) -> list[str]:
@@ -54,7 +55,7 @@ def config(tmp_path: Path, extra: str = "", *, top: str = "", roles: tuple[list[
 
 @pytest.fixture
 async def make_bot(tmp_path: Path) -> AsyncIterator[Callable[..., Bot]]:
-    made: list[tuple[Composition, BotState]] = []
+    made: list[tuple[SandboxService, BotState]] = []
 
     def make(
         extra: str = "",
@@ -66,18 +67,20 @@ async def make_bot(tmp_path: Path) -> AsyncIterator[Callable[..., Bot]]:
         observe: Callable[[Outcome], None] | None = None,
     ) -> Bot:
         """A bot with ``extra`` lines in its [bot] table and ``top`` at the top of the config."""
-        settings = load_settings(config_path=config(tmp_path, extra, top=top, roles=roles)).settings
-        composition = compose_bot(settings)
-        state = open_state(settings.bot, state_dir=tmp_path / "state", audit=composition.audit)
+        settings = bot_settings(config(tmp_path, extra, top=top, roles=roles))
+        audit = tmp_path / "audit.ndjson"
+        composition = sandbox_service(tmp_path / "sandbox", audit=audit, read_only="read_only = true" in top)
+        state = open_state(settings, state_dir=tmp_path / "state", audit=composition.audit)
         made.append((composition, state))
-        core = build_core(composition, settings.bot, platform=platform, prefix=prefix, state=state, observe=observe)
+        core = build_core(composition, settings, platform=platform, prefix=prefix, state=state, observe=observe)
         return Bot(
             core=core,
             room=ChatRoom(core.handle),
             composition=composition,
             settings=settings,
-            audit=audit_path(settings),
+            audit=audit,
             state=state,
+            data_dir=tmp_path / "sandbox",
         )
 
     yield make

@@ -30,12 +30,12 @@ import httpx  # noqa: E402
 from transcript_page import Said, page, screenshot  # noqa: E402
 
 from bot.conftest import config  # noqa: E402
+from bot.service import bot_settings, sandbox_service  # noqa: E402
 from bot.slack_support import SECRET, Capture, SlackClient, block_text, buttons, serving  # noqa: E402
+from petstore_bot.assembly import build_core, open_state  # noqa: E402
 from petstore_bot.slack import SlackFace, post_json  # noqa: E402
 from petstore_bot.slack_render import CONFIRM_ACTION  # noqa: E402
 from petstore_bot.slack_verify import SlackSignature  # noqa: E402
-from petstore_cli.bot import build_core, compose_bot, open_state  # noqa: E402
-from petstore_cli.settings.load import load_settings  # noqa: E402
 
 IMAGE = ROOT / "docs" / "images" / "slack-channel.png"
 NOTE = (
@@ -50,10 +50,10 @@ Exchange = tuple[str, str, dict[str, Any]]  # who, what they did, the payload th
 
 async def converse(tmp: Path) -> list[Exchange]:
     path = config(tmp, roles=([f"slack:T1/{ALICE}"], [f"slack:T1/{BOB}"]))
-    settings = load_settings(config_path=path).settings
-    composition = compose_bot(settings)
-    state = open_state(settings.bot, state_dir=tmp / "state", audit=composition.audit)  # where writes are held
-    core = build_core(composition, settings.bot, platform="slack", prefix="/pets ", state=state)
+    settings = bot_settings(path)
+    composition = sandbox_service(tmp / "sandbox", audit=tmp / "audit.ndjson")
+    state = open_state(settings, state_dir=tmp / "state", audit=composition.audit)  # where writes are held
+    core = build_core(composition, settings, platform="slack", prefix="/pets ", state=state)
     capture = Capture()
     said: list[Exchange] = []
     try:

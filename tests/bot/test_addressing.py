@@ -10,10 +10,13 @@ import pytest
 
 from bot_commands.commands import default_registry
 from petstore_bot.addressing import Addressing, strip_reply_fallback
+from petstore_bot.assembly import build_core
 from petstore_bot.core import BotCore
+from petstore_bot.matrix import matrix_names
+from petstore_bot.rules import accept_invite
 from petstore_bot.testing import ChatRoom
-from petstore_cli.bot import accept_invite, build_core, compose_bot, matrix_names
-from petstore_cli.settings.load import load_settings
+
+from .service import bot_settings, sandbox_service
 
 
 @contextlib.asynccontextmanager
@@ -21,11 +24,11 @@ async def matrix_bot(tmp_path: Path, bot: str = "", *, named: bool = True) -> As
     """The Matrix bot's core on the sandbox, ``bot`` more lines of its [bot] table, named petbot (or not)."""
     config = tmp_path / "petstore.toml"
     config.write_text(f'[sandbox]\ndata_dir = "{tmp_path / "sandbox"}"\n[bot]\n{bot}\n', encoding="utf-8")
-    settings = load_settings(config_path=config).settings
-    composition = compose_bot(settings, sandbox_reset=True, audit_flag=tmp_path / "audit.ndjson")
+    settings = bot_settings(config)
+    composition = sandbox_service(tmp_path / "sandbox", audit=tmp_path / "audit.ndjson")
     names = matrix_names("@petbot:example.org") if named else ()
     try:
-        yield build_core(composition, settings.bot, platform="matrix", names=names)
+        yield build_core(composition, settings, platform="matrix", names=names)
     finally:
         await composition.aclose()
 
@@ -97,7 +100,7 @@ async def test_direct_chats_are_joined_for_any_role_and_rooms_for_operators_only
     bot = 'default_role = "none"\n[bot.roles]\noperators = ["@op:t"]\nviewers = ["@viewer:t"]'
     async with matrix_bot(tmp_path, bot, named=False) as core:
         joins = {
-            (who, direct): accept_invite(core, who, direct, "!room:t")
+            (who, direct): accept_invite(core.roles, who, direct, "!room:t")
             for who in ("@op:t", "@viewer:t", "@x:t")
             for direct in (True, False)
         }

@@ -1,4 +1,5 @@
-"""A terminal's request for approval posted in the approvals room by the Slack face, once however many bots run.
+"""A terminal's request for approval posted in the approvals room, once however many bots run, through the views
+every face uses (the Slack face adds its Approve and Deny buttons).
 
 Slack cannot be reached from here: ``chat.postMessage`` goes to tests/bot/slack_api_server.py, written to Slack's
 published Web API; the Block Kit body is parsed back with slack_sdk's models. The Matrix side runs against a real
@@ -13,8 +14,10 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block
 
-from petstore_bot.approvals_room import ApprovalPoster, request_reply, slack_announce
+from petstore_bot.approvals_room import ApprovalPoster, request_reply
+from petstore_bot.chat import Reply
 from petstore_bot.seal import Seal
+from petstore_bot.slack import SlackFace
 from petstore_bot.slack_render import APPROVE_ACTION, DENY_ACTION
 from petstore_bot.slack_web import SlackWeb
 from petstore_state import open_database
@@ -44,14 +47,15 @@ async def test_two_bots_post_a_terminal_request_once_with_approve_and_deny(tmp_p
     store = PendingStore(database)
     try:
         async with slack_server() as slack:
-            web = SlackWeb(bot_token=BOT_TOKEN, api_url=slack.api_url)
+            face = _face(SlackWeb(bot_token=BOT_TOKEN, api_url=slack.api_url))
             posters = [
                 ApprovalPoster(
                     store,
                     room="C0APPROVE",
-                    announce=slack_announce(web, prefix="/pets "),
+                    announce=face.announce,
                     seal=Seal(b"k" * 32),
                     platform="slack",
+                    prefix="/pets ",
                 )
                 for _ in range(2)
             ]
@@ -71,7 +75,7 @@ async def test_two_bots_post_a_terminal_request_once_with_approve_and_deny(tmp_p
     blocks: list[dict[str, Any]] = message["blocks"]
     assert all(Block.parse(block) is not None for block in blocks)
     text = " ".join(str(b.get("text", {}).get("text", "")) for b in blocks)
-    assert "local:ann asks to add pet" in text and "on production" in text
+    assert "local:ann asks to add pet" in text and "from a terminal on production" in text
     assert "&lt;!channel&gt;" in text and "<!channel>" not in text  # pings nobody
     assert f"/pets approve {asked.code}" in text
     [actions] = [b for b in blocks if b["type"] == "actions"]
@@ -99,8 +103,35 @@ def test_the_matrix_request_names_every_field_and_the_codes() -> None:
     )
     reply = request_reply(write)
     assert reply.text.splitlines()[0] == (
-        "Approval needed: local:ann asks from a terminal to add pet 'Rex' (category 3) on production."
+        "local:ann asks to add pet 'Rex' (category 3) from a terminal on production: it needs a second person. "
+        "Someone else answers !approve K7M3QX or !deny K7M3QX [reason] within 30 minutes. It sends:"
     )
-    assert "!approve K7M3QX" in reply.text and "!deny K7M3QX [reason]" in reply.text and "within 30 min" in reply.text
     assert "\u202e" not in reply.text  # a bidi override shows as a stand-in, never acts
     assert reply.html is not None and "&lt;b&gt;Rex&lt;/b&gt;" in reply.html and "<b>Rex" not in reply.html
+    assert reply.outcome is not None and reply.outcome.result is not None  # the view's result, for Slack's buttons
+
+
+async def test_a_request_a_room_did_not_take_is_not_counted_as_posted(tmp_path: Path) -> None:
+    database = open_database(f"sqlite:///{tmp_path / 'state.db'}", state_dir=tmp_path)
+    store = PendingStore(database)
+    tried: list[str | None] = []
+
+    async def refused(room: str, reply: Reply, /, *, key: str | None = None) -> bool:
+        tried.append(key)
+        return False
+
+    try:
+        asked = await _request(store)
+        poster = ApprovalPoster(store, room="!ops:x", announce=refused, seal=Seal(b"k" * 32), platform="matrix")
+        assert await poster.post_waiting() == 0 and tried == [f"approval {asked.code}"]
+    finally:
+        database.close()
+
+
+def _face(web: SlackWeb) -> SlackFace:
+    """A Slack face that only posts unasked (no core: announce needs none)."""
+    return SlackFace(core=None, flavour="slack", post=_never, web=web)  # type: ignore[arg-type]
+
+
+async def _never(url: str, payload: dict[str, object]) -> None:
+    raise AssertionError("nothing is posted to a response_url here")

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from petstore_cli.bot import configure_bot_logging
+from petstore_bot.logs import configure_bot_logging
 
 LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (?P<logger>[\w.]+) (?P<level>[A-Z]+) (?P<message>.*)$")
 

@@ -19,9 +19,9 @@ from petstore_bot.core import BotCore
 from petstore_bot.pending import StoredPending
 from petstore_bot.ratelimit import RateLimiter, Verdict
 from petstore_bot.roles import RoleBook
+from petstore_bot.rules import CHAT_HISTORY, bot_policy
 from petstore_bot.settings import BotSettings, parse_rate_limit
 from petstore_bot.testing import ChatRoom
-from petstore_cli.bot import CHAT_HISTORY, bot_policy
 
 from .conftest import ALICE, BOB, CAROL, OSCAR, Bot
 
@@ -109,13 +109,13 @@ async def test_a_write_runs_once_after_the_same_users_confirmation(bot: Bot) -> 
 async def test_a_confirmation_code_expires(make_bot: Callable[..., Bot]) -> None:
     bot = make_bot()
     now = [1000.0]
-    policy = bot_policy(bot.composition.policy, bot.settings.bot)
+    policy = bot_policy(bot.composition.policy, bot.settings)
     roles = RoleBook.of(operators=[ALICE], viewers=[], default="viewer")
     pending = held_writes(bot.state.database, roles=roles, seal=bot.state.pending.seal, clock=lambda: now[0])
     core = BotCore(
         sessions=lambda actor: _session_with_clock(bot, actor, policy, pending),
         roles=roles,
-        limiter=RateLimiter(bot.settings.bot.rate),
+        limiter=RateLimiter(bot.settings.rate),
         platform="matrix",
     )
     room = ChatRoom(core.handle)
@@ -199,8 +199,8 @@ async def test_env_shows_the_key_masked_and_no_reply_carries_it(bot: Bot) -> Non
     env = await bot.room.text(BOB, "!env")
     assert "API key      sk-..." in env
     replies = [env, await bot.room.text(ALICE, "!whoami"), await bot.room.text(ALICE, "!help env")]
-    assert bot.settings.sandbox.data_dir is not None
-    secret = (bot.settings.sandbox.data_dir / "api-key").read_text(encoding="ascii").strip()
+    assert bot.data_dir is not None
+    secret = (bot.data_dir / "api-key").read_text(encoding="ascii").strip()
     assert secret.startswith("sk-")
     assert all(secret not in text for text in replies)
 

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot_commands.policy import Role, local_actor
+from petstore_bot.rules import accept_invite
 from petstore_bot.testing import ChatRoom
-from petstore_cli.bot import accept_invite
 
 from .conftest import ALICE, BOB, CAROL, OSCAR, Bot
 
@@ -102,7 +102,7 @@ async def test_audit_at_a_terminal_points_at_the_file(make_bot: Callable[..., Bo
 def test_invites_follow_the_rooms_grants_where_known(make_bot: Callable[..., Bot]) -> None:
     bot = make_bot(GRANTS)
     joins = {
-        (who, room): accept_invite(bot.core, who, False, room)
+        (who, room): accept_invite(bot.core.roles, who, False, room)
         for who in (ALICE, BOB, CAROL)
         for room in (A, B, LEVELS, "!other:test")
     }
@@ -120,5 +120,5 @@ def test_invites_follow_the_rooms_grants_where_known(make_bot: Callable[..., Bot
         (CAROL, LEVELS): False,
         (CAROL, "!other:test"): False,
     }
-    assert accept_invite(bot.core, BOB, True, B)  # a direct chat: any role
-    assert not accept_invite(bot.core, ALICE, True, B)  # none in room B
+    assert accept_invite(bot.core.roles, BOB, True, B)  # a direct chat: any role
+    assert not accept_invite(bot.core.roles, ALICE, True, B)  # none in room B

@@ -9,12 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-import pytest
 
+from petstore_bot.background import bot_health
 from petstore_bot.health import LOOPBACK, BotMetrics, HealthServer
-from petstore_cli.bot import bot_health
-from petstore_cli.bot_replicas import open_replication
-from petstore_cli.main import main
+from petstore_bot.replicas import Leadership
+from petstore_state.lease import open_lease
 
 from .conftest import ALICE, BOB, Bot
 
@@ -34,15 +33,15 @@ async def test_healthz_and_metrics_count_commands_held_writes_and_the_lease(
 ) -> None:
     holder: list[HealthServer] = []
     bot = make_bot(observe=lambda outcome: holder[0].metrics.observe(outcome))
-    replication = open_replication(None, state_dir=tmp_path / "lease", name="matrix test")
-    health = bot_health(bot.state, replication, port=0)
-    assert health is not None and bot_health(bot.state, replication, port=None) is None  # off unless asked for
+    leadership = Leadership(open_lease(None, state_dir=tmp_path / "lease", name="matrix test"))
+    health = bot_health(bot.state, leadership, port=0)
+    assert health is not None and bot_health(bot.state, leadership, port=None) is None  # off unless asked for
     holder.append(health)
     stop = asyncio.Event()
-    holding = asyncio.create_task(replication.leadership.run(stop))
+    holding = asyncio.create_task(leadership.run(stop))
     serving = asyncio.create_task(health.run(stop))
     try:
-        while health.bound is None or not await replication.leadership.leading():
+        while health.bound is None or not await leadership.leading():
             await asyncio.sleep(0)  # the server binds and the lease is taken, each in its own task
         await bot.room.text(BOB, "!list")
         await bot.room.text(BOB, "!get 1")
@@ -54,7 +53,7 @@ async def test_healthz_and_metrics_count_commands_held_writes_and_the_lease(
     finally:
         stop.set()
         await asyncio.gather(holding, serving)
-        replication.leadership.lease.close()
+        leadership.lease.close()
     assert healthz.status_code == 200 and healthz.json() == {"status": "ok", "lease_held": True}
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/plain")
     text = page.text
@@ -76,14 +75,3 @@ async def test_a_process_without_the_lease_says_so() -> None:
 
     metrics = BotMetrics(leading=no, held=none)
     assert sample((await metrics.scrape()).decode(), "petstore_bot_lease_held") == 0
-
-
-@pytest.mark.parametrize("face", [["matrix"], ["slack"]])
-def test_the_flag_takes_a_port_and_is_off_by_default(face: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    from petstore_cli.options import parse
-
-    assert parse(["bot", *face]).metrics_port is None
-    assert parse(["bot", *face, "--metrics-port", "9464"]).metrics_port == 9464
-    with pytest.raises(SystemExit):
-        main(["bot", *face, "--metrics-port", "99999"])
-    assert "must be a port number from 1 to 65535" in capsys.readouterr().err

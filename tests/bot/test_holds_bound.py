@@ -62,14 +62,17 @@ async def _terminal_request(bot: Bot, **changes: Any) -> PendingWrite:
     }
     store = bot.state.pending.store
     write = await store.create(**{**values, **changes})
-    posted: list[PendingWrite] = []
+    posted: list[tuple[str, str | None]] = []
 
-    async def announce(where: str, request: PendingWrite) -> None:
-        posted.append(request)
+    async def announce(room: str, reply: Reply, /, *, key: str | None = None) -> bool:
+        posted.append((room, key))
+        return True
 
     poster = ApprovalPoster(store, room=OPS, announce=announce, seal=bot.state.pending.seal, platform="matrix")
-    assert await poster.post_waiting() == 1 and [p.code for p in posted] == [write.code]
-    return posted[0]
+    assert await poster.post_waiting() == 1 and posted == [(OPS, f"approval {write.code}")]
+    bound = await store.get(write.code)
+    assert bound is not None
+    return bound
 
 
 async def test_a_terminal_request_is_decided_in_the_approvals_room_by_its_approvers_only(

@@ -8,8 +8,9 @@ import pytest
 
 from bot_commands.policy import Role
 from petstore_bot.roles import Grants, PowerLevels, RoleBook, RoomRules
-from petstore_cli.bot import role_book
-from petstore_cli.settings.load import load_settings
+from petstore_bot.rules import role_book
+
+from .service import bot_settings
 
 ANN, BEN, CID, DOT = "@ann:t", "@ben:t", "@cid:t", "@dot:t"
 A, B, P = "!a:t", "!b:t", "!levels:t"
@@ -108,7 +109,7 @@ def test_the_settings_make_the_role_book(tmp_path: Path) -> None:
         f'[bot.rooms."{P}"]\npower_levels = true\n',
         encoding="utf-8",
     )
-    roles = role_book(load_settings(config_path=config).settings.bot)
+    roles = role_book(bot_settings(config))
     assert roles.role_for(CID, "!x:t") is Role.ADMIN and roles.role_for(BEN, "!x:t") is Role.NONE
     assert roles.role_for(BEN, A) is Role.OPERATOR and roles.role_for(ANN, A) is Role.VIEWER
     assert roles.levels.rooms == {P} and roles.role_for(ANN, P) is Role.NONE

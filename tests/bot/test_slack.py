@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from bot_commands.policy import Actor
 from bot_commands.session import CommandSession
+from petstore_bot.rules import bot_policy
 from petstore_bot.slack import SETTLED, SlackFace, post_json
 from petstore_bot.slack_forms import Press, press_of
 from petstore_bot.slack_render import (
@@ -38,7 +39,6 @@ from petstore_bot.slack_render import (
     slack_person,
 )
 from petstore_bot.slack_verify import MAX_AGE, SlackSignature
-from petstore_cli.bot import bot_policy
 
 from .conftest import Bot
 from .slack_support import SECRET, Capture, SlackClient, block_text, buttons, press_payload, serving, sign
@@ -87,7 +87,7 @@ async def rig(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[..., Any]]
         ) -> Rig:
             bot = make_bot(extra, roles=(OPERATORS, VIEWERS), platform="slack", prefix="/pets ")
             if delay or clock:  # sessions as the bot makes them, on a slow client or the test's clock
-                policy = bot_policy(bot.composition.policy, bot.settings.bot)
+                policy = bot_policy(bot.composition.policy, bot.settings)
                 pending = held_writes(
                     bot.state.database, roles=bot.core.roles, seal=bot.state.pending.seal, clock=clock or time.time
                 )
@@ -102,7 +102,7 @@ async def rig(make_bot: Callable[..., Bot]) -> AsyncIterator[Callable[..., Any]]
                         actor=actor,
                         policy=policy,
                         audit=c.audit,
-                        confirm_ttl=bot.settings.bot.confirm_ttl,
+                        confirm_ttl=bot.settings.confirm_ttl,
                         pending=pending,
                     )
 
@@ -288,7 +288,7 @@ async def test_a_press_after_the_confirmation_expired_sends_nothing(rig: Callabl
     r: Rig = await rig(clock=lambda: now[0])
     before = await r.bot.pet_count()
     code = buttons((await r.slack.command("add Late --category 1", user=ALICE)).json())[CONFIRM_ACTION]
-    now[0] += r.bot.settings.bot.confirm_ttl + 1
+    now[0] += r.bot.settings.confirm_ttl + 1
     assert (await r.slack.press(CONFIRM_ACTION, code, user=ALICE)).status_code == 200
     expired = await r.capture.next_post()
     assert expired["response_type"] == "ephemeral"

@@ -7,7 +7,7 @@ import pytest
 
 from matrix.conftest import ADDRESSING, BotRunner
 from matrix.cs_client import from_sender
-from petstore_cli.bot import matrix_names
+from petstore_bot.matrix import matrix_names
 
 pytestmark = pytest.mark.slow
 

@@ -24,7 +24,8 @@ from matrix.conftest import BotRunner, _unavailable, register, upper
 from matrix.cs_client import MatrixUser
 from matrix.fault_proxy import FaultProxy
 from matrix.synapse_server import SynapseServer, SynapseUnavailable
-from petstore_cli.bot_replicas import open_replication
+from petstore_bot.replicas import Leadership
+from petstore_state.lease import open_lease
 
 pytestmark = pytest.mark.slow
 
@@ -159,15 +160,17 @@ async def test_a_process_that_cannot_log_in_or_sync_does_not_hold_the_lease(
     caplog.set_level(logging.WARNING, logger="petstore_bot.matrix")
     proxy = await FaultProxy(bot.server.url).start()
     proxy.limit_logins = 10**6
-    replication = open_replication(f"sqlite:///{tmp_path / 'shared.sqlite3'}", state_dir=tmp_path, name="matrix reach")
-    lease = replication.leadership.lease
+    lease = open_lease(f"sqlite:///{tmp_path / 'shared.sqlite3'}", state_dir=tmp_path, name="matrix reach")
     transport = bot.transport(homeserver=proxy.url, unreachable_after=1.0, sync_timeout_ms=300)
 
     async def run(stop: asyncio.Event) -> None:
-        await transport.run(upper, stop=stop)
+        try:
+            await asyncio.gather(transport.run(upper, stop=stop), Leadership(lease).run(stop, reach=transport.reach))
+        finally:
+            lease.close()
 
     stop = asyncio.Event()
-    serving = asyncio.create_task(replication.around(run, stop, reach=transport.reach))
+    serving = asyncio.create_task(run(stop))
     try:
         await _until(lambda: proxy.logins >= 5, what="logins tried again after 429")
         assert not lease.held, "took the lease without being logged in"

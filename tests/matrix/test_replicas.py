@@ -12,6 +12,7 @@ import re
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -22,8 +23,10 @@ from matrix.conftest import Account, BotRunner, register
 from matrix.cs_client import MatrixUser, from_sender, replies_to
 from matrix.e2e_person import E2EPerson
 from matrix.synapse_server import SynapseServer
-from petstore_cli.bot_replicas import Replication, open_replication
+from petstore_bot.replicas import Leadership, Replicas
 from petstore_state import open_database
+from petstore_state.claims import Claims
+from petstore_state.lease import open_lease
 
 pytestmark = pytest.mark.slow
 
@@ -131,21 +134,31 @@ def _reacted(event: dict, event_id: str, key: str) -> bool:
     return event.get("type") == "m.reaction" and relates.get("event_id") == event_id and relates.get("key") == key
 
 
+@dataclass
+class _Replica:
+    """A replica's lease (and its background work) and who answers what, as the bot runtime opens them."""
+
+    leadership: Leadership
+    replicas: Replicas
+
+
 @contextlib.asynccontextmanager
 async def _replica(
     bot: BotRunner, *, state: str, state_dir: Path, name: str
-) -> AsyncIterator[tuple[Replication, asyncio.Event]]:
+) -> AsyncIterator[tuple[_Replica, asyncio.Event]]:
     """A replica's lease held in this process (its transport is run by the caller with its ``replicas``)."""
     database = open_database(state, state_dir=state_dir)
-    replication = open_replication(state, state_dir=state_dir, name=name, database=database)
+    lease = open_lease(state, state_dir=state_dir, name=name)
+    replica = _Replica(Leadership(lease), Replicas(lease=lease, claims=Claims(database, scope=name)))
+    replica.leadership.add("pruning of old claims", replica.replicas.prune)
     stop = asyncio.Event()
-    holding = asyncio.create_task(replication.leadership.run(stop))
+    holding = asyncio.create_task(replica.leadership.run(stop))
     try:
-        yield replication, stop
+        yield replica, stop
     finally:
         stop.set()
         await holding
-        replication.leadership.lease.close()
+        lease.close()
         database.close()
 
 

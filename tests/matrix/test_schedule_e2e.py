@@ -18,10 +18,13 @@ from server.support import running_server
 from matrix.bot_process import ask, room_with
 from matrix.conftest import BotRunner
 from matrix.cs_client import Event, MatrixUser, from_sender
+from petstore_bot.assembly import build_core, open_state
+from petstore_bot.background import bot_notifications, notifier
 from petstore_bot.chat import Reply
+from petstore_bot.core import BotCore
+from petstore_bot.scheduler import RunAs
 from petstore_bot.settings import BotRoles, BotSettings
-from petstore_cli.bot import build_core, compose_bot, open_state
-from petstore_cli.bot_background import bot_notifications, notifier
+from petstore_cli.bot import compose_bot
 from petstore_cli.settings.model import Settings
 
 KEY = "sk-schedule-e2e-0123456789"
@@ -72,7 +75,7 @@ async def running_bot(
         composition, settings.bot, database=state.database, announce=announce, clock=clock
     )
     core = build_core(composition, settings.bot, platform="matrix", state=state, notifications=notifications)
-    background = notifier(notifications, core, announce=announce)
+    background = notifier(notifications, run_as=_run_as(core), announce=announce)
     stop, ready = asyncio.Event(), asyncio.Event()
     tasks = [
         asyncio.create_task(transport.run(core.handle, stop=stop, ready=ready)),
@@ -85,6 +88,13 @@ async def running_bot(
         stop.set()
         await asyncio.wait_for(asyncio.gather(*tasks), timeout=60)
         await composition.aclose()
+
+
+def _run_as(core: BotCore) -> RunAs:
+    async def run_as(room: str, user: str, line: str) -> Reply:
+        return await core.reply_as(room=room, user=user, line=line)
+
+    return run_as
 
 
 def _schedule_posts(events: list[Event], bot_id: str, schedule_id: int) -> list[str]:

@@ -1,4 +1,5 @@
-"""``petstore bot matrix``: bad or missing settings end with one line naming the key, exit 2, nothing started."""
+"""``petstore bot``'s options and settings: bad or missing settings end with one line naming the key, exit 2, nothing
+started; where the audit goes; ``--metrics-port``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from petstore_cli.bot import compose_bot
 from petstore_cli.main import main
+from petstore_cli.settings.load import load_settings
 
 
 @pytest.fixture(autouse=True)
@@ -105,8 +108,7 @@ def test_petstore_bot_slack_serves_a_signed_command_and_ends_with_0_on_sigterm(t
     import time
 
     import httpx
-
-    from .slack_support import SECRET, sign
+    from bot.slack_support import SECRET, sign
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -145,3 +147,30 @@ def test_petstore_bot_slack_serves_a_signed_command_and_ends_with_0_on_sigterm(t
     assert SECRET not in out + err and "Traceback" not in err
     audit = tmp_path / "d" / "petstore" / "audit.ndjson"
     assert audit.exists()  # the audit log is on by default for bots (opened at start)
+
+
+async def test_the_bot_audit_log_wins_over_the_terminal_one_and_the_flag_over_both(tmp_path: Path) -> None:
+    config = tmp_path / "petstore.toml"
+    config.write_text(
+        f'[sandbox]\ndata_dir = "{tmp_path / "sandbox"}"\n[bot]\naudit_log = "{tmp_path / "bot-audit.ndjson"}"\n'
+        f'[audit]\npath = "{tmp_path / "terminal-audit.ndjson"}"\n',
+        encoding="utf-8",
+    )
+    settings = load_settings(config_path=config).settings
+    for flag, expected in ((None, tmp_path / "bot-audit.ndjson"), (tmp_path / "flag.ndjson", tmp_path / "flag.ndjson")):
+        composition = compose_bot(settings, sandbox_reset=True, audit_flag=flag)
+        try:
+            assert composition.audit is not None and composition.audit.path == expected
+        finally:
+            await composition.aclose()
+
+
+@pytest.mark.parametrize("face", [["matrix"], ["slack"]])
+def test_the_flag_takes_a_port_and_is_off_by_default(face: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from petstore_cli.options import parse
+
+    assert parse(["bot", *face]).metrics_port is None
+    assert parse(["bot", *face, "--metrics-port", "9464"]).metrics_port == 9464
+    with pytest.raises(SystemExit):
+        main(["bot", *face, "--metrics-port", "99999"])
+    assert "must be a port number from 1 to 65535" in capsys.readouterr().err
