@@ -42,10 +42,11 @@ from typing import Literal, Protocol, cast
 from irc.client_aio import AioReactor
 from irc.connection import AioFactory
 
+from petstore_api.errors import ConfigError
 from petstore_bot.addressing import Address
 from petstore_bot.chat import INTERNAL_ERROR, Handler, Incoming, Reply
 from petstore_bot.replicas import Reach, Replicas
-from petstore_bot.transport import Wiring
+from petstore_bot.transport import Wiring, not_set
 
 __all__ = ["IrcError", "IrcTransport", "escape", "message_lines", "transport"]
 
@@ -204,6 +205,7 @@ class IrcTransport:
         self._wanted_nick, self._nick = nick, nick
         self._channels = [(c.partition(" ")[0], c.partition(" ")[2]) for c in channels]
         self._identify, self._addressing = identify, addressing
+        self._addressed: tuple[tuple[str, ...], Address] | None = None
         self._replicas = replicas
         self._bucket = _Bucket(burst=flood_burst, rate=flood_rate)
         self._backoff_max, self._idle = backoff_max, idle
@@ -429,7 +431,7 @@ class IrcTransport:
         """Answers one message if it is a command for the bot; each person's in a room in the order sent."""
         direct = event.type == "privmsg"
         text = _FORMATTING.sub("", event.arguments[0] if event.arguments else "")
-        line = self._addressing(self.names)(text, direct=direct)
+        line = self._address()(text, direct=direct)
         if line is None or not event.nick:
             return
         to = event.nick if direct else event.target
@@ -442,6 +444,12 @@ class IrcTransport:
                 await self._say(to, (await self._reply(incoming)).text)
                 return
             await self._answer_once(incoming, self._replicas, to=to)
+
+    def _address(self) -> Address:
+        """The runtime's rule for commands, given the names the bot has now (asked again when its nick changed)."""
+        if self._addressed is None or self._addressed[0] != self.names:
+            self._addressed = (self.names, self._addressing(self.names))
+        return self._addressed[1]
 
     async def _reply(self, incoming: Incoming) -> Reply:
         """The handler's reply (an empty one for none); its failures become INTERNAL_ERROR."""
@@ -563,10 +571,11 @@ def _ignore(_connection: _Connection, _event: _Event) -> None:
 
 
 def transport(wiring: Wiring) -> IrcTransport:
-    """``[bot.irc]`` as a transport; ValueError in one line for what the config must change."""
+    """``[bot.irc]`` as a transport (the transport contract's factory); ConfigError in one line for what the config
+    must change."""
     settings = wiring.bot.irc
     if settings.server is None:
-        raise ValueError(f"set [bot.irc] server (in {wiring.config_where})")
+        raise not_set("bot.irc", "server", wiring.config_where)
     return IrcTransport(
         server=settings.server,
         port=settings.port,
@@ -589,18 +598,18 @@ def _password(wiring: Wiring) -> str | None:
     settings = wiring.bot.irc
     from_env = any(name.upper() == "PETSTORE_BOT__IRC__PASSWORD" for name in os.environ)
     if settings.password is not None and not from_env:
-        raise ValueError(
+        raise ConfigError(
             f"[bot.irc] password must not be in the config file ({wiring.config_where}): set "
             "PETSTORE_BOT__IRC__PASSWORD or password_file"
         )
     if settings.password_file is None:
         return None if settings.password is None else settings.password.get_secret_value()
     if settings.password is not None:
-        raise ValueError("both PETSTORE_BOT__IRC__PASSWORD and [bot.irc] password_file are set: keep one")
+        raise ConfigError("both PETSTORE_BOT__IRC__PASSWORD and [bot.irc] password_file are set: keep one")
     try:
         lines = read_secret_lines(settings.password_file.expanduser(), warn=log.warning)
     except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"[bot.irc] password_file: cannot read {settings.password_file}: {exc}") from None
+        raise ConfigError(f"[bot.irc] password_file: cannot read {settings.password_file}: {exc}") from None
     if len(lines) != 1:
-        raise ValueError(f"[bot.irc] password_file: {settings.password_file} should hold the password alone")
+        raise ConfigError(f"[bot.irc] password_file: {settings.password_file} should hold the password alone")
     return lines[0][1]

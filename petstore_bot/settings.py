@@ -236,6 +236,11 @@ class IrcSettings(BaseModel):
     flood_rate: float = Field(1.0, gt=0, le=100)
     """Lines a second the bot sends once the burst is spent."""
 
+    @property
+    def account(self) -> str:
+        """Who the bot is on IRC (names its lease and its claims, which its replicas share)."""
+        return f"irc {self.server}:{self.port} {self.nick}"
+
     @field_validator("channels")
     @classmethod
     def _channels(cls, value: list[str]) -> list[str]:

@@ -124,7 +124,7 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     _add_run_options(run)
     bot = sub.add_parser(
         "bot",
-        help="run the chat bot (every platform the config names, or one: matrix, slack)",
+        help="run the chat bot (every platform the config names, or one: matrix, irc, slack)",
         description="Serve the slash commands in team chat: !list, !add ..., with roles, "
         "confirmation and an audit log ([bot] in the config). Without a PLATFORM, on every platform the config "
         "has a [bot.<platform>] section for, in one process.",
@@ -138,6 +138,13 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         description="Log in to a Matrix homeserver and answer !commands in its rooms.",
     )
     _metrics_option(matrix)
+    irc = platforms.add_parser(
+        "irc",
+        parents=common,
+        help="an IRC bot ([bot.irc] in the config)",
+        description="Connect to an IRC server and answer !commands in its channels and private messages.",
+    )
+    _metrics_option(irc)
     slack = platforms.add_parser(
         "slack",
         parents=common,

@@ -41,7 +41,17 @@ class Person:
         self._welcome = asyncio.Event()
         self._reactor = AioReactor(loop=asyncio.get_running_loop())
         self._connection: Any = self._reactor.server()
-        for kind in ("pubmsg", "privmsg", "pubnotice", "privnotice", "join", "welcome", "all_raw_messages", "whoisaccount", "endofwhois"):
+        for kind in (
+            "pubmsg",
+            "privmsg",
+            "pubnotice",
+            "privnotice",
+            "join",
+            "welcome",
+            "all_raw_messages",
+            "whoisaccount",
+            "endofwhois",
+        ):
             self._reactor.add_global_handler(kind, self._on)
 
     @classmethod

@@ -13,6 +13,7 @@ import pytest
 from ircd.conftest import BotRunner, start, upper
 from ircd.ngircd_server import NgircdServer
 from ircd.person import WAIT, Person
+from petstore_api.errors import ConfigError
 from petstore_bot.addressing import Addressing
 from petstore_bot.chat import Incoming, Reply
 from petstore_bot.irc import IrcError, escape, message_lines, transport
@@ -161,7 +162,7 @@ def _wiring(tmp_path: Path, **irc: object) -> Wiring:
 
 def test_a_server_password_in_the_config_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PETSTORE_BOT__IRC__PASSWORD", raising=False)
-    with pytest.raises(ValueError, match=r"must not be in the config file \(petstore.toml\)"):
+    with pytest.raises(ConfigError, match=r"must not be in the config file \(petstore.toml\)"):
         transport(_wiring(tmp_path, password="hunter2"))
     monkeypatch.setenv("PETSTORE_BOT__IRC__PASSWORD", "hunter2")
     assert transport(_wiring(tmp_path, password="hunter2")).names == ("petbot",)
