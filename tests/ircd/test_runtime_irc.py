@@ -101,6 +101,19 @@ async def in_channel(people: People, channel: str, name: str) -> Person:
     return person
 
 
+async def told(person: Person, target: str, text: str, *, bot: str, until: str) -> str:
+    """Sends ``text`` and returns the bot's lines to it up to the first that starts with ``until``, joined."""
+    where = target if target.startswith("#") else person.nick
+    since = person.say(target, text)
+
+    def lines() -> list[str]:
+        return [s.text for s in person.said[since:] if s.nick == bot and s.target == where]
+
+    await person.until(lambda: any(line.startswith(until) for line in lines()), what=until)
+    found = lines()
+    return "\n".join(found[: next(i for i, line in enumerate(found) if line.startswith(until)) + 1])
+
+
 def code(pattern: re.Pattern[str], text: str) -> str:
     found = pattern.search(text)
     assert found, text
@@ -112,16 +125,15 @@ async def test_commands_roles_and_a_confirmation(ircd: NgircdServer, people: Peo
     async with running(ircd, tmp_path, operators=[f"irc:{alice.nick}"], viewers=[f"irc:{bob.nick}"]) as bot:
         for person in (alice, bob):
             await person.join(bot.channel)
-        listed = await alice.ask(bot.channel, "!list --limit 2", bot=bot.nick, count=2)
-        assert listed[0].startswith("id  name") and listed[1].split()[0].isdigit(), listed
-        refused = await bob.ask(bot.channel, "!add Rex --category 3", bot=bot.nick)
-        assert refused == ["Not allowed: !add needs the operator role in this room; you have viewer (ask an operator)"]
-        asked = await alice.ask(bot.channel, "!add Rex --category 3", bot=bot.nick)
-        confirm = code(CONFIRM, " ".join(asked))
-        done = await alice.ask(bot.channel, f"!confirm {confirm}", bot=bot.nick)
-        assert done[0].startswith("Added pet "), done
-        who = await bob.ask(bot.nick, "whoami", bot=bot.nick, count=1)  # a private message: the command alone
-        assert f"irc:{bob.nick}" in who[0]
+        listed = await told(alice, bot.channel, "!list --limit 2", bot=bot.nick, until="2 pets")
+        assert listed.startswith("id  name"), listed
+        refused = await told(bob, bot.channel, "!add Rex --category 3", bot=bot.nick, until="Not allowed")
+        assert refused == "Not allowed: !add needs the operator role in this room; you have viewer (ask an operator)"
+        asked = await told(alice, bot.channel, "!add Rex --category 3", bot=bot.nick, until="categoryId")
+        done = await told(alice, bot.channel, f"!confirm {code(CONFIRM, asked)}", bot=bot.nick, until="status")
+        assert done.startswith("Added pet "), done
+        who = await told(bob, bot.nick, "whoami", bot=bot.nick, until="may run")  # private: the command alone
+        assert f"you      irc:{bob.nick}" in who, who
 
 
 async def test_an_approval_by_a_second_person(ircd: NgircdServer, people: People, tmp_path: Path) -> None:
@@ -130,33 +142,30 @@ async def test_an_approval_by_a_second_person(ircd: NgircdServer, people: People
     async with running(ircd, tmp_path, operators=operators, viewers=[], approvals=["sandbox"]) as bot:
         for person in (alice, olivia):
             await person.join(bot.channel)
-        asked = " ".join(await alice.ask(bot.channel, "!add Prodpet --category 3", bot=bot.nick))
-        assert f"irc:{alice.nick} asks to add a pet on sandbox: it needs a second person." in asked
+        asked = await told(alice, bot.channel, "!add Prodpet --category 3", bot=bot.nick, until="categoryId")
+        assert asked.startswith(f"irc:{alice.nick} asks to add a pet on sandbox: it needs a second person."), asked
         ticket = code(APPROVE, asked)
-        own = " ".join(await alice.ask(bot.channel, f"!approve {ticket}", bot=bot.nick))
-        assert "someone else must approve it" in own
-        done = await olivia.ask(bot.channel, f"!approve {ticket}", bot=bot.nick)
-        assert done[0].startswith("Added pet "), done
+        own = await told(alice, bot.channel, f"!approve {ticket}", bot=bot.nick, until="")
+        assert "someone else must approve it" in own, own
+        done = await told(olivia, bot.channel, f"!approve {ticket}", bot=bot.nick, until="Added pet ")
+        assert done.startswith("Added pet "), done
 
 
 async def test_a_watch_is_announced_in_the_channel(ircd: NgircdServer, people: People, tmp_path: Path) -> None:
     alice = await people("alice")
     async with running(ircd, tmp_path, operators=[f"irc:{alice.nick}"], viewers=[]) as bot:
         await alice.join(bot.channel)
-        watching = await alice.ask(bot.channel, "!watch", bot=bot.nick)
-        assert "watch" in watching[0].lower(), watching
-        since = len(alice.said)
+        await told(alice, bot.channel, "!watch", bot=bot.nick, until="This room watches: every new pet.")
         await bot.service.client.create_pet(name="Announced-Rex", category_id=1)
-        posts = await alice.wait_for(since, nick=bot.nick, where=bot.channel)
-        assert "Announced-Rex" in posts[0].text
+        await alice.until(lambda: any("Announced-Rex" in s.text for s in alice.said), what="the announcement")
 
 
 async def test_a_schedule_posts_in_the_channel(ircd: NgircdServer, people: People, tmp_path: Path) -> None:
     alice = await people("alice")
     async with running(ircd, tmp_path, operators=[f"irc:{alice.nick}"], viewers=[]) as bot:
         await alice.join(bot.channel)
-        made = await alice.ask(bot.channel, "!every 1m /list available --limit 2", bot=bot.nick)
-        assert made[0].startswith("Schedule 1: every 1m (UTC) /list available --limit 2"), made
+        made = await told(alice, bot.channel, "!every 1m /list available --limit 2", bot=bot.nick, until="Schedule 1")
+        assert made.startswith("Schedule 1: every 1m (UTC) /list available --limit 2"), made
         posted = f"Schedule 1 (every 1m, by irc:{alice.nick}): /list available --limit 2"
         await alice.until(lambda: any(s.text.startswith(posted) for s in alice.said), what=posted, timeout=90)
 
@@ -167,11 +176,12 @@ async def test_the_runtime_comes_back_after_the_server_restarts(
     alice = await people("alice")
     async with running(ircd, tmp_path, operators=[f"irc:{alice.nick}"], viewers=[]) as bot:
         await alice.join(bot.channel)
-        assert (await alice.ask(bot.channel, "!whoami", bot=bot.nick))[0]
+        await told(alice, bot.channel, "!whoami", bot=bot.nick, until="may run")
         reach = bot.transport.reach
         ircd.stop()
         await asyncio.wait_for(reach.wait_down(), WAIT)
         start(ircd)
         await asyncio.wait_for(reach.wait_up(), WAIT)
         again = await in_channel(people, bot.channel, "alice")
-        assert f"irc:{again.nick}" in (await again.ask(bot.channel, "!whoami", bot=bot.nick))[0]
+        who = await told(again, bot.channel, "!whoami", bot=bot.nick, until="may run")
+        assert f"you      irc:{again.nick}" in who, who

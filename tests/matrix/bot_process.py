@@ -67,13 +67,14 @@ class BotConfig:
                 "audit_log": str(self.audit_log),
             },
             "bot.roles": {"operators": list(self.operators), "viewers": list(self.viewers)},
-            "bot.matrix": {
+        }
+        if self.homeserver:  # another platform's bot ("" here) has its section in ``extra``
+            sections["bot.matrix"] = {
                 "homeserver": self.homeserver,
                 "user_id": self.user_id,
                 "rooms": list(self.rooms),
                 "state_dir": str(self.root / "bot-state"),
-            },
-        }
+            }
         for name, values in self.extra.items():
             sections.setdefault(name, {}).update(values)
         return "".join(
@@ -110,7 +111,10 @@ def petstore_env(root: Path, **extra: str) -> dict[str, str]:
 
 
 class BotProcess:
-    """One running ``petstore bot matrix``; ``stop()`` sends SIGTERM and returns the exit code."""
+    """One running ``petstore bot matrix`` (or another ``platform``'s: its ``config`` writes that section, the
+    password goes in ``PETSTORE_BOT__<PLATFORM>__PASSWORD``); ``stop()`` sends SIGTERM and returns the exit code."""
+
+    platform = "matrix"
 
     def __init__(
         self, config: BotConfig, *, password: str, args: Sequence[str] = (), env: dict[str, str] | None = None
@@ -126,8 +130,18 @@ class BotProcess:
 
     def start(self) -> BotProcess:
         self.config_path.write_text(self.config.text(), encoding="utf-8")
-        env = petstore_env(self.config.root, PETSTORE_BOT__MATRIX__PASSWORD=self.password, **self.env)
-        command = [sys.executable, "-m", "petstore_cli", *self.args, "bot", "matrix", "--config", str(self.config_path)]
+        secret = {f"PETSTORE_BOT__{self.platform.upper()}__PASSWORD": self.password}
+        env = petstore_env(self.config.root, **secret, **self.env)
+        command = [
+            sys.executable,
+            "-m",
+            "petstore_cli",
+            *self.args,
+            "bot",
+            self.platform,
+            "--config",
+            str(self.config_path),
+        ]
         with self.stderr_path.open("ab") as err:
             self.process = subprocess.Popen(
                 command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=err, stderr=err
