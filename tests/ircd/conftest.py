@@ -43,7 +43,11 @@ def start(server: NgircdServer) -> NgircdServer:
 def ngircd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NgircdServer]:
     server = None
     try:
-        server = NgircdServer.create(tmp_path_factory.mktemp("ngircd"), password=f"pw-{secrets.token_hex(8)}")
+        server = NgircdServer.create(
+            tmp_path_factory.mktemp("ngircd"),
+            password=f"pw-{secrets.token_hex(8)}",
+            services=f"services-{secrets.token_hex(8)}",
+        )
     except NgircdUnavailable as exc:
         _unavailable(str(exc))
     assert server is not None

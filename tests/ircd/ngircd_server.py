@@ -132,5 +132,39 @@ class NgircdServer:
         except OSError:
             return False
 
+    def services(self) -> Services:
+        """A services server linked to this one (``create(..., services=PASSWORD)``), as Atheme links to ngIRCd."""
+        assert self.services_password is not None, "create the server with services=PASSWORD"
+        return Services.link(self.port, self.services_password)
+
     def _tail(self) -> str:
         return self.log_path.read_text("utf-8", errors="replace")[-2000:] if self.log_path.exists() else ""
+
+
+class Services:
+    """A services server's side of a server link (RFC 2813 with ngIRCd's IRC+ flags), as far as tests need it: it
+    tells ngIRCd which account a nick is logged in to (``METADATA nick accountname :account``), as Atheme would."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    @classmethod
+    def link(cls, port: int, password: str) -> Services:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        sock.sendall(
+            f"PASS {password} 0210-IRC+ services|1.0:CMSX P\r\nSERVER {SERVICES_NAME} 1 :Services\r\n".encode()
+        )
+        seen = b""
+        while b" SERVER " not in seen:  # ngIRCd's own PASS and SERVER: the link is up
+            data = sock.recv(4096)
+            if not data:
+                raise NgircdUnavailable(f"ngircd refused the services link: {seen!r}")
+            seen += data
+        return cls(sock)
+
+    def login(self, nick: str, account: str) -> None:
+        """``nick`` is logged in to ``account`` from now on (WHOIS shows it: 330)."""
+        self._sock.sendall(f":{SERVICES_NAME} METADATA {nick} accountname :{account}\r\n".encode())
+
+    def close(self) -> None:
+        self._sock.close()

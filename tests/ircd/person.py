@@ -37,6 +37,7 @@ class Person:
         self.said: list[Said] = []
         self.raw: list[str] = []
         self.joined: set[str] = set()
+        self.accounts: dict[str, str] = {}  # nick: the account WHOIS said (330)
         self._changed = asyncio.Condition()
         self._welcome = asyncio.Event()
         self._reactor = AioReactor(loop=asyncio.get_running_loop())
@@ -69,6 +70,8 @@ class Person:
             self.said.append(Said(nick=event.source.nick, target=event.target, text=event.arguments[0]))
         elif event.type == "join" and event.source.nick == self.nick:
             self.joined.add(event.target.lower())
+        elif event.type == "whoisaccount":
+            self.accounts[event.arguments[0]] = event.arguments[1]
         elif event.type == "welcome":
             self._welcome.set()
         asyncio.get_running_loop().create_task(self._notify())
@@ -88,6 +91,11 @@ class Person:
     async def join(self, channel: str) -> None:
         self._connection.join(channel)
         await self.until(lambda: channel.lower() in self.joined, what=f"JOIN {channel}")
+
+    async def logged_in(self, nick: str, account: str) -> None:
+        """Waits until the server's WHOIS says ``nick`` is logged in to ``account``."""
+        self._connection.whois(nick)
+        await self.until(lambda: self.accounts.get(nick) == account, what=f"{nick} logged in as {account}")
 
     def say(self, target: str, text: str) -> int:
         """Sends ``text``; the index in ``said`` from which answers to it are."""

@@ -69,6 +69,25 @@ async def test_without_a_services_account_a_person_is_no_one_listed(bot: BotRunn
         assert await alice.ask(bot.channel, "!hello", bot=bot.nick) == [f"irc:?{alice.nick}"]
 
 
+async def test_a_services_account_the_server_vouches_for_names_the_person(
+    bot: BotRunner, people: People, ircd: NgircdServer
+) -> None:
+    async def who(message: Incoming) -> Reply:
+        return Reply(message.user)
+
+    services = ircd.services()
+    try:
+        async with bot.running(who, identify="account"):
+            alice, bob = await in_channel(people, bot), await in_channel(people, bot, "bob")
+            services.login(alice.nick, "Alice[Ops]")
+            await bob.logged_in(alice.nick, "Alice[Ops]")  # the server has it
+            assert await alice.ask(bot.channel, "!hello", bot=bot.nick) == ["irc:alice{ops}"]  # folded, RFC 1459
+            assert await bob.ask(bot.channel, "!hello", bot=bot.nick) == [f"irc:?{bob.nick}"]
+            assert await alice.ask(bot.nick, "!hello", bot=bot.nick) == ["irc:alice{ops}"]  # asked again in private
+    finally:
+        services.close()
+
+
 LONG = (
     "Pets: " + ", ".join(f"Rex-{n} the dög 🐕" for n in range(120)) + "\n"
     "\n"
