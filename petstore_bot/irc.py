@@ -35,7 +35,7 @@ import re
 import ssl
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, cast
 
@@ -151,11 +151,11 @@ class _Bucket:
 
 @dataclass
 class _Line:
-    """A message to send, and whether it went out."""
+    """A message to send, and whether it went out (False: the bot stopped first)."""
 
     target: str
     text: str
-    done: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    done: asyncio.Future[bool] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
 class _Connection(Protocol):
@@ -218,7 +218,7 @@ class IrcTransport:
         self._outbox: asyncio.Queue[_Line] = asyncio.Queue()
         self._whois: dict[str, asyncio.Future[str | None]] = {}
         self._accounts: dict[str, tuple[str | None, float]] = {}  # folded nick: WHOIS's account, trusted until
-        self._lanes: dict[tuple[str, str], asyncio.Lock] = {}
+        self._lanes: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}  # the lock, and how many hold or wait
         self._seen: dict[tuple[str, ...], int] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._registered, self._fatal, self._busy = False, cast("IrcError | None", None), False
@@ -254,8 +254,7 @@ class IrcTransport:
         """Post ``reply`` in the channel or to the nick ``room`` names; False while not connected."""
         if not self.can_post or not self.owns(room):
             return False
-        await self._say(room.removeprefix(f"{PLATFORM}:"), reply.text)
-        return True
+        return await self._say(room.removeprefix(f"{PLATFORM}:"), reply.text)
 
     # -- the connection ------------------------------------------------------------------------------------
 
@@ -284,6 +283,9 @@ class IrcTransport:
                 task.cancel()
             await asyncio.gather(sender, *self._tasks, return_exceptions=True)
             self.reach.set(up=False)
+            while not self._outbox.empty():  # lines the bot stopped before: not sent, their senders told
+                if not (done := self._outbox.get_nowait().done).done():
+                    done.set_result(False)
 
     async def _session(self) -> bool:
         """One connection, until it is lost or the bot stops; whether it got registered. The library hands each
@@ -294,7 +296,7 @@ class IrcTransport:
         connection: _Connection = reactor.server()
         factory = AioFactory(ssl=self._ssl, server_hostname=self._server) if self._ssl else AioFactory()
         self._nick, self._tags, self._registered, self._fatal = self._wanted_nick, False, False, None
-        self._ended, self._heard = asyncio.Event(), time.monotonic()
+        self._ended, self._heard, self._prefix = asyncio.Event(), time.monotonic(), ""
         self._accounts.clear()
         await connection.connect(
             self._server, self._port, self._nick, password=self._password, ircname="petstore bot",
@@ -437,7 +439,7 @@ class IrcTransport:
         to = event.nick if direct else event.target
         room = f"{PLATFORM}:{fold(to, casemapping=self._casemapping)}"
         event_id = self._event_id(room, event)
-        async with self._lanes.setdefault((room, event.nick), asyncio.Lock()):
+        async with self._lane((room, event.nick)):
             user = await self._person(event)
             incoming = Incoming(platform=PLATFORM, room=room, user=user, event_id=event_id, text=line)
             if self._replicas is None:
@@ -450,6 +452,21 @@ class IrcTransport:
         if self._addressed is None or self._addressed[0] != self.names:
             self._addressed = (self.names, self._addressing(self.names))
         return self._addressed[1]
+
+    @contextlib.asynccontextmanager
+    async def _lane(self, key: tuple[str, str]) -> AsyncIterator[None]:
+        """One person's messages in one room, one at a time in the order they came; forgotten when none waits."""
+        lock, users = self._lanes.get(key, (asyncio.Lock(), 0))
+        self._lanes[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._lanes[key]
+            if users == 1:
+                del self._lanes[key]
+            else:
+                self._lanes[key] = (lock, users - 1)
 
     async def _reply(self, incoming: Incoming) -> Reply:
         """The handler's reply (an empty one for none); its failures become INTERNAL_ERROR."""
@@ -528,8 +545,9 @@ class IrcTransport:
 
     # -- sending -------------------------------------------------------------------------------------------
 
-    async def _say(self, target: str, text: str) -> None:
-        """Sends ``text`` to ``target`` (a channel or a nick), line by line, and waits until it went out."""
+    async def _say(self, target: str, text: str) -> bool:
+        """Sends ``text`` to ``target`` (a channel or a nick), line by line, and waits until it went out; False when
+        the bot stopped before all of it did."""
         budget = LIMIT - 2 - len(f"{self._prefix or self._guess_prefix()}NOTICE {target} :".encode())
         texts = list(message_lines(text, budget=budget))
         while texts and self._outbox.empty() and not self._busy and self._sent(target, texts[0]):
@@ -537,7 +555,7 @@ class IrcTransport:
         lines = [_Line(target=target, text=line) for line in texts]
         for line in lines:
             self._outbox.put_nowait(line)
-        await asyncio.gather(*(line.done for line in lines))
+        return all(await asyncio.gather(*(line.done for line in lines)))
 
     def _sent(self, target: str, text: str) -> bool:
         """Sends one line now if the bot is connected and the bucket allows it; whether it did."""
@@ -563,7 +581,7 @@ class IrcTransport:
                 await (self._bucket.wait() if self.can_post else self.reach.wait_up())
             self._busy = self._outbox.qsize() > 0
             if not line.done.done():
-                line.done.set_result(None)
+                line.done.set_result(True)
 
 
 def _ignore(_connection: _Connection, _event: _Event) -> None:
