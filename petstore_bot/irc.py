@@ -59,6 +59,8 @@ UNIDENTIFIED = "?"
 #: Seconds a WHOIS answer is trusted for a nick seen in one of the bot's channels (its NICK, PART, KICK or QUIT,
 #: which the bot sees there, forgets it sooner): ngIRCd, for one, makes each WHOIS wait a second.
 ACCOUNT_TTL = 60.0
+#: Seconds the bot waits for the server to join it to its channels (or refuse) before it answers anyway.
+JOIN_WAIT = 30.0
 #: Seconds a replica that is not answering keeps a message in hand for the next lease holder.
 HOLD = 600.0
 _BREAK = re.compile(r"\r\n|\r|\n")
@@ -82,6 +84,8 @@ def message_lines(text: str, *, budget: int) -> Iterator[str]:
     """The messages that carry ``text``: one per line of it (blank lines left out), escaped, each at most
     ``budget`` bytes of UTF-8, wrapped at the last space that fits (the space is the break, as servers strip a
     trailing one), else cut on a character boundary."""
+    if budget < 4:  # room for any character
+        raise ValueError(f"a line budget of {budget} bytes cannot carry text")
     for raw in _BREAK.split(text):
         data = escape(raw).encode("utf-8")
         while len(data) > budget:
@@ -233,7 +237,9 @@ class IrcTransport:
             "yourebannedcreep": self._refused, "erroneusnickname": self._refused, "error": self._error,
             "kick": self._kicked, "part": self._left, "quit": self._left,
             "bannedfromchan": self._not_joined, "badchannelkey": self._not_joined,
-            "inviteonlychan": self._not_joined, "channelisfull": self._not_joined,
+            "inviteonlychan": self._not_joined, "channelisfull": self._not_joined, "nosuchchannel": self._not_joined,
+            "toomanychannels": self._not_joined, "badchanmask": self._not_joined, "nochanmodes": self._not_joined,
+            "featurelist": self._features,
         }  # fmt: skip
 
     def __repr__(self) -> str:
@@ -351,13 +357,20 @@ class IrcTransport:
     def _welcome(self, connection: _Connection, _event: _Event) -> None:
         """Registered: join the channels; ready once in all of them."""
         self._registered = True
-        self._casemapping = str(getattr(connection.features, "casemapping", "rfc1459"))
         self._nick = connection.real_nickname
         self._connection = connection
         self._joining = {fold(channel, casemapping=self._casemapping) for channel, _ in self._channels}
         for channel, key in self._channels:
             connection.join(channel, key)
+        asyncio.get_running_loop().call_later(JOIN_WAIT, self._not_all_joined, connection)
         self._maybe_ready()
+
+    def _not_all_joined(self, connection: _Connection) -> None:
+        """``JOIN_WAIT`` after the joins: a channel the server neither joined nor refused is given up on (logged)."""
+        if self._connection is connection and self._joining:
+            log.warning("no answer to joining %s: answering without it", ", ".join(sorted(self._joining)))
+            self._joining.clear()
+            self._maybe_ready()
 
     def _maybe_ready(self) -> None:
         if self._joining or self._connection is None or self.reach.up:
@@ -373,6 +386,10 @@ class IrcTransport:
         task = asyncio.ensure_future(self._message(event))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _features(self, connection: _Connection, _event: _Event) -> None:
+        """ISUPPORT (005, after the welcome): how the server compares names."""
+        self._casemapping = str(getattr(connection.features, "casemapping", "rfc1459"))
 
     def _cap(self, connection: _Connection, event: _Event) -> None:
         if event.arguments[:1] in (("ACK",), ("NAK",)):

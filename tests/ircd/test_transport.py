@@ -81,9 +81,9 @@ async def test_a_services_account_the_server_vouches_for_names_the_person(
             alice, bob = await in_channel(people, bot), await in_channel(people, bot, "bob")
             services.login(alice.nick, "Alice[Ops]")
             await bob.logged_in(alice.nick, "Alice[Ops]")  # the server has it
-            assert await alice.ask(bot.channel, "!hello", bot=bot.nick) == ["irc:alice{ops}"]  # folded, RFC 1459
+            assert await alice.ask(bot.channel, "!hello", bot=bot.nick) == ["irc:alice[ops]"]  # CASEMAPPING=ascii
             assert await bob.ask(bot.channel, "!hello", bot=bot.nick) == [f"irc:?{bob.nick}"]
-            assert await alice.ask(bot.nick, "!hello", bot=bot.nick) == ["irc:alice{ops}"]  # asked again in private
+            assert await alice.ask(bot.nick, "!hello", bot=bot.nick) == ["irc:alice[ops]"]  # asked again in private
     finally:
         services.close()
 
