@@ -3,7 +3,7 @@
     python bench/tui_floor_app.py [--with-deps]
 
 ``--with-deps`` (a reference floor, not the issue's): the same app after importing the
-libraries ``petstore tui`` cannot start without (pydantic-settings and pydantic for its
+libraries ``petstore tui`` cannot start without (pydantic for its
 settings, httpx for the client, starlette and sqlite3 for the sandbox service), so the ratio
 against it shows what our own code and the richer screen add.
 """
@@ -14,7 +14,7 @@ if "--with-deps" in sys.argv:
     import sqlite3  # noqa: F401
 
     import httpx  # noqa: F401
-    import pydantic_settings  # noqa: F401
+    import pydantic  # noqa: F401
     import starlette.applications  # noqa: F401
 
 from textual.app import App, ComposeResult

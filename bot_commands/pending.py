@@ -190,8 +190,9 @@ def refusal(held: HeldWrite, *, step: Step, actor: Actor, now: float, authority:
     """Why ``actor`` may not ``step`` the held write now (None: they may): the rules, written once."""
     mine = authority.same(held.asker, actor.id)
     if step == "cancel":
-        at_its_terminal = held.where == actor.where == "terminal"  # a terminal's request, withdrawn where it was made
-        if not mine or (held.room and not at_its_terminal and not in_room(actor.where, held.room)):
+        # withdrawn where it was made (a terminal, or the chat room a request posted in the approvals room came from)
+        where_asked = held.where == actor.where == "terminal" or in_room(actor.where, held.where)
+        if not mine or (held.room and not where_asked and not in_room(actor.where, held.room)):
             return "not_yours"
     elif held.kind != ("confirm" if step == "confirm" else "approve"):
         return "kind"
@@ -229,10 +230,13 @@ def _bound(held: HeldWrite, *, step: Step, actor: Actor, authority: Authority) -
 
 
 def _asker_may_write(held: HeldWrite, authority: Authority) -> bool:
+    """Whether the asker may still write in the room they asked in (a terminal's asker: in the room the request is
+    bound to, the approvals room)."""
     names = authority.names(held.asker)
     if held.where == "terminal" and len(names) == 1:
         return True
-    return any(_may(authority, name, held.room, Access.WRITE) for name in names)
+    where = held.room if held.where == "terminal" else held.where
+    return any(_may(authority, name, where, Access.WRITE) for name in names)
 
 
 def _may(authority: Authority, user: str, room: str, access: Access) -> bool:

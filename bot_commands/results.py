@@ -271,6 +271,9 @@ class ApprovalNeeded(Result):
     action: str = ""
     #: Every field the write sends, by its API name, in full: the approver sees all of it.
     fields: tuple[tuple[str, str], ...] = ()
+    #: Where it is decided when that is not where it was asked (``platform:room``: the approvals room it was posted
+    #: in, ``[bot] approvals_room``); "": here.
+    room: str = ""
 
     def to_json(self) -> JSON:
         shown: dict[str, JSON] = {
@@ -282,6 +285,8 @@ class ApprovalNeeded(Result):
         }
         if self.fields:
             shown["fields"] = dict[str, JSON](self.fields)
+        if self.room:
+            shown["decided_in"] = self.room
         return shown
 
 

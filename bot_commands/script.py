@@ -125,7 +125,8 @@ class ScriptFace(Protocol):
 class ScriptRunner(Protocol):
     """What the engine needs of a session."""
 
-    registry: Registry
+    @property
+    def registry(self) -> Registry: ...
 
     def expand(self, line: str, *, strict: bool = True) -> str: ...
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import re
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -37,14 +36,14 @@ from .errors import (
     UsageError,
     classify,
 )
+from .held import HeldError, HeldResult, encode_held
 from .outcome import Outcome
 from .parser import show
 from .pending import BINDING, Decision, HeldWrite, HoldKind, HoldRequest, PendingWrites, refusal_message, same_person
-from .policy import Access, Actor, Capability, Policy, local_actor
+from .policy import Access, Actor, Capability, Policy, Role, local_actor
 from .ports import AskApproval, Confirm, Notifications, PetStoreAPI, WriteRequest
 from .registry import Command, Invocation, Registry
 from .results import (
-    JSON,
     ApprovalNeeded,
     ConfirmationNeeded,
     Denied,
@@ -57,10 +56,11 @@ from .results import (
     Result,
 )
 from .script import HEADER, HistoryEntry, history_script
+from .session_parts import DEFAULT_CONSENT_HINT, SessionParts, Sleep
 from .validation import suggest
 from .views import present
 
-__all__ = ["CommandSession", "Prepared", "held_request"]
+__all__ = ["CommandSession", "Prepared", "SessionParts", "held_request"]
 
 _LAST = re.compile(r"\$last\b", re.IGNORECASE)
 #: Completion offers at most this many recently seen pet ids...
@@ -92,8 +92,25 @@ class Prepared:
 class CommandSession:
     """State of one conversation with the service: one actor, its history, ``$last`` and ``/more``.
 
-    It is the :class:`~bot_commands.context.CommandContext` the handlers of its lines run with.
+    It is the :class:`~bot_commands.context.CommandContext` the handlers of its lines run with. It is built whole
+    from its :class:`~bot_commands.session_parts.SessionParts` (read-only properties, ``__slots__``: a part assigned
+    afterwards raises AttributeError); its role changes through :meth:`assume_role`, its key through
+    :meth:`set_api_key`.
     """
+
+    __slots__ = (
+        "_allowed",
+        "_held",
+        "_notices",
+        "_parts",
+        "_refused",
+        "_seen",
+        "_seq",
+        "entries",
+        "last_list",
+        "last_outcome",
+        "last_pet_id",
+    )
 
     def __init__(
         self,
@@ -108,48 +125,127 @@ class CommandSession:
         confirm_ttl: float = 60.0,
         pending: PendingWrites | None = None,
         approval_ttl: float = 3600.0,
-        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        sleep: Sleep = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
         max_history: int | None = None,
+        notifications: Notifications | None = None,
+        ask_approval: AskApproval | None = None,
+        progress: Callable[[str], None] | None = None,
+        consent_hint: str = DEFAULT_CONSENT_HINT,
     ) -> None:
-        self.client = client
-        self.env = env
-        self.registry = registry
-        self.actor = actor or local_actor()
-        self.policy = policy or Policy(production=env.env == "production")
-        self.confirm = confirm
-        self.audit = audit
-        self.confirm_ttl = confirm_ttl
-        self.sleep = sleep
-        self.clock = clock
+        """A session built whole (see :class:`~bot_commands.session_parts.SessionParts` for what each part is):
+        ``actor`` defaults to the local person, ``policy`` to the rules of ``env``."""
+        self._start(
+            SessionParts(
+                client=client,
+                env=env,
+                registry=registry,
+                actor=actor or local_actor(),
+                policy=policy or Policy(production=env.env == "production"),
+                confirm=confirm,
+                audit=audit,
+                pending=pending,
+                confirm_ttl=confirm_ttl,
+                approval_ttl=approval_ttl,
+                sleep=sleep,
+                clock=clock,
+                max_history=max_history,
+                notifications=notifications,
+                ask_approval=ask_approval,
+                progress=progress,
+                consent_hint=consent_hint,
+            )
+        )
+
+    @classmethod
+    def from_parts(cls, parts: SessionParts) -> CommandSession:
+        """A new session (its own history, ``$last`` and ``/more``) built from ``parts``."""
+        session = cls.__new__(cls)
+        session._start(parts)
+        return session
+
+    def _start(self, parts: SessionParts) -> None:
+        self._parts = parts
         self.last_pet_id: int | None = None
         #: The most recent page of /list or /more: /more continues from it.
         self.last_list: PetList | None = None
         self.last_outcome: Outcome | None = None
         #: Commands run, oldest first; the oldest are dropped beyond ``max_history`` (a long-lived chat session).
-        self.entries: deque[HistoryEntry] = deque(maxlen=max_history)
+        self.entries: deque[HistoryEntry] = deque(maxlen=parts.max_history)
         #: Ids of results as they came (batches, newest last); seen_ids orders them on demand.
         self._seen: deque[tuple[int, ...]] = deque(maxlen=_SEEN_BATCHES)
         self._notices: set[str] = set()
-        #: Where writes are held for /confirm and /approve (the bots' store; None: nothing is held here).
-        self.pending = pending
-        self.approval_ttl = approval_ttl
         #: The held write the running /confirm, /approve, /deny or /cancel decided (for its audit line).
         self._held: HeldWrite | None = None
         #: The held write the running one was refused for where it is bound (audited in the request's room).
         self._refused: HeldWrite | None = None
         self._seq = 0
         self._allowed: tuple[tuple[Policy, Actor, frozenset[Capability]], list[Command], frozenset[str]] | None = None
-        #: Told how long work is going (``--all``: pages and pets so far); faces show it as progress.
-        self.progress: Callable[[str], None] | None = None
-        #: How consent is given where there is no one to ask (``confirm`` is None): the command as the person typed
-        #: it, named in the refusal of a write on production (``petstore add needs --yes``).
-        self.consent_hint = "petstore run needs --yes"
-        #: A chat bot's watches and schedules for this session's room and person (None: /watch says chat only).
-        self.notifications: Notifications | None = None
-        #: Writes go to a second person for approval instead of running here (a terminal on an environment under
-        #: ``[bot] approvals``): set by the face's composition.
-        self.ask_approval: AskApproval | None = None
+
+    # -- what it was built with (read only: a session is built whole) ------------
+
+    @property
+    def parts(self) -> SessionParts:
+        """Everything this session was built with (``CommandSession.from_parts`` builds another from them)."""
+        return self._parts
+
+    @property
+    def client(self) -> PetStoreAPI:
+        return self._parts.client
+
+    @property
+    def env(self) -> EnvInfo:
+        return self._parts.env
+
+    @property
+    def registry(self) -> Registry:
+        return self._parts.registry
+
+    @property
+    def actor(self) -> Actor:
+        return self._parts.actor
+
+    @property
+    def policy(self) -> Policy:
+        return self._parts.policy
+
+    @property
+    def confirm(self) -> Confirm | None:
+        return self._parts.confirm
+
+    @property
+    def audit(self) -> AuditLog | None:
+        return self._parts.audit
+
+    @property
+    def pending(self) -> PendingWrites | None:
+        return self._parts.pending
+
+    @property
+    def sleep(self) -> Sleep:
+        return self._parts.sleep
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self._parts.clock
+
+    @property
+    def notifications(self) -> Notifications | None:
+        return self._parts.notifications
+
+    @property
+    def ask_approval(self) -> AskApproval | None:
+        return self._parts.ask_approval
+
+    def assume_role(self, role: Role) -> None:
+        """The actor's role from now on (a chat bot looks it up before each message: grants and power levels change
+        between two messages); the conversation (history, ``$last``) stays."""
+        if self._parts.actor.role is not role:
+            self._parts = replace(self._parts, actor=replace(self._parts.actor, role=role))
+
+    def read_only_view(self) -> CommandSession:
+        """A new session of the same parts whose policy refuses every write (a schedule's run)."""
+        return CommandSession.from_parts(replace(self._parts, policy=replace(self._parts.policy, read_only=True)))
 
     # -- state --------------------------------------------------------------
 
@@ -180,8 +276,8 @@ class CommandSession:
 
     def report(self, text: str) -> None:
         """Progress of the running command, for a face that shows it (a spinner)."""
-        if self.progress is not None:
-            self.progress(text)
+        if self._parts.progress is not None:
+            self._parts.progress(text)
 
     def first_notice(self, key: str) -> bool:
         """True the first time ``key`` is noticed in this session."""
@@ -356,7 +452,7 @@ class CommandSession:
         if self.confirm is None:
             if self.policy.production:
                 raise ConfirmationRequired(
-                    f"refused to {what} on production without confirmation ({self.consent_hint})"
+                    f"refused to {what} on production without confirmation ({self._parts.consent_hint})"
                 )
             raise ConfirmationRequired(f"refused to {what} without confirmation")
         question = f"{what} on PRODUCTION ({show(self.env.base_url, 80)})?" if self.policy.production else f"{what}?"
@@ -365,7 +461,7 @@ class CommandSession:
 
     async def _hold(self, invocation: Invocation, *, kind: HoldKind) -> ConfirmationNeeded | ApprovalNeeded:
         """Keep the write for ``/confirm CODE`` (or ``/approve CODE``) instead of running it."""
-        ttl = self.approval_ttl if kind == "approve" else self.confirm_ttl
+        ttl = self._parts.approval_ttl if kind == "approve" else self._parts.confirm_ttl
         held = await self._pending().hold(
             HoldRequest(
                 kind=kind,
@@ -390,6 +486,7 @@ class CommandSession:
                 env=held.env,
                 action=action,
                 fields=held.fields,
+                room=held.room if held.room and held.room != self.actor.where else "",
             )
         return ConfirmationNeeded(
             code=held.code, what=held.what, line=held.line, ttl=round(ttl), action=action, fields=held.fields
@@ -473,16 +570,13 @@ class CommandSession:
             result = await self.held_invocation(held).perform(self)
         except Exception as exc:
             failure = classify(exc)
-            error: dict[str, JSON] = {"code": failure.code, "message": failure.message, "status": failure.status}
-            said = _said(held, {"ok": False, "error": error}, failure.message)
-            await self._pending().finish(held.code, ok=False, result=said)
+            ended = HeldResult(line=held.line, ok=False, summary=failure.message, error=HeldError.of(failure))
+            await self._pending().finish(held.code, ok=False, result=encode_held(ended))
             raise
         finally:
             _REQUEST.reset(token)
-        summary = present(result, prefix="/").summary
-        replayed = isinstance(result, PetCreated) and result.replayed
-        said = _said(held, {"ok": True, "result": result.to_json(), "replayed": replayed}, summary)
-        await self._pending().finish(held.code, ok=True, result=said)
+        ended = HeldResult(line=held.line, ok=True, summary=present(result, prefix="/").summary, result=result)
+        await self._pending().finish(held.code, ok=True, result=encode_held(ended))
         return result
 
     # -- audit --------------------------------------------------------------
@@ -564,7 +658,7 @@ class CommandSession:
             self.client.set_api_key(key)
         except PetStoreError as exc:
             raise CommandError(str(exc)) from None
-        self.env = replace(self.env, masked_key=mask_secret(key))
+        self._parts = replace(self._parts, env=replace(self.env, masked_key=mask_secret(key)))
 
 
 #: The file name a script is offered under when the name given has none (``/history save ~/``).
@@ -582,14 +676,6 @@ def held_request(code: str) -> str:
     """The request id a held write runs under: its Idempotency-Key derives from it, so a run again after a crash
     (the bot finishing what it had taken) is the service's replay, not a second write."""
     return f"held:{code}"
-
-
-def _said(held: HeldWrite, record: dict[str, JSON], summary: str) -> str:
-    """What a held write's run said, for the store: a terminal waiting on it reads the command's JSON record (and
-    prints it as the command would have); chat keeps the one line."""
-    if held.where != "terminal":
-        return summary
-    return json.dumps({"command": held.line, **record, "summary": summary}, ensure_ascii=True, default=str)
 
 
 def _script_text(lines: list[str]) -> str:

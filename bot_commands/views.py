@@ -475,9 +475,10 @@ def _audit(result: AuditListing, prefix: str) -> Presentation:
 
 @_presents(ApprovalNeeded)
 def _approval(result: ApprovalNeeded, prefix: str) -> Presentation:
+    who = f"It is posted in {result.room}, where someone" if result.room else "Someone else"
     text = (
         f"{result.asker} asks to {result.action or result.what} on {result.env}: it needs a second person. "
-        f"Someone else answers {prefix}approve {result.code} or {prefix}deny {result.code} [reason] within "
+        f"{who} answers {prefix}approve {result.code} or {prefix}deny {result.code} [reason] within "
         f"{_duration(result.ttl)}."
     )
     if not result.fields:

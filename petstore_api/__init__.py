@@ -7,9 +7,11 @@ works as usual.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from .version import __version__
+
+#: typing's own flag without importing typing (``petstore --version`` imports this package and nothing more);
+#: type checkers take any name ``TYPE_CHECKING`` as true.
+TYPE_CHECKING = False
 
 _LAZY = {
     "PetStoreClient": "client",
@@ -27,6 +29,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
     from .client import PetStoreClient, RetryPolicy, Timeouts
     from .masking import mask_secret
     from .models import CreatedPet, DeprecationNotice, ErrorBody, NewPet, Pet, PetPage, PetStatus, PetWithNotice

@@ -7,8 +7,9 @@ replicas' lease: one bot of several wins), binds it to the approvals room and se
 (:meth:`~petstore_state.pending.PendingStore.bind` with :class:`~petstore_bot.seal.Seal`: it is decided there only,
 and runs only as shown) and posts it: who asks, what, every field it sends, the code to ``!approve`` or ``!deny``.
 The approval itself is the chat command's (``!approve CODE`` runs the write as the asker, approved by the approver,
-and records the result in the store, where the terminal reads it). Requests asked for in a chat room were answered
-(and bound) there already: they are only marked.
+and records the result in the store, where the terminal reads it). A request asked for in a chat room was answered
+there already: it is only marked, unless it was bound to the approvals room when it was made (``[bot]
+approvals_room`` set, :class:`~petstore_bot.pending.StoredPending`): then it is posted there like a terminal's.
 
 The request is an :class:`~bot_commands.results.ApprovalNeeded` result, rendered through its view as every reply
 is (:func:`request_reply`), and posted with the transport's ``announce`` (the one that owns the room) under the key
@@ -20,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
 
 from bot_commands.outcome import Outcome
 from bot_commands.results import ApprovalNeeded
@@ -40,7 +40,8 @@ log = logging.getLogger("petstore_bot")
 
 
 class ApprovalPoster:
-    """Posts the terminal's requests for approval in ``room`` (see the module docstring)."""
+    """Posts the requests for approval bound to ``room`` (see the module docstring): work of the lease holder
+    (:meth:`~petstore_bot.replicas.Leadership.add`), cancelled when the lease is lost."""
 
     def __init__(
         self,
@@ -52,42 +53,33 @@ class ApprovalPoster:
         platform: str,
         prefix: str = "!",
         interval: float = 1.0,
-        should_run: Callable[[], Awaitable[bool]] | None = None,
         lease: Lease | None = None,
     ) -> None:
         self.store, self.room, self.announce, self.interval = store, room, announce, interval
         #: ``platform``: the name the room is bound under (``<platform>:<room>``); ``prefix``: the commands' prefix
         #: where the request is posted (``!approve CODE``).
         self.seal, self.platform, self.prefix = seal, platform, prefix
-        #: Asked before each look: posting waits while it says no (the bot not connected, another replica leading).
-        self.should_run = should_run
         #: The replicas' lease: each request is claimed under it and posted only while it is valid.
         self.lease = lease
-
-    def gated(self, should_run: Callable[[], Awaitable[bool]], *, lease: Lease | None = None) -> ApprovalPoster:
-        """This poster, looking only while ``should_run`` says yes, claiming under ``lease``."""
-        return ApprovalPoster(
-            self.store,
-            room=self.room,
-            announce=self.announce,
-            seal=self.seal,
-            platform=self.platform,
-            prefix=self.prefix,
-            interval=self.interval,
-            should_run=should_run,
-            lease=lease,
-        )
 
     async def run(self, stop: asyncio.Event) -> None:
         """Post what waits every ``interval`` seconds until ``stop``; a failing store is logged and tried again."""
         while not stop.is_set():
             try:
-                if self.should_run is None or await self.should_run():
-                    await self.post_waiting()
+                await self.post_waiting()
             except StateError as exc:
                 log.warning("approvals room: %s", exc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=self.interval)
+
+    async def _bound(self, write: PendingWrite) -> PendingWrite | None:
+        """``write`` bound to this room: a terminal's, bound now; one asked in chat, bound here when it was made
+        (``[bot] approvals_room``). None: one decided in the chat room it was asked in (the answer there showed it),
+        or decided (or bound elsewhere) meanwhile."""
+        here = f"{self.platform}:{self.room}"
+        if write.where != "terminal":
+            return write if write.room == here else None
+        return await self.store.bind(write.code, room=here, seal=self.seal)
 
     async def post_waiting(self) -> int:
         """Post every request no bot has posted yet (claimed first: one bot posts each); how many were posted."""
@@ -95,9 +87,7 @@ class ApprovalPoster:
         for write in await self.store.unposted(kind="approve"):
             if not await self.store.mark_posted(write.code, fence=fence_of(self.lease)):
                 continue  # another bot claimed it (or this one lost the lease)
-            if write.where != "terminal":
-                continue  # asked in a chat room: the answer there showed it
-            bound = await self.store.bind(write.code, room=f"{self.platform}:{self.room}", seal=self.seal)
+            bound = await self._bound(write)
             if bound is None:
                 continue  # decided (or bound) meanwhile
             if not may_act(self.lease):
@@ -114,6 +104,7 @@ class ApprovalPoster:
 def request_reply(write: PendingWrite, *, prefix: str = "!") -> Reply:
     """The message asking for a second person (who, what, on which environment, every field, the codes to type):
     the request as an :class:`~bot_commands.results.ApprovalNeeded` result, through its view."""
+    asked = "from a terminal" if write.where == "terminal" else f"(asked in {write.where})"
     result = ApprovalNeeded(
         code=write.code,
         what=write.what,
@@ -121,7 +112,7 @@ def request_reply(write: PendingWrite, *, prefix: str = "!") -> Reply:
         ttl=round(write.expires - write.created),
         asker=write.asker,
         env=write.env,
-        action=f"{write.what} from a terminal",
+        action=f"{write.what} {asked}",
         fields=write.fields,
     )
     return reply_for(Outcome(line=write.line, result=result), prefix=prefix)

@@ -1,25 +1,23 @@
 """What the bot is made of, apart from any platform: the service the composition root gives it (:class:`Service`),
-its state store (:class:`BotState`), a core per platform (:func:`build_core`) and the secrets it reads from files.
+its state store (:class:`BotState`) and a core per platform (:func:`build_core`).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from pydantic import SecretStr
-
 from bot_commands.audit import AuditLog
 from bot_commands.outcome import Outcome
 from bot_commands.pending import PendingWrites
 from bot_commands.policy import Actor, Policy
-from bot_commands.ports import PetStoreAPI
+from bot_commands.ports import Notifications, PetStoreAPI
 from bot_commands.registry import Registry
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
+from bot_commands.session_parts import Sleep
 from petstore_api.errors import ConfigError
 from petstore_state import Database, StateError, open_database
 from petstore_state.conversations import ConversationStore
@@ -27,16 +25,14 @@ from petstore_state.pending import PendingStore
 
 from .core import BotCore
 from .notifier import BotNotifications
-from .pending import StoredPending, room_approvers
+from .pending import ApprovalsRoom, StoredPending, asking_room, room_approvers
 from .ratelimit import RateLimiter, StoredRateLimiter
 from .roles import RoleBook
-from .rules import CHAT_HISTORY, bot_policy, chat_sleep
+from .rules import CHAT_HISTORY, bot_policy, chat_sleep, role_book
 from .seal import Seal, load_key
 from .settings import BotSettings
 
-__all__ = ["BotState", "Service", "build_core", "open_state", "secret_setting"]
-
-log = logging.getLogger("petstore_bot")
+__all__ = ["BotState", "Service", "build_core", "open_state"]
 
 
 class Service(Protocol):
@@ -63,8 +59,10 @@ class Service(Protocol):
         max_history: int | None,
         pending: PendingWrites | None,
         approval_ttl: float,
+        sleep: Sleep,
+        notifications: Notifications | None,
     ) -> CommandSession:
-        """A new session on the shared client."""
+        """A new session on the shared client, built whole."""
         ...
 
     async def aclose(self) -> None:
@@ -85,10 +83,16 @@ class BotState:
 
 
 def open_state(
-    bot: BotSettings, *, state_dir: Path, audit: AuditLog | None, database: Database | None = None
+    bot: BotSettings,
+    *,
+    state_dir: Path,
+    audit: AuditLog | None,
+    database: Database | None = None,
+    approvals_room: ApprovalsRoom = asking_room,
 ) -> BotState:
     """The ``[bot] state`` database (SQLite in ``state_dir`` when unset; ``database`` when it is open already);
-    ConfigError, in one line, when it cannot be opened."""
+    ConfigError, in one line, when it cannot be opened. ``approvals_room``: where requests for approval asked in
+    chat are bound (:data:`~petstore_bot.pending.ApprovalsRoom`)."""
     key = bot.approval_key.get_secret_value() if bot.approval_key else None
     try:
         seal = Seal(load_key(setting=key, state_dir=state_dir))
@@ -100,7 +104,7 @@ def open_state(
     except StateError as exc:
         raise ConfigError(str(exc)) from None
     approvers = room_approvers({room: grants.approvers for room, grants in bot.rooms.items()})
-    pending = StoredPending(store, audit=audit, seal=seal, approvers=approvers)
+    pending = StoredPending(store, audit=audit, seal=seal, approvers=approvers, approvals_room=approvals_room)
     return BotState(database=database, pending=pending, conversations=conversations)
 
 
@@ -121,25 +125,21 @@ def build_core(
     the role book the cores of one process share (default: a new one from the settings); ``state``: where held
     writes, rate windows and ``$last`` are kept (None: in memory, for tests of the core alone); ``notifications``:
     the watches and schedules its sessions reach (!watch, !every); ``observe``: told every outcome (metrics)."""
-    from .rules import role_book
-
     roles = roles or role_book(bot)
     pending = state.pending.governed_by(roles, people=bot.who) if state is not None else None
     policy = bot_policy(service.policy, bot, env=service.env.env)
 
     def session(actor: Actor) -> CommandSession:
-        made = service.session(
+        return service.session(
             actor=actor,
             policy=policy,
             confirm_ttl=bot.confirm_ttl,
             max_history=CHAT_HISTORY,
             pending=pending,
             approval_ttl=bot.approval_ttl,
+            sleep=chat_sleep,
+            notifications=notifications.for_actor(actor) if notifications is not None else None,
         )
-        made.sleep = chat_sleep
-        if notifications is not None:
-            made.notifications = notifications.for_actor(actor)
-        return made
 
     return BotCore(
         sessions=session,
@@ -153,25 +153,3 @@ def build_core(
         bare_in_direct=prefix is None,
         observe=observe,
     )
-
-
-def secret_setting(given: SecretStr | None, path: Path | None, *, setting: str, where: str) -> str | None:
-    """The secret ``setting`` (``[bot.slack] bot_token``), or the one in the file its ``_file`` twin names; None
-    when neither is set. ConfigError, naming the setting, when both are or the file cannot be read or holds more
-    than the secret on one line."""
-    from petstore_os.files import read_secret_lines
-
-    if path is not None:
-        if given is not None:
-            name = setting.rpartition(" ")[2]
-            raise ConfigError(f"both {setting} and {name}_file are set (in {where} or the environment): keep one")
-        try:
-            lines = read_secret_lines(path.expanduser(), warn=log.warning)
-        except OSError as exc:
-            raise ConfigError(f"{setting}_file: cannot read {path}: {exc.strerror or exc}") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"{setting}_file: {path} is not a text file (UTF-8)") from None
-        if len(lines) != 1:
-            raise ConfigError(f"{setting}_file: {path} should hold the token alone, on one line")
-        given = SecretStr(lines[0][1])
-    return None if given is None else given.get_secret_value()

@@ -134,8 +134,7 @@ class BotCore:
         await lock.acquire()  # not ``async with``: two coroutines less a command, same lock
         try:
             role = self._roles.role_for(message.user, message.room)  # now: grants or power levels may have changed
-            if session.actor.role is not role:
-                session.actor = replace(session.actor, role=role)
+            session.assume_role(role)
             known = await self._recall(session) if self._memory is not None and "$" in line else session.last_pet_id
             outcome = await session.run(
                 line, request_id=request_id, event_id=message.event_id, confirm_write=message.confirm_writes
@@ -176,8 +175,7 @@ class BotCore:
         """The reply to ``line`` run in ``room`` as ``user`` with their role now, in a session of its own (a
         schedule's run: the person's conversation and its ``$last`` are left alone); writes are refused."""
         actor = Actor(id=user, role=self._roles.role_for(user, room), where=f"{self.platform}:{room}")
-        session = self._make_session(actor)
-        session.policy = replace(session.policy, read_only=True)
+        session = self._make_session(actor).read_only_view()
         outcome = await session.run(line)
         self._answered(Incoming(platform=self.platform, room=room, user=user, event_id="", text=line), outcome)
         return reply_for(outcome, prefix=self.prefix, commands=self.commands, addressing=self.addressing)

@@ -80,8 +80,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("petstore_bot.matrix")
-#: A Matrix room id or alias: a sigil, a local part, a colon, a server name.
-_ROOM = re.compile(r"[!#][^:\s]+:\S+")
+#: A Matrix room id or alias: a sigil, a local part, a colon, a server name; from room version 12 on (MSC4291) a
+#: room id is ``!`` and the hash of the room's create event alone (43 characters of unpadded URL-safe base64).
+_ROOM = re.compile(r"[!#][^:\s]+:\S+|![A-Za-z0-9_-]{43}")
 
 
 def matrix_names(user_id: str) -> tuple[str, ...]:

@@ -50,6 +50,9 @@ log = logging.getLogger("petstore_bot")
 
 Approvers = Callable[[str], Collection[str] | None]
 """Who may approve writes asked for at ``where`` (``platform:room``), or None: any operator but the asker."""
+ApprovalsRoom = Callable[[], str | None]
+"""The room (``platform:room``) requests for approval asked in chat are bound to and posted in (``[bot]
+approvals_room``, on the platform whose room it is), or None: each is decided in the room where it was asked."""
 #: Seconds between two looks for expired writes.
 SWEEP_INTERVAL = 1.0
 #: Decided rows are kept this long (for ``petstore approvals`` and a terminal waiting on its request), then deleted.
@@ -62,6 +65,10 @@ _REFUSALS: frozenset[str] = frozenset(get_args(Refusal))
 
 
 def no_approvers(where: str) -> Collection[str] | None:
+    return None
+
+
+def asking_room() -> str | None:
     return None
 
 
@@ -98,20 +105,30 @@ class StoredPending:
         seal: Seal,
         approvers: Approvers = no_approvers,
         authority: Authority | None = None,
+        approvals_room: ApprovalsRoom = asking_room,
     ) -> None:
         self.store, self.audit, self.seal = store, audit, seal
         self.approvers = approvers
         self.authority = authority
+        #: Where a request for approval asked in chat is bound (docs/security.md: asked on one platform, approved
+        #: on another).
+        self.approvals_room = approvals_room
 
     def governed_by(self, roles: RoleBook, *, people: People | None = None) -> StoredPending:
         """This port deciding by ``roles`` (the core's role book), this port's approvers and ``people``."""
         authority = RoomAuthority(roles, approvers=self.approvers, people=people)
         return StoredPending(
-            self.store, audit=self.audit, seal=self.seal, approvers=self.approvers, authority=authority
+            self.store,
+            audit=self.audit,
+            seal=self.seal,
+            approvers=self.approvers,
+            authority=authority,
+            approvals_room=self.approvals_room,
         )
 
     async def hold(self, request: HoldRequest, /) -> HeldWrite:
         actor = request.actor
+        room = (self.approvals_room() if request.kind == "approve" else None) or actor.where
         with _unavailable():
             made = await self.store.create(
                 kind=request.kind,
@@ -125,7 +142,7 @@ class StoredPending:
                 ttl=request.ttl,
                 event_id=request.event_id,
                 command=request.command,
-                room=actor.where,
+                room=room,
                 seal=self.seal,
             )
         return held_write(made)

@@ -16,7 +16,7 @@ from bot_commands.policy import Policy, Role
 from .roles import Grants, RoleBook, RoomRules
 from .settings import BotSettings
 
-__all__ = ["CHAT_HISTORY", "accept_invite", "bot_policy", "chat_sleep", "role_book"]
+__all__ = ["CHAT_HISTORY", "accept_invite", "bot_policy", "chat_sleep", "role_book", "server_role_rooms"]
 
 #: Commands remembered per chat session (chat has no /history; enough to look into a conversation, bounded for a
 #: bot that runs for months with thousands of people).
@@ -33,7 +33,8 @@ def bot_policy(base: Policy, bot: BotSettings, *, env: str = "") -> Policy:
 
 def role_book(bot: BotSettings) -> RoleBook:
     """The roles of ``[bot.roles]`` and ``[bot.rooms."<room id>"]``; a room's table that grants no role (only its
-    ``approvers``, say) leaves the global roles in force there."""
+    ``approvers``, say) leaves the global roles in force there. A room whose platform section says its roles follow
+    the chat server's (:func:`server_role_rooms`) and that has no table of its own follows them, the lists first."""
     rooms = {
         room: RoomRules(
             grants=Grants.of(admins=grants.admins, operators=grants.operators, viewers=grants.viewers),
@@ -44,9 +45,19 @@ def role_book(bot: BotSettings) -> RoleBook:
         if grants.admins or grants.operators or grants.viewers or grants.default_role or grants.power_levels
     }
     roles = bot.roles
+    everywhere = Grants.of(admins=roles.admins, operators=roles.operators, viewers=roles.viewers)  # the lists win
+    for room in server_role_rooms(bot):
+        rooms.setdefault(room, RoomRules(grants=everywhere, power_levels=True))
     return RoleBook.of(
         admins=roles.admins, operators=roles.operators, viewers=roles.viewers, default=bot.default_role, rooms=rooms
     )
+
+
+def server_role_rooms(bot: BotSettings) -> tuple[str, ...]:
+    """The rooms whose roles a platform section says follow the chat server's (its ``rooms_with_server_roles``: XMPP
+    rooms with ``roles_from_affiliations``), as room identities."""
+    sections = (getattr(bot, name) for name in type(bot).model_fields)
+    return tuple(room for section in sections for room in getattr(section, "rooms_with_server_roles", ()))
 
 
 def accept_invite(roles: RoleBook, inviter: str, direct: bool, room: str) -> bool:

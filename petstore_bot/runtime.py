@@ -131,6 +131,8 @@ class BotRuntime:
         self.cores: dict[str, BotCore] = {}
         self.leadership: Leadership | None = None
         self.state: BotState | None = None
+        #: ``[bot] approvals_room`` as ``platform:room``, once the transport that owns it is known.
+        self._approvals_room: str | None = None
         self.health: HealthServer | None = None
         #: How many teardowns ran (one per :meth:`serve`).
         self.teardowns = 0
@@ -173,7 +175,9 @@ class BotRuntime:
         self.leadership.add("pruning of old claims", replicas.prune)
         service = launch.service()
         opened.push_async_callback(service.aclose)
-        self.state = open_state(bot, state_dir=launch.state_dir, audit=service.audit, database=database)
+        self.state = open_state(
+            bot, state_dir=launch.state_dir, audit=service.audit, database=database, approvals_room=self.approvals_room
+        )
         self._build(service, self.state, lease, replicas)
         if process:
             configure_bot_logging(verbose=launch.verbose)
@@ -273,6 +277,8 @@ class BotRuntime:
             return
         from .approvals_room import ApprovalPoster
 
+        self._approvals_room = f"{owner.platform}:{room}"
+
         poster = ApprovalPoster(
             state.pending.store,
             room=room,
@@ -285,6 +291,11 @@ class BotRuntime:
         )
         assert self.leadership is not None
         self.leadership.add("posting requests for approval", lease_work(poster.run))
+
+    def approvals_room(self) -> str | None:
+        """Where requests for approval asked in chat are bound and posted (``platform:room``), when ``[bot]
+        approvals_room`` is set and a transport of this bot owns it; None: each in the room where it was asked."""
+        return self._approvals_room
 
     def owner(self, room: str) -> Transport | None:
         """The transport whose room ``room`` is (a process with one transport: that one)."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from bot_commands.people import People
 from petstore_os.db_url import parse_db, shown
@@ -28,6 +28,7 @@ __all__ = [
     "RoomGrants",
     "SecretUrl",
     "SlackSettings",
+    "XmppSettings",
     "parse_rate_limit",
 ]
 
@@ -99,7 +100,7 @@ class RoomGrants(BaseModel):
     """Role in this room of anyone not listed here; unset: [bot] default_role."""
     power_levels: bool = False
     """Matrix: roles from the room's power levels for anyone not in these lists (100 and above: admin, 50 and above:
-    operator, below: default_role)."""
+    operator, below: default_role). XMPP: from the room's affiliations (owner: admin, admin: operator)."""
     approvers: list[str] | None = None
     """Who may approve writes asked for in this room; unset: any operator (or admin) other than the asker."""
 
@@ -218,7 +219,7 @@ class IrcSettings(BaseModel):
     port: int = Field(6697, ge=1, le=65535)
     """Its port: 6697 for TLS, 6667 for plain text (only on this machine or a network you trust)."""
     tls: bool = True
-    """Connect over TLS, the server's certificate checked."""
+    """Connect over TLS, the server's certificate checked; false only without a password or on this machine."""
     nick: str = Field("petbot", pattern=r"^[A-Za-z\[\]\\`_^{|}][A-Za-z0-9\[\]\\`_^{|}-]{0,29}$")
     """The bot's nick (a _ is added while it is taken)."""
     channels: list[str] = []
@@ -248,6 +249,80 @@ class IrcSettings(BaseModel):
             if not re.fullmatch(r"[#&+!][^\s,:\x00-\x1f]{1,49}( \S+)?", channel):
                 raise ValueError(f"{channel!r} is not a channel: a name starting with # such as #ops")
         return value
+
+    @model_validator(mode="after")
+    def _no_password_in_clear(self) -> IrcSettings:
+        from petstore_api.urls import is_loopback  # the client's rule: no secret in clear text beyond this machine
+
+        given = self.password is not None or self.password_file is not None
+        if given and not self.tls and self.server is not None and not is_loopback(self.server):
+            raise ValueError("tls = false with a server password is only for a server on this machine (127.0.0.1)")
+        return self
+
+
+class XmppSettings(BaseModel):
+    """The XMPP face: ``petstore bot xmpp`` (multi-user chat rooms and direct messages)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    jid: str | None = None
+    """The bot's own account, a bare JID such as petbot@example.org (the server vouches for who writes to it)."""
+    password: SecretStr | None = None
+    """The bot account's password; env PETSTORE_BOT__XMPP__PASSWORD (or password_file), never in this file."""
+    password_file: Path | None = None
+    """A file (0600) holding the password alone, instead of password."""
+    rooms: list[str] = []
+    """Multi-user chat rooms to join at start, by JID: ops@conference.example.org."""
+    nick: str = Field("petbot", min_length=1, max_length=64)
+    """The bot's nickname in the rooms (people address it as "petbot: list")."""
+    server: str | None = None
+    """The host to connect to instead of the one DNS gives for the JID's domain (with port)."""
+    port: int | None = Field(None, ge=1, le=65535)
+    """The port on server (5222 for STARTTLS, 5223 for direct TLS)."""
+    tls: Literal["starttls", "direct", "off"] = "starttls"
+    """STARTTLS required (the default), TLS from the first byte ("direct"), or "off": only for a server on this
+    machine (127.0.0.1 or localhost), since the stream would travel in clear text."""
+    ca_file: Path | None = None
+    """A PEM file of the certificate authorities to trust for the server's certificate (a private CA) instead of the
+    system's."""
+    roles_from_affiliations: bool = False
+    """Roles in these rooms from MUC affiliations for people the grants do not name: owner is admin, admin is
+    operator (the default role for everyone else), as if each room's [bot.rooms."xmpp:ROOM"] said power_levels."""
+
+    @property
+    def account(self) -> str:
+        """Who the bot is on XMPP (names its lease and its claims, which its replicas share)."""
+        return f"xmpp {self.jid}"
+
+    @property
+    def rooms_with_server_roles(self) -> tuple[str, ...]:
+        """The rooms whose roles follow their affiliations (all of them with roles_from_affiliations), as room
+        identities (:func:`petstore_bot.rules.server_role_rooms`)."""
+        return tuple(f"xmpp:{room}" for room in self.rooms) if self.roles_from_affiliations else ()
+
+    @field_validator("jid")
+    @classmethod
+    def _bare_jid(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[^@/\s]+@[^@/\s]+", value):
+            raise ValueError("must be a bare JID such as petbot@example.org (no resource)")
+        return value
+
+    @field_validator("rooms")
+    @classmethod
+    def _room_jids(cls, value: list[str]) -> list[str]:
+        for room in value:
+            if not re.fullmatch(r"[^@/\s]+@[^@/\s]+", room):
+                raise ValueError(f"{room!r} is not a room JID: name a room as ops@conference.example.org")
+        return value
+
+    @model_validator(mode="after")
+    def _tls_off_on_loopback(self) -> XmppSettings:
+        from petstore_api.urls import is_loopback  # the client's rule: no secret in clear text beyond this machine
+
+        host = self.server or (self.jid.rsplit("@", 1)[-1] if self.jid else None)
+        if self.tls == "off" and host is not None and not is_loopback(host):
+            raise ValueError('tls = "off" is only for a server on this machine (the stream would travel in clear text)')
+        return self
 
 
 class BotSettings(BaseModel):
@@ -308,6 +383,7 @@ class BotSettings(BaseModel):
     slack: SlackSettings = SlackSettings()
     mattermost: MattermostSettings = MattermostSettings()
     irc: IrcSettings = IrcSettings()
+    xmpp: XmppSettings = XmppSettings()
 
     @field_validator("rate_limit")
     @classmethod

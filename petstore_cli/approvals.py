@@ -15,25 +15,23 @@ wait, by default the request's TTL) and prints the result as the command would h
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from bot_commands.errors import ApprovalDenied, ApprovalExpired, CommandError, StillWaiting
+from bot_commands.held import decode_held
 from bot_commands.policy import Actor
 from bot_commands.ports import WriteRequest
-from bot_commands.results import JSON, ApprovalRequested, ApprovalRequests, Cancelled, Notice, PetCreated, Result
+from bot_commands.results import JSON, ApprovalRequested, ApprovalRequests, Cancelled, Notice, Result
 from bot_commands.sanitize import visible
-from petstore_api.models import Pet
-from petstore_state import Database, StateError, open_database
-from petstore_state.pending import PendingStore, PendingWrite
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bot_commands.session import CommandSession
     from petstore_cli.settings.model import Settings
+    from petstore_state import Database
+    from petstore_state.pending import PendingStore, PendingWrite
 
     from .compose import Composition
     from .progress import Spinner
@@ -42,12 +40,11 @@ __all__ = [
     "NO_STORE",
     "TerminalApproval",
     "WaitOptions",
-    "approval_record",
     "cancel_request",
     "needs_approval",
     "open_store",
     "result_of",
-    "wire_approval",
+    "terminal_approval",
 ]
 
 #: Said (exit 2) when a write needs approval but nothing says where requests go.
@@ -78,6 +75,8 @@ def open_store(settings: Settings, *, env: str | None = None) -> tuple[PendingSt
     if not settings.bot.state:
         raise CommandError(NO_STORE.format(env=env) if env else NO_LIST)
     from petstore_cli.settings.paths import default_data_dir
+    from petstore_state import StateError, open_database  # only where a store opens: not for every one-shot command
+    from petstore_state.pending import PendingStore
 
     try:
         database = open_database(settings.bot.state_url(), state_dir=default_data_dir() / "bot")
@@ -181,12 +180,6 @@ def _left(seconds: float) -> str:
     return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
 
 
-def approval_record(outcome_record: dict[str, object]) -> str:
-    """What a bot stores as the ``result`` of a terminal's request it ran: the command's JSON record
-    (:func:`bot_commands.formats.record`), which :func:`result_of` turns back into the result."""
-    return json.dumps(outcome_record, ensure_ascii=True, default=str)
-
-
 def result_of(write: PendingWrite) -> Result:
     """What a decided request came to, as the command would have ended: its result, or the error it raises."""
     if write.state == "denied":
@@ -196,25 +189,14 @@ def result_of(write: PendingWrite) -> Result:
         raise ApprovalExpired(f"request {write.code} expired: nobody approved {write.what} in time; nothing was sent")
     if write.state == "cancelled":
         raise ApprovalExpired(f"request {write.code} was withdrawn by {write.decided_by}; nothing was sent")
-    record = _record(write.result)
-    if write.state == "done" and record is not None and isinstance(record.get("result"), dict):
-        raw = record["result"]
-        assert isinstance(raw, dict)
-        pet = Pet.model_validate(raw)
-        return PetCreated(pet=pet, raw=dict(raw), replayed=record.get("replayed") is True)
-    if write.state == "done":  # a bot that recorded what it said rather than the record: say that
-        return Notice(text=f"{write.result or 'done'} (request {write.code}, approved by {write.decided_by})")
-    error = record.get("error") if record is not None else None
-    message = error.get("message") if isinstance(error, dict) else write.result
-    raise CommandError(f"{write.what}, approved by {write.decided_by}, failed: {visible(str(message))}")
-
-
-def _record(text: str) -> dict[str, JSON] | None:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+    held = decode_held(write.result, ok=write.state == "done")
+    if write.state == "done" and held.result is not None:
+        return held.result
+    if write.state == "done":  # a row that says what came of it in words only (a chat's, or a type unknown here)
+        said = held.summary or "done"
+        return Notice(text=f"{said} (request {write.code}, approved by {write.decided_by})")
+    message = held.error.message if held.error is not None else held.summary
+    raise CommandError(f"{write.what}, approved by {write.decided_by}, failed: {visible(message)}")
 
 
 # --------------------------------------------------------------------------- petstore approvals
@@ -242,9 +224,17 @@ def request_record(write: PendingWrite, *, now: float, detail: bool = False) -> 
             "decided": _iso(write.decided) if write.decided is not None else None,
             "reason": write.reason,
             "posted": write.posted,
-            "result": _record(write.result) or write.result,
+            "result": _shown_result(write),
         }
     return record
+
+
+def _shown_result(write: PendingWrite) -> JSON:
+    """What came of a request, as ``petstore approvals show`` shows it: its record (empty: not run)."""
+    if not write.result:
+        return write.result
+    held = decode_held(write.result, ok=write.state == "done")
+    return replace(held, line=held.line or write.line).record()  # a chat's row of before kept only its words
 
 
 def _iso(when: float) -> str:
@@ -299,22 +289,21 @@ async def cancel_request(store: PendingStore, code: str, *, asker: str) -> Cance
     )
 
 
-def wire_approval(
-    session: CommandSession,
+def terminal_approval(
     composition: Composition,
     settings: Settings,
     *,
     options: WaitOptions = WaitOptions(),
     spinner: Spinner | None = None,
-) -> None:
-    """Send ``session``'s writes for approval when its environment is under ``[bot] approvals`` (a terminal face's
-    composition calls this); CommandError (one line) when the store is not configured."""
+) -> TerminalApproval | None:
+    """Where a terminal face's session sends its writes when its environment is under ``[bot] approvals`` (its
+    ``ask_approval``; None: writes run here); CommandError (one line) when the store is not configured."""
     env = composition.target.env
     if not needs_approval(settings, env):
-        return
+        return None
     store, database = open_store(settings, env=env)
     composition.on_close(database.close)
-    session.ask_approval = TerminalApproval(
+    return TerminalApproval(
         store,
         env=env,
         ttl=settings.bot.approval_ttl,

@@ -49,7 +49,8 @@ def bot_main(settings: Settings, args: argparse.Namespace, *, config_file: Path 
         state_dir=(matrix_dir or default_data_dir() / "bot").expanduser(),
         config_where=str(config_file or default_config_path()),
         listen=(getattr(args, "host", None) or "127.0.0.1", getattr(args, "port", None) or 3000),
-        socket_mode=bool(getattr(args, "socket_mode", False)),
+        # every platform at once: Slack over Socket Mode unless its HTTP endpoints have their signing secret
+        socket_mode=bool(getattr(args, "socket_mode", False)) or (not named and bot.slack.signing_secret is None),
         metrics_port=getattr(args, "metrics_port", None),
         verbose=getattr(args, "verbose", None) or 0,
     )

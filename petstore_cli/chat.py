@@ -318,14 +318,16 @@ def chat_main(settings: Settings, *, sandbox_reset: bool = False) -> int:
     """Entry point of ``petstore chat`` (called by petstore_cli.dispatch)."""
     from petstore_cli.settings.paths import default_data_dir
 
-    from .approvals import wire_approval
+    from .approvals import terminal_approval
     from .compose import compose
 
     interactive = sys.stdin.isatty()
     console = PipeConsole(highlight=False)
     composition = compose(settings, sandbox_reset=sandbox_reset)
-    session = composition.session(confirm=make_confirm(console) if interactive else None)
-    wire_approval(session, composition, settings)
+    session = composition.session(
+        confirm=make_confirm(console) if interactive else None,
+        ask_approval=terminal_approval(composition, settings),
+    )
     history_path = default_data_dir() / HISTORY_FILE if interactive else None
     return run_chat(
         session, console=console, history_path=history_path, interactive=interactive, aclose=composition.aclose

@@ -111,11 +111,13 @@ def _compose(args: argparse.Namespace) -> _Built:
     console = Console(highlight=False)
     said: list[str] = []  # said once the prompt is done drawing, with the settings' warnings
     composition = compose(loaded.settings, sandbox_reset=bool(getattr(args, "sandbox_reset", False)), warn=said.append)
-    session = composition.session(confirm=make_confirm(console))
-    from .approvals import wire_approval
+    from .approvals import terminal_approval
     from .progress import Spinner
 
-    wire_approval(session, composition, loaded.settings, spinner=Spinner(sys.stderr) if sys.stderr.isatty() else None)
+    spinner = Spinner(sys.stderr) if sys.stderr.isatty() else None
+    session = composition.session(
+        confirm=make_confirm(console), ask_approval=terminal_approval(composition, loaded.settings, spinner=spinner)
+    )
     return _Built(composition=composition, session=session, console=console, warnings=[*loaded.warnings, *said])
 
 

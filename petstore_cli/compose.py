@@ -9,6 +9,7 @@ per actor (a chat bot makes one per user and room), each with its own state.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,10 +20,11 @@ from bot_commands.audit import AuditLog
 from bot_commands.commands import default_registry
 from bot_commands.pending import PendingWrites
 from bot_commands.policy import Actor, Policy
-from bot_commands.ports import Confirm
+from bot_commands.ports import AskApproval, Confirm, Notifications
 from bot_commands.registry import Registry
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
+from bot_commands.session_parts import DEFAULT_CONSENT_HINT, Sleep
 from petstore_api.client import PetStoreClient, asgi_transport
 from petstore_api.masking import mask_secret
 from petstore_cli.settings.model import Settings
@@ -58,8 +60,14 @@ class Composition:
         max_history: int | None = None,
         pending: PendingWrites | None = None,
         approval_ttl: float = 3600.0,
+        sleep: Sleep = asyncio.sleep,
+        notifications: Notifications | None = None,
+        ask_approval: AskApproval | None = None,
+        progress: Callable[[str], None] | None = None,
+        consent_hint: str = DEFAULT_CONSENT_HINT,
     ) -> CommandSession:
-        """A new session on the shared client (its own ``$last``, ``/more`` and history)."""
+        """A new session on the shared client (its own ``$last``, ``/more`` and history), built whole: what each
+        part is, :class:`~bot_commands.session_parts.SessionParts` says."""
         return CommandSession(
             self.client,
             env=self.env,
@@ -72,6 +80,11 @@ class Composition:
             max_history=max_history,
             pending=pending,
             approval_ttl=approval_ttl,
+            sleep=sleep,
+            notifications=notifications,
+            ask_approval=ask_approval,
+            progress=progress,
+            consent_hint=consent_hint,
         )
 
     def on_close(self, close: Callable[[], object]) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from .exits import EXIT_INTERRUPTED, EXIT_USAGE
 from .options import FACES, build_parser, command_index, hoist_output_options, parse
+from .startup import started
 
 if TYPE_CHECKING:  # pragma: no cover
     from bot_commands.output import OutputSpec
@@ -42,16 +43,19 @@ def dispatch(words: Sequence[str], *, program: bool = False) -> int:
     if command == "serve":
         from petstore_server.serve import serve_command
 
+        started()
         return serve_command(args)
     if command == "tui":
         return _tui(args, program=program)
     if command == "completion":
         from .completion import completion_main
 
+        started()
         return completion_main(args.shell, parser=build_parser())
     if command == "chat":
         from .chat_start import applies, start_chat
 
+        started()
         if applies():  # at a terminal: the prompt first, the session built behind it
             return start_chat(args)
     return _with_settings(command, args)
@@ -65,7 +69,7 @@ def _arguments(words: list[str]) -> argparse.Namespace | int:
     if index is not None and words[index] not in FACES:
         from .subcommands import subcommand_args
 
-        return subcommand_args(words, index, build_parser())
+        return subcommand_args(words, index, build_parser(only="run"))
     return parse(words)
 
 
@@ -94,6 +98,7 @@ def _tui(args: argparse.Namespace, *, program: bool) -> int:
         preview = fork_preview(args)
     from .tui_start import start_tui
 
+    started()
     return start_tui(args, preview=preview)
 
 
@@ -127,6 +132,8 @@ def _face(command: str, args: argparse.Namespace) -> int:
     for warning in loaded.warnings:
         print(f"petstore: warning: {warning}", file=sys.stderr)
     configure_logging(getattr(args, "verbose", None) or 0)
+    if command != "run":  # run: once its modules are in (below)
+        started()
     if command == "chat":
         from .chat import chat_main
 
@@ -172,6 +179,7 @@ def _run(loaded: LoadedSettings, args: argparse.Namespace, output: OutputSpec) -
     from .approvals import WaitOptions
     from .runner import RunOptions, run_main
 
+    started()
     options = RunOptions(
         script=getattr(args, "script", None),
         commands=tuple(getattr(args, "commands", ())),

@@ -20,6 +20,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "web": ("textual_serve", "aiohttp"),
     "jq": ("jq",),
     "keyring": ("keyring",),
+    "xmpp": ("slixmpp",),
 }
 
 

@@ -1,7 +1,8 @@
 """``petstore``: the program's entry point. The command line goes to :func:`petstore_cli.dispatch.dispatch`.
 
 Nothing heavy is imported here or by the dispatcher at module level: ``petstore --version`` and ``--help`` must
-not pay for textual, httpx or pydantic.
+not pay for textual, httpx or pydantic; ``petstore --version`` alone is answered before argparse or anything else is
+imported.
 """
 
 from __future__ import annotations
@@ -10,8 +11,6 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from petstore_os import no_core_dumps
-
 from .exits import EXIT_OK
 
 __all__ = ["main", "quiet_on_closed_pipe"]
@@ -19,8 +18,15 @@ __all__ = ["main", "quiet_on_closed_pipe"]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``petstore`` with ``argv`` (None: this process's own arguments, as the program)."""
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
+        return _version()
     if argv is None:  # the program itself, not a caller in-process
+        from petstore_os import no_core_dumps
+
         no_core_dumps()  # first: no core file holds a key read from here on (petstore_os.limits)
+        from .startup import begin
+
+        begin()  # the collector rarely while the command's modules are imported (until startup.started)
         # petstore uses no pydantic plugins: pydantic's switch spares it the scan of every installed
         # package's entry points for them (an explicit setting, even an empty one, is kept).
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
@@ -29,6 +35,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         return quiet_on_closed_pipe(lambda: dispatch(sys.argv[1:], program=True))
     return dispatch(argv)
+
+
+def _version() -> int:
+    """``petstore --version``: what argparse's ``--version`` prints (the parser says the same), without it."""
+    from petstore_api.version import __version__
+
+    def say() -> int:
+        print(f"petstore {__version__}")
+        return EXIT_OK
+
+    return quiet_on_closed_pipe(say)
 
 
 def quiet_on_closed_pipe(run: Callable[[], int]) -> int:

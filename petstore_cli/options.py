@@ -8,7 +8,7 @@ are added where their parsers are built). The dispatcher (:mod:`petstore_cli.dis
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from petstore_api import __version__
 from petstore_os import OneLineParser, port_number
@@ -84,8 +84,10 @@ def global_options(*, suppress: bool) -> OneLineParser:
     return p
 
 
-def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
-    """The ``petstore`` parser; ``commands=False``: the root's own options only (see :func:`parse`)."""
+def build_parser(*, commands: bool = True, only: str | None = None) -> argparse.ArgumentParser:
+    """The ``petstore`` parser; ``commands=False``: the root's own options only (see :func:`parse`); ``only``: with
+    that command's parser alone (a command line that names it needs no other: ``petstore run -c /list`` builds
+    neither the service's options nor the web face's)."""
     parser = OneLineParser(
         prog="petstore",
         description=DESCRIPTION,
@@ -101,30 +103,49 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         return parser
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = [global_options(suppress=True)]
+    for name, add in _COMMANDS.items():
+        if only is None or name == only:
+            add(sub.add_parser, common)
+    return parser
 
-    tui = sub.add_parser(
+
+#: A subparsers action's ``add_parser``: what each face's builder below adds its parser with.
+AddParser = Callable[..., argparse.ArgumentParser]
+
+
+def _tui(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+    tui = add_parser(
         "tui",
         parents=common,
         help="the Textual TUI (the default command)",
         description="Open the TUI: pets list, status tabs, add form, detail view, chat prompt.",
     )
     _add_tui_options(tui)
-    sub.add_parser(
+
+
+def _chat(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+    add_parser(
         "chat",
         parents=common,
         help="a chat-like prompt in the terminal",
         description="A prompt for slash commands (/help lists them). Reads stdin when piped.",
     )
-    run = sub.add_parser(
+
+
+def _run(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+    run = add_parser(
         "run",
         parents=[*common, output_options()],
         help="run slash commands from a script, stdin or -c",
         description="Run commands one a line; exit 0 ok, 1 failed at the service, 2 bad input.",
     )
     _add_run_options(run)
-    bot = sub.add_parser(
+
+
+def _bot(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+    bot = add_parser(
         "bot",
-        help="run the chat bot (every platform the config names, or one: matrix, irc, slack)",
+        help="run the chat bot (every platform the config names, or one: matrix, irc, slack, xmpp)",
         description="Serve the slash commands in team chat: !list, !add ..., with roles, "
         "confirmation and an audit log ([bot] in the config). Without a PLATFORM, on every platform the config "
         "has a [bot.<platform>] section for, in one process.",
@@ -162,7 +183,18 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         action="store_true",
         help="connect out to Slack over Socket Mode (no public URL; the app-level token: [bot.slack] app_token)",
     )
-    serve = sub.add_parser(
+    xmpp = platforms.add_parser(
+        "xmpp",
+        parents=common,
+        help="an XMPP bot in multi-user chat rooms and direct messages ([bot.xmpp] in the config)",
+        description="Log in to an XMPP server as [bot.xmpp] jid, join its rooms and answer !commands there and in "
+        "direct messages.",
+    )
+    _metrics_option(xmpp)
+
+
+def _serve(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+    serve = add_parser(
         "serve",
         help="run the Pet Store service (SQLite) with uvicorn",
         description="Serve the Pet Store API under /v1 on HTTP.",
@@ -170,7 +202,10 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     from petstore_server.options import add_serve_options
 
     add_serve_options(serve)
-    web = sub.add_parser(
+
+
+def _web(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+    web = add_parser(
         "web",
         parents=common,
         help="serve the TUI to browsers (a login, loopback by default)",
@@ -180,13 +215,19 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     )
     _add_web_options(web)
     _theme_option(web, suppress=True)
-    completion = sub.add_parser(
+
+
+def _completion(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+    completion = add_parser(
         "completion",
         help="print the shell completion script (bash, zsh, fish)",
         description="Print a completion script (the README has the install lines).",
     )
     completion.add_argument("shell", choices=["bash", "zsh", "fish"])
-    config = sub.add_parser(
+
+
+def _config(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+    config = add_parser(
         "config",
         parents=common,
         help="where the config file is, what is in effect, a new one",
@@ -194,7 +235,10 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         "source; init: write a commented config file (mode 0600, never overwrites).",
     )
     config.add_argument("action", choices=["path", "show", "init"])
-    auth = sub.add_parser(
+
+
+def _auth(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+    auth = add_parser(
         "auth",
         parents=common,
         help="store the API key of a server (system keyring, else a 0600 file)",
@@ -205,7 +249,10 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
         "line is seen by every user of the host).",
     )
     auth.add_argument("action", choices=["login", "status", "logout"])
-    approvals = sub.add_parser(
+
+
+def _approvals(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+    approvals = add_parser(
         "approvals",
         parents=[*common, output_options(writes=False)],
         help="requests for a second person's approval (writes under [bot] approvals)",
@@ -218,7 +265,21 @@ def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
     approvals.add_argument(
         "--limit", type=_positive, default=50, metavar="N", help="list at most N requests (default: 50)"
     )
-    return parser
+
+
+#: Each face's parser, in the order ``petstore --help`` lists them (the keys are :data:`FACES`).
+_COMMANDS: dict[str, Callable[[AddParser, Sequence[argparse.ArgumentParser]], None]] = {
+    "tui": _tui,
+    "chat": _chat,
+    "run": _run,
+    "bot": _bot,
+    "serve": _serve,
+    "web": _web,
+    "completion": _completion,
+    "config": _config,
+    "auth": _auth,
+    "approvals": _approvals,
+}
 
 
 def output_options(*, writes: bool = True) -> OneLineParser:
@@ -417,4 +478,6 @@ def parse(words: Sequence[str]) -> argparse.Namespace:
             rest = list(words)
         if not rest:
             return args
-    return build_parser().parse_args(words)
+    index = command_index(words)
+    named = words[index] if index is not None and words[index] in FACES else None
+    return build_parser(only=None if HELP.intersection(words[:index]) else named).parse_args(words)

@@ -34,7 +34,7 @@ from bot_commands.session import CommandSession
 from bot_commands.views import BlankView, notes_of, present
 from petstore_cli.settings.model import Settings
 
-from .approvals import WaitOptions, wire_approval
+from .approvals import WaitOptions, terminal_approval
 from .compose import compose
 
 if TYPE_CHECKING:  # pragma: no cover - imported only when needed
@@ -251,8 +251,6 @@ async def run_script(
         prefix=prefix,
         commands=frozenset(session.registry.names()) if prefix != "/" else (),
     )
-    if spinner is not None:
-        session.progress = spinner.update
     report = await play_script(session, script_lines(lines), face=face, keep_going=keep_going)
     face.finish(report.remaining)
     return EXIT_USAGE if face.bad_output else report.exit_code
@@ -311,8 +309,6 @@ def run_main(settings: Settings, options: RunOptions) -> int:
         print("petstore run: nothing to run; give a SCRIPT, - for stdin, or -c COMMAND", file=sys.stderr)
         return EXIT_USAGE
     composition = compose(settings, sandbox_reset=options.sandbox_reset)
-    session = composition.session(confirm=_always_yes if options.yes else None)
-    session.consent_hint = f"{options.typed} needs --yes"
     if composition.target.sandbox and sys.stderr.isatty():
         print("petstore: on the in-process sandbox (set --base-url or --env to use a server)", file=sys.stderr)
     spinner = None
@@ -321,10 +317,16 @@ def run_main(settings: Settings, options: RunOptions) -> int:
 
         spinner = Spinner(sys.stderr)
     try:
-        wire_approval(session, composition, settings, options=options.approval, spinner=spinner)
+        approval = terminal_approval(composition, settings, options=options.approval, spinner=spinner)
     except BaseException:
         asyncio.run(composition.aclose())
         raise
+    session = composition.session(
+        confirm=_always_yes if options.yes else None,
+        consent_hint=f"{options.typed} needs --yes",
+        ask_approval=approval,
+        progress=spinner.update if spinner is not None else None,
+    )
 
     async def main() -> int:
         try:

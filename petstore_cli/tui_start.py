@@ -1,7 +1,7 @@
 """``petstore`` / ``petstore tui``: the first frame before the libraries, the session behind it.
 
 Imports Textual and the TUI's first frame only (``tests/test_cli.py`` checks); settings
-(pydantic, pydantic-settings), the client (httpx), the command layer's models and the
+(pydantic), the client (httpx), the command layer's models and the
 sandbox load in :func:`build`, which the app runs in a thread worker after its first paint.
 A bad configuration raises :class:`tui.startup.StartupError`: the app ends and ``petstore``
 prints its one line and exits 2, as before. The module itself imports no Textual:

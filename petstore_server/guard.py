@@ -20,6 +20,12 @@ httptools is installed) and uses its public parser callbacks (``on_message_begin
 ``on_message_complete``, which tell where a request's head and body begin and end) and its ``connections`` set:
 pyproject pins uvicorn to its minor version for that (``uvicorn>=0.54,<0.55``), and, as the parser whose
 callbacks those are, pins httptools to its minor version (``httptools>=0.9,<0.10``).
+
+Why uvicorn (bench/README.md, "Which HTTP server runs the service"): of uvicorn, Granian, Hypercorn and gunicorn with
+uvicorn workers, none closes a silent connection, a trickled head and a connection past a cap by itself, and each
+leaves its workers serving after ``kill -9`` of its master (:mod:`.supervision` handles that here). uvicorn takes
+the protocol class through a public option, so the limits are this module; Granian, the fastest, would have to be
+patched from outside for them.
 """
 
 from __future__ import annotations

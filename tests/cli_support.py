@@ -1,11 +1,17 @@
-"""The real entry point for subprocess tests: ``petstore`` with a clean environment of its own, and ``petstore
-serve`` on an ephemeral loopback port (seeded), stopped by PID at the end."""
+"""The entry point for tests: ``petstore ARGS`` with a clean environment of its own, in this process
+(:func:`petstore_main`, for tests of what a command does) or as a process (:func:`run_petstore`, for tests of the
+process itself: signals, pipes, start-up), and ``petstore serve`` on an ephemeral loopback port (seeded), stopped by
+PID at the end."""
 
 from __future__ import annotations
 
+import io
+import logging
 import os
+import signal
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,3 +78,72 @@ def run_petstore(*args: str, env: dict[str, str], stdin: str = "") -> subprocess
         timeout=60,
         env=env,
     )
+
+
+def petstore_main(
+    *args: str, env: dict[str, str], stdin: str = "", cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    """``petstore ARGS`` through :func:`petstore_cli.main.main` in this process, as :func:`run_petstore` runs it as
+    one: ``env`` is the whole environment, stdin a pipe holding ``stdin``, stdout and stderr pipes read back as text
+    (universal newlines, as ``text=True``), the exit code from the return or ``SystemExit``. Everything the run may
+    change in the process is put back afterwards: the environment, the working directory, the standard streams,
+    logging's handlers, warnings' filters and hook, the signal handlers."""
+    from petstore_cli.main import main
+
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    with _process_state(env=env, cwd=cwd):
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8")
+        sys.stdout, sys.stderr = stdout, stderr
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's --help, --version and usage errors
+            code = _exit_code(exc)
+    return subprocess.CompletedProcess(["petstore", *args], code, _text(stdout), _text(stderr))
+
+
+def _exit_code(exc: SystemExit) -> int:
+    if exc.code is None or isinstance(exc.code, int):
+        return exc.code or 0
+    print(exc.code, file=sys.stderr)  # as the interpreter does with a message
+    return 1
+
+
+def _text(stream: io.TextIOWrapper) -> str:
+    """What ``subprocess.run(..., text=True)`` would have read from the pipe: newlines translated."""
+    stream.flush()
+    raw = stream.detach()
+    assert isinstance(raw, io.BytesIO)
+    return raw.getvalue().decode().replace("\r\n", "\n").replace("\r", "\n")
+
+
+_LOGGERS = ("", "petstore_api")
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGHUP)
+
+
+@contextmanager
+def _process_state(*, env: dict[str, str], cwd: Path) -> Iterator[None]:
+    """The process-wide state a command may change, restored when the block ends."""
+    environ, here, streams = dict(os.environ), os.getcwd(), (sys.stdin, sys.stdout, sys.stderr)
+    loggers = [(logging.getLogger(n), logging.getLogger(n).handlers[:]) for n in _LOGGERS]
+    settings = [(lg, lg.level, lg.propagate) for lg, _ in loggers]
+    handlers = {number: signal.getsignal(number) for number in _SIGNALS}
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    try:
+        with warnings.catch_warnings():
+            yield
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = streams
+        os.chdir(here)
+        os.environ.clear()
+        os.environ.update(environ)
+        for logger, kept in loggers:
+            logger.handlers[:] = kept
+        for logger, level, propagate in settings:
+            logger.setLevel(level)
+            logger.propagate = propagate
+        for number, handler in handlers.items():
+            if handler is not None:  # None: set outside Python, never by a command
+                signal.signal(number, handler)

@@ -68,13 +68,21 @@ async def make_session(
 ) -> AsyncIterator[Callable[..., CommandSession]]:
     clients: list[PetStoreClient] = []
 
-    def make(*, env: str = "sandbox", read_only: bool = False, confirm: Any = None) -> CommandSession:
+    def make(
+        *,
+        env: str = "sandbox",
+        read_only: bool = False,
+        confirm: Any = None,
+        policy: Policy | None = None,
+        **parts: Any,
+    ) -> CommandSession:
+        """A session on the sandbox; ``parts``: the rest of what it is built with (actor, pending, audit ...)."""
         client = PetStoreClient(base_url=BASE, api_key=sandbox.api_key, transport=transport, allow_insecure_http=True)
         clients.append(client)
         info = EnvInfo(env=env, base_url=BASE, masked_key=mask_secret(sandbox.api_key), sandbox=env == "sandbox")
-        policy = Policy(read_only=read_only, production=env == "production")
+        policy = policy or Policy(read_only=read_only, production=env == "production")
         return CommandSession(
-            client, env=info, registry=default_registry(), policy=policy, confirm=confirm, sleep=sleeps
+            client, env=info, registry=default_registry(), policy=policy, confirm=confirm, sleep=sleeps, **parts
         )
 
     yield make

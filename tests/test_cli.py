@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_support import run_petstore
+from cli_support import petstore_main
 from python_support import python_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def petstore(*args: str, env: dict[str, str] | None = None, stdin: str = "") -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
-    return run_petstore(*args, env={**base, **(env or {})}, stdin=stdin)
+    return petstore_main(*args, env={**base, **(env or {})}, stdin=stdin)
 
 
 def test_version() -> None:
@@ -76,7 +76,7 @@ def test_the_program_turns_pydantic_plugins_off_unless_told_otherwise(environ: d
     code = (
         "import os, sys\n"
         "from petstore_cli.main import main\n"
-        "sys.argv = ['petstore', '--version']\n"
+        "sys.argv = ['petstore', '--help']\n"
         "try:\n"
         "    main()\n"
         "except SystemExit:\n"

@@ -28,11 +28,11 @@ PRODUCT = [
     "petstore_web",
 ]
 #: chat SDKs: imported only in petstore_bot/ (the bot faces), never by the command layer.
-CHAT_SDKS = {"nio", "slack_sdk", "slack_bolt", "aiohttp", "irc"}
+CHAT_SDKS = {"nio", "slack_sdk", "slack_bolt", "aiohttp", "irc", "slixmpp"}
 #: the web face's server: textual-serve (and the aiohttp it runs on) only in petstore_web/.
 WEB = {"textual_serve", "aiohttp_jinja2"}
 
-#: the application's settings (pydantic-settings, the config file in the platform dirs): petstore_cli/settings only;
+#: the application's settings (the config file in the platform dirs; pydantic-settings, no longer used): petstore_cli/settings only;
 #: the client keeps the client's own (base URL, key, timeouts, retries), the command layer and the TUI get values.
 APP_SETTINGS = {"pydantic_settings", "platformdirs"}
 

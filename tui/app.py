@@ -37,7 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .player import Player
 
 
-#: Seconds the start-up thread waits for a preview's rows to be on screen (then it starts anyway).
+#: Seconds the start-up thread waits for a preview's rows to be on screen (then it starts anyway): the thread's
+#: imports would hold the GIL against the few steps that show them.
 PREVIEW_HEAD_START = 0.15
 
 

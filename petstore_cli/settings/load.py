@@ -21,6 +21,7 @@ from petstore_api.settings import EndpointSettings, read_key_file
 from petstore_os import tighten
 from petstore_os.db_url import url_password
 
+from .environ import environment_settings, merged
 from .model import ENV_PREFIX, Settings
 from .paths import default_config_path
 
@@ -50,7 +51,8 @@ def load_settings(
         warnings += _permission_warnings(path, toml_data)
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
     try:
-        settings = Settings.reading(path if read else None)(**flags)
+        environment = environment_settings(Settings, environ, prefix=ENV_PREFIX)
+        settings = Settings.model_validate(merged(toml_data, environment, flags))
     except ValidationError as exc:
         raise ConfigError(_describe(exc, flags=flags, environ=environ, path=path, toml=toml_data)) from None
     settings._config_path = path

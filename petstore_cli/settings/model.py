@@ -1,25 +1,22 @@
-"""The root of the application's settings, loaded by pydantic-settings.
+"""The root of the application's settings: one validated model.
 
-Sources, highest first:
+Sources, highest first, merged by :func:`petstore_cli.settings.load.load_settings`:
 
-1. command-line flags (passed in as keyword arguments),
+1. command-line flags,
 2. environment variables: ``PETSTORE_ENV``, ``PETSTORE_BASE_URL``,
    ``PETSTORE_API_KEY``, ``PETSTORE_READ_ONLY`` and one per nested setting
    with ``__`` between levels (``PETSTORE_HTTP__TIMEOUT``,
-   ``PETSTORE_PRODUCTION__BASE_URL`` ...),
-3. the TOML config file, through pydantic-settings' ``TomlConfigSettingsSource``
-   (:meth:`Settings.reading` names the file),
+   ``PETSTORE_PRODUCTION__BASE_URL`` ...; :mod:`petstore_cli.settings.environ`),
+3. the TOML config file,
 4. the defaults below.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import PrivateAttr, SecretStr
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic import BaseModel, ConfigDict, PrivateAttr, SecretStr
 
 from petstore_api.settings import HttpSettings
 from petstore_bot.settings import BotSettings
@@ -32,15 +29,10 @@ EnvName = Literal["sandbox", "staging", "production", "custom"]
 ENV_PREFIX = "PETSTORE_"
 
 
-class Settings(BaseSettings):
+class Settings(BaseModel):
     """All settings of petstore. See config.example.toml for a commented copy."""
 
-    model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX,
-        env_nested_delimiter="__",
-        extra="forbid",
-        case_sensitive=False,
-    )
+    model_config = ConfigDict(extra="forbid")
 
     env: EnvName | None = None
     """Environment: sandbox, staging, production or custom; default: custom when a base_url is set, else sandbox."""
@@ -67,28 +59,3 @@ class Settings(BaseSettings):
     @property
     def config_path(self) -> Path | None:
         return self._config_path
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # Flags (init kwargs) > environment > TOML file (model_config's toml_file; none on this class) > defaults.
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
-
-    @staticmethod
-    def reading(path: Path | None) -> type[Settings]:
-        """The settings model with ``path`` as its TOML file (None: no file), as pydantic-settings configures one."""
-        return _reading(path)
-
-
-@lru_cache(maxsize=8)
-def _reading(path: Path | None) -> type[Settings]:
-    if path is None:
-        return Settings
-    config = SettingsConfigDict(toml_file=path)
-    return type("Settings", (Settings,), {"model_config": config, "__module__": __name__, "__doc__": Settings.__doc__})

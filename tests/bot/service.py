@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -11,9 +12,11 @@ from bot_commands.audit import AuditLog
 from bot_commands.commands import default_registry
 from bot_commands.pending import PendingWrites
 from bot_commands.policy import Actor, Policy
+from bot_commands.ports import Notifications
 from bot_commands.registry import Registry
 from bot_commands.results import EnvInfo
 from bot_commands.session import CommandSession
+from bot_commands.session_parts import Sleep
 from petstore_api.client import PetStoreClient, asgi_transport
 from petstore_api.masking import mask_secret
 from petstore_bot.settings import BotSettings
@@ -43,6 +46,8 @@ class SandboxService:
         max_history: int | None = None,
         pending: PendingWrites | None = None,
         approval_ttl: float = 3600.0,
+        sleep: Sleep = asyncio.sleep,
+        notifications: Notifications | None = None,
     ) -> CommandSession:
         return CommandSession(
             self.client,
@@ -55,6 +60,8 @@ class SandboxService:
             max_history=max_history,
             pending=pending,
             approval_ttl=approval_ttl,
+            sleep=sleep,
+            notifications=notifications,
         )
 
     async def aclose(self) -> None:

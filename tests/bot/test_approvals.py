@@ -14,6 +14,8 @@ import psycopg
 import pytest
 from pg_support import database_url, start_pg_server
 
+from bot_commands.held import decode_held
+from bot_commands.results import PetCreated
 from petstore_bot.testing import ChatRoom
 
 from .conftest import ALICE, BOB, CAROL, OSCAR, Bot
@@ -80,7 +82,9 @@ async def test_a_second_operator_approves_once(make_bot: Callable[..., Bot], sta
         lines[4]["pet_id"], int
     )
     stored = await bot.state.pending.store.get(ticket)
-    assert stored is not None and stored.state == "done" and re.fullmatch(r"Created #\d+ Rex", stored.result)
+    assert stored is not None and stored.state == "done"
+    ran = decode_held(stored.result, ok=False)  # the record of the run, as a terminal waiting on it reads it
+    assert ran.ok and isinstance(ran.result, PetCreated) and re.fullmatch(r"Created #\d+ Rex", ran.summary)
 
 
 async def test_a_denial_drops_the_write_and_says_why(make_bot: Callable[..., Bot], state_line: str) -> None:

@@ -15,9 +15,11 @@ import re
 import stat
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bot_commands.session import CommandSession
 from petstore_bot.approvals_room import ApprovalPoster
 from petstore_bot.chat import Reply
 from petstore_bot.pending import TakenFinisher
@@ -226,9 +228,8 @@ async def test_a_write_taken_before_a_crash_is_finished_once_on_start(make_bot: 
     committed, make = asyncio.Event(), first.core._make_session
 
     def holding(actor: Any) -> Any:
-        session = make(actor)
-        session.client = HoldingClient(session.client, committed)
-        return session
+        made = make(actor)
+        return CommandSession.from_parts(replace(made.parts, client=HoldingClient(made.client, committed)))
 
     first.core._make_session = holding
     approving = asyncio.create_task(first.room.text(OSCAR, f"!approve {ticket}"))

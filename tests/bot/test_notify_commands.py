@@ -53,10 +53,7 @@ def rig(
     )
 
     def session(actor: Actor) -> CommandSession:
-        made = make_session()
-        made.actor = actor
-        made.notifications = bot.for_actor(actor)
-        return made
+        return make_session(actor=actor, notifications=bot.for_actor(actor))
 
     return bot, posted, session
 
@@ -156,10 +153,8 @@ async def test_schedules_and_watches_are_bounded_per_room_and_per_bot(
     )
 
     def session(room: str) -> CommandSession:
-        made = make_session()
-        made.actor = Actor(id="@victor:x", role=Role.VIEWER, where=f"matrix:{room}")
-        made.notifications = bot.for_actor(made.actor)
-        return made
+        actor = Actor(id="@victor:x", role=Role.VIEWER, where=f"matrix:{room}")
+        return make_session(actor=actor, notifications=bot.for_actor(actor))
 
     here, there = session("!a"), session("!b")
     outcomes = [await here.run("/every 1m /list pending") for _ in range(15)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -172,6 +173,27 @@ async def test_two_platforms_in_one_process_each_answered_and_a_watch_posted_whe
         assert [core.platform for core in world.runtime.cores.values()] == ["alpha", "beta"]
         assert world.runtime.cores["alpha"].roles is world.runtime.cores["beta"].roles  # one role book
     assert world.runtime.teardowns == 1 and service.closed == ["closed"]
+
+
+async def test_a_request_asked_on_one_platform_is_posted_and_approved_in_the_approvals_room_of_another(
+    tmp_path: Path,
+) -> None:
+    """With ``[bot] approvals_room`` set, a request asked in a chat room is bound to the approvals room (on the
+    platform that owns it), posted there, and decided there only; its asker is told where it went."""
+    bob, cid = "beta:bob", "beta:cid"
+    extra = {"approvals": ["sandbox"], "approvals_room": "alpha:ops", "roles": {"operators": [OPERATOR, bob, cid]}}
+    async with running(tmp_path, Fake("alpha"), Fake("beta"), **extra) as world:
+        alpha, beta = world.fakes["alpha"], world.fakes["beta"]
+        asked = await beta.room("dev").text(bob, "!add Crossed --category 1")
+        code = re.search(r"!approve ([A-Z0-9]+)", asked)
+        assert code is not None and "It is posted in alpha:alpha:ops" in asked, asked
+        await asyncio.wait_for(alpha.said.wait(), timeout=30)
+        [(room, text, key)] = alpha.posted
+        assert room == "alpha:ops" and code[1] in text and "asked in beta:beta:dev" in text and key is not None
+        refused = await beta.room("dev").text(cid, f"!approve {code[1]}")
+        assert "decided only in the room where it was asked for (or posted)" in refused
+        approved = await alpha.room("ops").text(OPERATOR, f"!approve {code[1]}")
+        assert "Crossed" in approved and beta.posted == []
 
 
 async def test_the_runtime_runs_its_background_work_only_as_work_of_the_lease_holder(tmp_path: Path) -> None:

@@ -79,6 +79,7 @@ def test_the_matrix_transport_names_the_bot_and_owns_matrix_rooms(tmp_path: Path
     assert made.names == ("petbot", "@petbot:example.org")
     assert not made.can_post  # not logged in yet
     assert made.owns("!abc:example.org") and made.owns("#ops:example.org")
+    assert made.owns("!mSw0QNsAIHA5uYcqM9XpWa614i3dwm_yXVV4yutBEpw")  # room version 12: no server name
     for other in ("C0123ABCD", "T1/C0123ABCD", "irc:#ops", "ops@conference.example.org", "!nocolon", "# ops:x"):
         assert not made.owns(other), other
 

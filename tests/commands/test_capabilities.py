@@ -4,6 +4,8 @@ session /audit does not send its person to a file of the host."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from bot_commands.notify import NOTIFY_COMMANDS
@@ -29,7 +31,8 @@ async def test_help_whoami_and_completion_leave_out_what_needs_a_chat_room(sessi
 
 @pytest.mark.parametrize("line", ["/watch", "/unwatch sold", "/watches", "/every 10m /list", "/schedules"])
 async def test_typed_anyway_it_says_where_it_works_before_any_role(session: CommandSession, line: str) -> None:
-    session.actor = Actor(id="local:nobody", role=Role.NONE, where="terminal")  # no role would make it work here
+    nobody = Actor(id="local:nobody", role=Role.NONE, where="terminal")  # no role would make it work here
+    session = CommandSession.from_parts(replace(session.parts, actor=nobody))
     outcome = await session.run(line)
     assert outcome.failure is not None and outcome.failure.kind == "forbidden"
     name = line.split()[0].lstrip("/")
@@ -40,7 +43,7 @@ async def test_typed_anyway_it_says_where_it_works_before_any_role(session: Comm
 async def test_audit_in_a_browser_session_does_not_point_at_a_file_of_the_host(session: CommandSession) -> None:
     terminal = await session.run("/audit")
     assert terminal.failure is not None and "read the audit log file itself" in terminal.failure.message
-    session.policy = Policy(host_files=False)  # a web face's session: its person is in a browser
-    browser = await session.run("/audit")
+    browser_session = CommandSession.from_parts(replace(session.parts, policy=Policy(host_files=False)))
+    browser = await browser_session.run("/audit")  # a web face's session: its person is in a browser
     assert browser.failure is not None
     assert browser.failure.message == "/audit is for chat rooms (their admins)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 
 import pytest
 
@@ -115,8 +116,8 @@ def test_plain_tables_clip_by_terminal_cells_unless_whole() -> None:
     )
 
 
-async def test_list_all_reports_its_progress(session: CommandSession) -> None:
+async def test_list_all_reports_its_progress(make_session: Callable[..., CommandSession]) -> None:
     told: list[str] = []
-    session.progress = told.append
+    session = make_session(progress=told.append)
     await session.execute("/list --limit 5 --all")
     assert told == ["1 page, 5 pets so far", "2 pages, 10 pets so far", "3 pages, 12 pets so far"]

@@ -152,10 +152,7 @@ def test_failures_have_one_view_too() -> None:
 @pytest.fixture
 def as_actor(make_session) -> Callable[..., CommandSession]:
     def make(role: Role, **policy: bool) -> CommandSession:
-        session = make_session()
-        session.actor = Actor(id=f"@{role}:test", role=role, where="!room")
-        session.policy = Policy(**policy)
-        return session
+        return make_session(actor=Actor(id=f"@{role}:test", role=role, where="!room"), policy=Policy(**policy))
 
     return make
 
@@ -213,11 +210,11 @@ async def test_deferred_writes_need_the_code_once_in_time(make_session, transpor
     roles = RoleBook.of(operators=["@alice:test", "@bob:test"], viewers=[], default="viewer")
 
     def person(name: str) -> CommandSession:
-        session = make_session()
-        session.actor = Actor(id=f"@{name}:test", role=Role.OPERATOR, where="matrix:!room")
-        session.policy = Policy(terminal=False, deferred=True, confirm_writes=True)
-        session.pending = pending
-        return session
+        return make_session(
+            actor=Actor(id=f"@{name}:test", role=Role.OPERATOR, where="matrix:!room"),
+            policy=Policy(terminal=False, deferred=True, confirm_writes=True),
+            pending=pending,
+        )
 
     with sqlite_holds(tmp_path, roles=roles, clock=lambda: now[0]) as pending:
         alice, bob = person("alice"), person("bob")
@@ -251,12 +248,10 @@ def _lines(path: Path) -> list[dict[str, object]]:
 
 async def test_every_write_attempt_is_one_line_on_disk(make_session, tmp_path: Path) -> None:
     path = tmp_path / "audit.ndjson"
-    session = make_session()
-    session.audit = AuditLog(path).open()
+    session = make_session(audit=AuditLog(path).open())
     await session.run("/list")  # reads are not audited
     created = await session.run("/add 'Rex the Dog' --category 3")
-    session.policy = Policy(read_only=True)
-    await session.run("/add Tom --category 3")
+    await session.read_only_view().run("/add Tom --category 3")
     lines = _lines(path)
     assert [line["outcome"] for line in lines] == ["ok", "refused"]
     assert lines[0]["pet_id"] == created.result.pet.id and lines[0]["applied"] == "yes"  # type: ignore[union-attr]
@@ -267,8 +262,7 @@ async def test_every_write_attempt_is_one_line_on_disk(make_session, tmp_path: P
 
 async def test_a_write_whose_answer_is_lost_says_so(make_session, tmp_path: Path) -> None:
     path = tmp_path / "audit.ndjson"
-    session = make_session()
-    session.audit = AuditLog(path).open()
+    session = make_session(audit=AuditLog(path).open())
 
     async def lost(**kwargs: object) -> Pet:
         raise TimeoutError("the call took longer than 30 s")
@@ -288,8 +282,7 @@ async def test_a_replayed_write_says_so_in_the_result_the_views_the_record_and_t
     from bot_commands.formats import record
 
     path = tmp_path / "audit.ndjson"
-    session = make_session()
-    session.audit = AuditLog(path).open()
+    session = make_session(audit=AuditLog(path).open())
     first = await session.run("/add Dup --category 2", request_id="chat:room:$event1")
     again = await session.run("/add Dup --category 2", request_id="chat:room:$event1")
     assert isinstance(first.result, r.PetCreated) and isinstance(again.result, r.PetCreated)

@@ -247,7 +247,7 @@ async def test_history_save_where_host_files_are_off_hands_the_script_over(
 
     from bot_commands.results import HistoryScript
 
-    session.policy = replace(session.policy, host_files=False)
+    session = CommandSession.from_parts(replace(session.parts, policy=replace(session.policy, host_files=False)))
     await session.execute("/list sold")
     out = tmp_path / "out"
     out.mkdir()
@@ -367,3 +367,51 @@ async def test_set_api_key_swaps_the_key_and_masks_it(session, sandbox) -> None:
     session.set_api_key(sandbox.api_key)
     assert len((await session.execute("/list")).pets) == 12
     assert session.env.masked_key == mask_secret(sandbox.api_key)
+
+
+# -- built whole ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sleep",
+        "notifications",
+        "ask_approval",
+        "policy",
+        "actor",
+        "client",
+        "env",
+        "registry",
+        "confirm",
+        "audit",
+        "pending",
+        "clock",
+        "progress",
+        "consent_hint",
+        "parts",
+        "anything_new",
+    ],
+)
+def test_nothing_is_patched_on_a_session_after_it_is_built(session: CommandSession, name: str) -> None:
+    """Every face passes what a session needs when it builds one (bot_commands.session_parts): an attribute
+    assigned afterwards raises, so a face that patches one fails its first test."""
+    with pytest.raises(AttributeError):
+        setattr(session, name, None)
+
+
+async def test_a_role_changes_through_the_session_and_a_read_only_view_is_a_new_session(
+    make_session: Callable[..., CommandSession],
+) -> None:
+    from bot_commands.policy import Actor, Role
+
+    session = make_session(actor=Actor(id="@ann:x", role=Role.VIEWER, where="matrix:!r"))
+    assert (await session.run("/add Rex --category 3")).failure.code == "forbidden"  # type: ignore[union-attr]
+    session.assume_role(Role.OPERATOR)
+    assert session.actor == Actor(id="@ann:x", role=Role.OPERATOR, where="matrix:!r")
+    assert session.history == ["/add Rex --category 3"]  # the conversation stays
+    view = session.read_only_view()
+    assert view is not session and view.actor == session.actor and view.client is session.client
+    assert view.history == []
+    assert (await view.run("/add Rex --category 3")).failure.code == "read_only"  # type: ignore[union-attr]
+    assert not session.policy.read_only and (await session.run("/add Rex --category 3")).ok

@@ -174,3 +174,20 @@ def test_the_flag_takes_a_port_and_is_off_by_default(face: list[str], capsys: py
     with pytest.raises(SystemExit):
         main(["bot", *face, "--metrics-port", "99999"])
     assert "must be a port number from 1 to 65535" in capsys.readouterr().err
+
+
+def test_the_bot_without_a_platform_and_no_section_says_what_to_add(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bot"]) == 2
+    assert capsys.readouterr().err == (
+        "petstore: no chat platform is configured: add a [bot.<platform>] section, e.g. [bot.matrix]\n"
+    )
+
+
+def test_the_bot_without_a_platform_runs_each_section_the_config_sets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """[bot.matrix] set: ``petstore bot`` runs Matrix, whose factory names what it lacks."""
+    cfg = tmp_path / "bot.toml"
+    cfg.write_text('[bot.matrix]\nhomeserver = "http://127.0.0.1:1"\n', encoding="utf-8")
+    assert main(["--config", str(cfg), "bot"]) == 2
+    assert capsys.readouterr().err.startswith("petstore: [bot.matrix] user_id is not set")

@@ -6,10 +6,10 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import petstore_main
 
 from bot_commands.commands import default_registry
 from petstore_cli.completion import spec
@@ -23,14 +23,7 @@ CANARY = "sk-CANARY-config-77aa99bb"
 def petstore(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
     base.update(XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
-    return subprocess.run(
-        [sys.executable, "-m", "petstore_cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**base, **env},
-    )
+    return petstore_main(*args, env={**base, **env})
 
 
 # -- config -------------------------------------------------------------------------------------
@@ -171,7 +164,7 @@ def _bash_complete(tmp_path: Path, *words: str) -> list[str]:
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 def test_bash_completion_offers_the_expected_words(tmp_path: Path) -> None:
     assert _bash_complete(tmp_path, "petstore", "")[:5] == ["tui", "chat", "run", "bot", "serve"]
-    assert _bash_complete(tmp_path, "petstore", "bot", "") == ["matrix", "irc", "slack"]
+    assert _bash_complete(tmp_path, "petstore", "bot", "") == ["matrix", "irc", "slack", "xmpp"]
     assert _bash_complete(tmp_path, "petstore", "l") == ["list", "ls"]
     assert _bash_complete(tmp_path, "petstore", "ch") == ["chat"]
     assert _bash_complete(tmp_path, "petstore", "list", "") == ["available", "pending", "sold"]

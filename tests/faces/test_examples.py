@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import petstore_main
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.pets"))
@@ -20,14 +20,7 @@ def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PETSTORE_")}
     env["PETSTORE_SANDBOX__DATA_DIR"] = str(tmp_path / "sandbox")
     env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
-    return subprocess.run(
-        [sys.executable, "-m", "petstore_cli", "--sandbox-reset", "run", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return petstore_main("--sandbox-reset", "run", *args, env=env)
 
 
 def test_there_are_examples() -> None:

@@ -62,14 +62,29 @@ def test_each_extra_brings_the_modules_its_face_looks_for_and_the_base_install_n
 
 def test_the_base_install_brings_no_chat_sdk_database_driver_or_web_server() -> None:
     names = set(distributions())
-    unwanted = {"matrix-nio", "slack-sdk", "psycopg", "psycopg-binary", "psycopg-pool", "aiohttp", "textual-serve"}
+    unwanted = {
+        "matrix-nio",
+        "slack-sdk",
+        "slixmpp",
+        "psycopg",
+        "psycopg-binary",
+        "psycopg-pool",
+        "aiohttp",
+        "textual-serve",
+    }
     assert names & (unwanted | {"pycryptodome", "uvicorn", "h2", "attrs", "click"}) == set()
     assert {"textual", "httpx", "pydantic", "starlette", "prompt-toolkit"} <= names
 
 
 @pytest.mark.parametrize(
     ("words", "extra"),
-    [(["bot", "matrix"], "matrix"), (["bot", "slack"], "slack"), (["web"], "web"), (["serve"], "server")],
+    [
+        (["bot", "matrix"], "matrix"),
+        (["bot", "slack"], "slack"),
+        (["bot", "xmpp"], "xmpp"),
+        (["web"], "web"),
+        (["serve"], "server"),
+    ],
 )
 def test_a_face_whose_extra_is_missing_says_which_to_install(
     base: Path, tmp_path: Path, words: list[str], extra: str

@@ -12,13 +12,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_support import clean_env, run_petstore
+from cli_support import clean_env, petstore_main
 
 pytestmark = pytest.mark.slow
 
 
 def petstore(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return run_petstore(*args, env=clean_env(home, **{"COLUMNS": "100", **env}))
+    return petstore_main(*args, env=clean_env(home, **{"COLUMNS": "100", **env}))
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_support import clean_env, run_petstore
+from cli_support import clean_env, petstore_main
 
 from petstore_cli.options import hoist_output_options
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 
 def petstore(home: Path, *args: str, **environ: str) -> subprocess.CompletedProcess[str]:
-    return run_petstore(*args, env=clean_env(home, **environ))
+    return petstore_main(*args, env=clean_env(home, **environ))
 
 
 def test_output_options_before_the_subcommand_are_its_own(tmp_path: Path) -> None:

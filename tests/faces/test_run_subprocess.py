@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import run_petstore, serving
+from cli_support import petstore_main, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-0123456789abcdef"
@@ -37,7 +37,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def petstore(tmp_path: Path, *args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
-    return run_petstore(*args, env=_env(tmp_path, PETSTORE_API_KEY=KEY, **env), stdin=stdin)
+    return petstore_main(*args, env=_env(tmp_path, PETSTORE_API_KEY=KEY, **env), stdin=stdin)
 
 
 def run_json(tmp_path: Path, url: str, *args: str, **kw: Any) -> tuple[int, list[dict[str, Any]], str]:

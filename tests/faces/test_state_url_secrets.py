@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_support import ROOT, clean_env, run_petstore
+from cli_support import ROOT, clean_env, petstore_main
 from pg_support import PgServer, database_url, password_pg_server, start_pg_server
 
 pytestmark = pytest.mark.slow
@@ -46,7 +46,7 @@ MATRIX = {
 
 
 def petstore(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return run_petstore(*args, env=clean_env(home, **env))
+    return petstore_main(*args, env=clean_env(home, **env))
 
 
 def clean(done: subprocess.CompletedProcess[str], *secrets: str) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import serving
+from cli_support import petstore_main, serving
 
 from bot_commands.commands import MAX_PAGES, default_registry
 from bot_commands.views import with_prefix
@@ -51,14 +51,7 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
 
 
 def petstore(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "petstore_cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=_env(tmp_path, **env),
-    )
+    return petstore_main(*args, env=_env(tmp_path, **env))
 
 
 def jsonl(out: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:

@@ -111,10 +111,12 @@ def petstore_env(root: Path, **extra: str) -> dict[str, str]:
 
 
 class BotProcess:
-    """One running ``petstore bot matrix`` (or another ``platform``'s: its ``config`` writes that section, the
-    password goes in ``PETSTORE_BOT__<PLATFORM>__PASSWORD``); ``stop()`` sends SIGTERM and returns the exit code."""
+    """One running ``petstore bot matrix``; ``stop()`` sends SIGTERM and returns the exit code. ``platform``: the
+    ``petstore bot <platform>`` to run (its password in ``PETSTORE_BOT__<PLATFORM>__PASSWORD``; tests/xmpp's)."""
 
     platform = "matrix"
+    #: ``petstore bot`` with no platform named (every one the config sets) rather than ``petstore bot <platform>``.
+    every_platform = False
 
     def __init__(
         self, config: BotConfig, *, password: str, args: Sequence[str] = (), env: dict[str, str] | None = None
@@ -132,16 +134,9 @@ class BotProcess:
         self.config_path.write_text(self.config.text(), encoding="utf-8")
         secret = {f"PETSTORE_BOT__{self.platform.upper()}__PASSWORD": self.password}
         env = petstore_env(self.config.root, **secret, **self.env)
-        command = [
-            sys.executable,
-            "-m",
-            "petstore_cli",
-            *self.args,
-            "bot",
-            self.platform,
-            "--config",
-            str(self.config_path),
-        ]
+        config = ["--config", str(self.config_path)]
+        words = [*config, "bot"] if self.every_platform else ["bot", self.platform, *config]
+        command = [sys.executable, "-m", "petstore_cli", *self.args, *words]
         with self.stderr_path.open("ab") as err:
             self.process = subprocess.Popen(
                 command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=err, stderr=err

@@ -3,8 +3,8 @@ PostgreSQL database of the test's own (issue 39's findings, as a reviewer with a
 
 Rooms made before the bot starts (their ids go in its config): in A, dave and olga are operators and vic a viewer;
 in B, vic is an operator; OPS is ``[bot] approvals_room``, where carol alone approves (vic is an operator there).
-A request is decided in its own room only, by someone allowed there; one changed in the store after it was shown
-never runs."""
+A request (asked in a room or at a terminal) is bound to the approvals room and decided there only, by someone
+allowed there; one changed in the store after it was shown never runs."""
 
 from __future__ import annotations
 
@@ -94,13 +94,25 @@ def _code(text: str) -> str:
     return found[1]
 
 
-async def test_a_request_is_decided_in_its_room_by_who_may_there_and_as_shown(world: World) -> None:
+async def test_a_request_is_decided_in_the_approvals_room_by_who_may_there_and_as_shown(world: World) -> None:
+    """Asked in A, the request is posted in OPS (the asker told so) and decided there only, by its approvers."""
     before = world.pets()
-    ticket = _code(await world.say("dave", "A", "!add Bound --category 1"))
+    asked = await world.say("dave", "A", "!add Bound --category 1")
+    ticket = _code(asked)
+    assert f"It is posted in matrix:{world.rooms['OPS']}, where someone answers" in asked, asked
+    carol = world.people["carol"]
+    await carol.wait_for(
+        world.rooms["OPS"],
+        lambda evs: any(ticket in e["content"].get("body", "") for e in from_sender(evs, world.bot_id)),
+    )
     from_b = await world.say("vic", "B", f"!approve {ticket}")
     assert from_b.startswith(f"Nothing to approve: code {ticket} is decided only in the room where it was asked")
     in_a = await world.say("vic", "A", f"!approve {ticket}")
     assert in_a == "Not allowed: !approve needs the operator role in this room; you have viewer (ask an operator)"
+    from_a = await world.say("olga", "A", f"!approve {ticket}")
+    assert from_a.startswith(f"Nothing to approve: code {ticket} is decided only in the room where it was asked")
+    not_approver = await world.say("vic", "OPS", f"!approve {ticket}")
+    assert not_approver == f"Nothing to approve: code {ticket} may be approved only by the approvers this room names"
     assert world.pets() == before
 
     with psycopg.connect(world.state, autocommit=True) as conn:  # what a holder of the state URL can do
@@ -108,7 +120,7 @@ async def test_a_request_is_decided_in_its_room_by_who_may_there_and_as_shown(wo
             "UPDATE pending_writes SET fields = %s, line = %s WHERE code = %s",
             ('[["name", "Tampered"], ["categoryId", "1"]]', "/add Tampered --category 1", ticket),
         )
-    changed = await world.say("olga", "A", f"!approve {ticket}")
+    changed = await world.say("carol", "OPS", f"!approve {ticket}")
     assert changed == (
         f"Nothing to approve: request {ticket} was changed after it was shown; nothing was sent (ask for it again)"
     )

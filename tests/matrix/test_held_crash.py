@@ -37,11 +37,17 @@ class HoldingProxy(ForwardingProxy):
         super().__init__(upstream)
         self.hold = True
         self.committed = asyncio.Event()
+        self.released = asyncio.Event()
 
     async def answered(self, request: web.Request) -> None:
         if self.hold and request.method == "POST" and request.path.rstrip("/").endswith("/pets"):
             self.committed.set()
-            await asyncio.Event().wait()  # the answer is held until the bot is gone
+            await self.released.wait()  # the answer is held until the bot is gone, and the proxy closes
+
+    async def aclose(self) -> None:
+        """Lets held answers end first: aiohttp's cleanup waits for every handler (60 s at most) before it closes."""
+        self.released.set()
+        await super().aclose()
 
 
 @pytest.fixture

@@ -27,7 +27,8 @@ from .support import CANARY, clean_env, read_until
 pytestmark = pytest.mark.slow
 #: The program with its first measure taken out: the control that shows a crash would leave a core.
 WITHOUT_THE_MEASURE = (
-    "import sys, petstore_cli.main as m; m.no_core_dumps = lambda: None; sys.argv[0] = 'petstore'; sys.exit(m.main())"
+    "import sys, petstore_os, petstore_cli.main as m; petstore_os.no_core_dumps = lambda: None; "
+    "sys.argv[0] = 'petstore'; sys.exit(m.main())"
 )
 
 

@@ -69,7 +69,7 @@ async def _lease_changes(replicas: Replicas) -> None:
 async def main(state: str, state_dir: Path, log: Path) -> None:
     chat, stop = _ChatServer(log), asyncio.Event()
     database = open_database(state, state_dir=state_dir)
-    lease = open_lease(state, state_dir=state_dir, name="bot")
+    lease = open_lease(state, state_dir=state_dir, name="bot", ttl=3.0, check=1.0, retry=0.2)  # shortened for tests
     replicas = Replicas(lease=lease, claims=Claims(database, scope="bot"), poll=0.2)
     watcher = Watcher(store=WatchStore(database, service=SERVICE), client=None, announce=chat.announce, lease=lease)  # type: ignore[arg-type]
 

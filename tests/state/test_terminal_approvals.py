@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_support import ROOT, clean_env, keyed_service, run_petstore
+from cli_support import ROOT, clean_env, keyed_service, petstore_main
 
 from bot_commands.errors import ApprovalExpired
 from bot_commands.policy import local_actor
@@ -51,7 +51,7 @@ def config(tmp_path: Path, service: str, state_url: str) -> Path:
 
 
 def petstore(tmp_path: Path, config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_petstore("--config", str(config), *args, env=clean_env(tmp_path))
+    return petstore_main("--config", str(config), *args, env=clean_env(tmp_path))
 
 
 def store_of(state_url: str, tmp_path: Path) -> PendingStore:
@@ -265,7 +265,7 @@ def test_a_terminal_is_who_the_system_says_not_who_user_says(tmp_path: Path, con
     """``USER=carol petstore --env production add Spoofy``: the request is the real uid's (SQLite) or the database
     role's (PostgreSQL), never carol's."""
     env = clean_env(tmp_path, USER="carol", LOGNAME="carol", LNAME="carol", USERNAME="carol")
-    done = run_petstore(
+    done = petstore_main(
         "--config", str(config), "--env", "production", "add", "Spoofy", "--category", "1", "--no-wait", env=env
     )
     assert done.returncode == 0, done.stderr

@@ -4,10 +4,13 @@ of the host."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pilot_support import settle
 from textual.widgets import RichLog
 
 from bot_commands.policy import Policy
+from bot_commands.session import CommandSession
 from tui.app import PetStoreApp
 
 CHAT_ROOM_ONLY = ("/watch", "/unwatch", "/watches", "/every", "/schedules", "/unschedule")
@@ -33,8 +36,8 @@ async def test_help_whoami_and_the_palette_offer_only_what_the_tui_can_run(harne
 
 
 async def test_a_browser_session_is_not_sent_to_read_a_host_file(harness) -> None:
-    session = harness.session()
-    session.policy = Policy(host_files=False)  # as petstore_cli.tui_start builds it for a web face's session
+    made = harness.session()  # with the policy petstore_cli.tui_start builds for a web face's session:
+    session = CommandSession.from_parts(replace(made.parts, policy=Policy(host_files=False)))
     app = harness.app(session)
     async with app.run_test(size=(200, 50)) as pilot:
         await settle(pilot)

@@ -194,8 +194,10 @@ async def test_a_script_for_the_browser_is_not_saved_at_a_terminal(harness: Harn
     """Textual would save a delivery in the Downloads dir at a terminal: a host file after all; refused instead."""
     from dataclasses import replace
 
-    session = harness.session()
-    session.policy = replace(session.policy, host_files=False)
+    from bot_commands.session import CommandSession
+
+    made = harness.session()
+    session = CommandSession.from_parts(replace(made.parts, policy=replace(made.policy, host_files=False)))
     app = PetStoreApp(session)
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
         await app.main_screen.run_line("/history save demo.pets")

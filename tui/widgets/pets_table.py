@@ -10,6 +10,9 @@ invalidated. Each row's rendered ``Strip`` is kept in an LRU cache keyed by the 
 key and version, the line width and its styles (zebra, cursor, hover, focus and theme
 show up as different styles), so a frame re-renders only rows never drawn in that state.
 Cells are rich ``Text`` objects, rendered as they are (never parsed as markup).
+
+Not Textual's ``DataTable``: every append there re-measures the columns and re-renders every row, so a list grows
+slower the longer it is (bench/README.md, "TUI at scale"); here an append costs what the new rows cost.
 """
 
 from __future__ import annotations
