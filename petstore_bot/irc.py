@@ -59,6 +59,8 @@ UNIDENTIFIED = "?"
 #: Seconds a WHOIS answer is trusted for a nick seen in one of the bot's channels (its NICK, PART, KICK or QUIT,
 #: which the bot sees there, forgets it sooner): ngIRCd, for one, makes each WHOIS wait a second.
 ACCOUNT_TTL = 60.0
+#: Seconds a connection (TCP and TLS) may take before it is given up and tried again.
+CONNECT_TIMEOUT = 30.0
 #: Seconds the bot waits for the server to join it to its channels (or refuse) before it answers anyway.
 JOIN_WAIT = 30.0
 #: Seconds a replica that is not answering keeps a message in hand for the next lease holder.
@@ -304,10 +306,11 @@ class IrcTransport:
         self._nick, self._tags, self._registered, self._fatal = self._wanted_nick, False, False, None
         self._ended, self._heard, self._prefix = asyncio.Event(), time.monotonic(), ""
         self._accounts.clear()
-        await connection.connect(
+        connecting = connection.connect(
             self._server, self._port, self._nick, password=self._password, ircname="petstore bot",
             connect_factory=factory,
         )  # fmt: skip
+        await asyncio.wait_for(connecting, CONNECT_TIMEOUT)  # TimeoutError is an OSError: tried again
         if self._identify == "account":
             connection.cap("REQ", "account-tag")
         try:
