@@ -21,6 +21,7 @@ from petstore_os.db_url import parse_db, shown
 __all__ = [
     "BotSettings",
     "BotRoles",
+    "IrcSettings",
     "MatrixSettings",
     "MattermostSettings",
     "RateLimit",
@@ -208,6 +209,57 @@ class MattermostSettings(BaseModel):
         return value
 
 
+class IrcSettings(BaseModel):
+    """The IRC face: ``petstore bot irc`` (channels and private messages on one IRC server)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    server: str | None = None
+    """The IRC server's host name, e.g. irc.libera.chat."""
+    port: int = Field(6697, ge=1, le=65535)
+    """Its port: 6697 for TLS, 6667 for plain text (only on this machine or a network you trust)."""
+    tls: bool = True
+    """Connect over TLS, the server's certificate checked; false only without a password or on this machine."""
+    nick: str = Field("petbot", pattern=r"^[A-Za-z\[\]\\`_^{|}][A-Za-z0-9\[\]\\`_^{|}-]{0,29}$")
+    """The bot's nick (a _ is added while it is taken)."""
+    channels: list[str] = []
+    """Channels to join (and join again after a reconnect), e.g. ["#ops"]; a key after a space: "#ops KEY"."""
+    identify: Literal["account", "nick"] = "account"
+    """Who a person is: "account", the services account the server says they are logged in to (irc:ACCOUNT; with
+    none, no role beyond default_role); "nick", the nick itself (irc:NICK), only for a private server whose
+    password keeps strangers out (anyone can take a free nick)."""
+    password: SecretStr | None = None
+    """The server password (PASS); env PETSTORE_BOT__IRC__PASSWORD or password_file, never the config file."""
+    password_file: Path | None = None
+    """A file (0600) holding the server password, instead of the environment."""
+    flood_burst: int = Field(5, ge=1, le=100)
+    """Lines the bot may send at once before pacing (the server's flood limit: nothing is dropped, lines wait)."""
+    flood_rate: float = Field(1.0, gt=0, le=100)
+    """Lines a second the bot sends once the burst is spent."""
+
+    @property
+    def account(self) -> str:
+        """Who the bot is on IRC (names its lease and its claims, which its replicas share)."""
+        return f"irc {self.server}:{self.port} {self.nick}"
+
+    @field_validator("channels")
+    @classmethod
+    def _channels(cls, value: list[str]) -> list[str]:
+        for channel in value:
+            if not re.fullmatch(r"[#&+!][^\s,:\x00-\x1f]{1,49}( \S+)?", channel):
+                raise ValueError(f"{channel!r} is not a channel: a name starting with # such as #ops")
+        return value
+
+    @model_validator(mode="after")
+    def _no_password_in_clear(self) -> IrcSettings:
+        from petstore_api.urls import is_loopback  # the client's rule: no secret in clear text beyond this machine
+
+        given = self.password is not None or self.password_file is not None
+        if given and not self.tls and self.server is not None and not is_loopback(self.server):
+            raise ValueError("tls = false with a server password is only for a server on this machine (127.0.0.1)")
+        return self
+
+
 class XmppSettings(BaseModel):
     """The XMPP face: ``petstore bot xmpp`` (multi-user chat rooms and direct messages)."""
 
@@ -330,6 +382,7 @@ class BotSettings(BaseModel):
     matrix: MatrixSettings = MatrixSettings()
     slack: SlackSettings = SlackSettings()
     mattermost: MattermostSettings = MattermostSettings()
+    irc: IrcSettings = IrcSettings()
     xmpp: XmppSettings = XmppSettings()
 
     @field_validator("rate_limit")

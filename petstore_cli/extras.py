@@ -15,6 +15,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "server": ("uvicorn",),
     "postgres": ("psycopg",),
     "matrix": ("nio", "aiohttp"),
+    "irc": ("irc",),
     "slack": ("slack_sdk", "aiohttp", "uvicorn"),
     "web": ("textual_serve", "aiohttp"),
     "jq": ("jq",),

@@ -145,7 +145,7 @@ def _run(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> No
 def _bot(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
     bot = add_parser(
         "bot",
-        help="run the chat bot (every platform the config names, or one: matrix, slack, xmpp)",
+        help="run the chat bot (every platform the config names, or one: matrix, irc, slack, xmpp)",
         description="Serve the slash commands in team chat: !list, !add ..., with roles, "
         "confirmation and an audit log ([bot] in the config). Without a PLATFORM, on every platform the config "
         "has a [bot.<platform>] section for, in one process.",
@@ -159,6 +159,13 @@ def _bot(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> No
         description="Log in to a Matrix homeserver and answer !commands in its rooms.",
     )
     _metrics_option(matrix)
+    irc = platforms.add_parser(
+        "irc",
+        parents=common,
+        help="an IRC bot ([bot.irc] in the config)",
+        description="Connect to an IRC server and answer !commands in its channels and private messages.",
+    )
+    _metrics_option(irc)
     slack = platforms.add_parser(
         "slack",
         parents=common,

@@ -28,7 +28,7 @@ PRODUCT = [
     "petstore_web",
 ]
 #: chat SDKs: imported only in petstore_bot/ (the bot faces), never by the command layer.
-CHAT_SDKS = {"nio", "slack_sdk", "slack_bolt", "aiohttp", "slixmpp"}
+CHAT_SDKS = {"nio", "slack_sdk", "slack_bolt", "aiohttp", "irc", "slixmpp"}
 #: the web face's server: textual-serve (and the aiohttp it runs on) only in petstore_web/.
 WEB = {"textual_serve", "aiohttp_jinja2"}
 

@@ -164,7 +164,7 @@ def _bash_complete(tmp_path: Path, *words: str) -> list[str]:
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 def test_bash_completion_offers_the_expected_words(tmp_path: Path) -> None:
     assert _bash_complete(tmp_path, "petstore", "")[:5] == ["tui", "chat", "run", "bot", "serve"]
-    assert _bash_complete(tmp_path, "petstore", "bot", "") == ["matrix", "slack", "xmpp"]
+    assert _bash_complete(tmp_path, "petstore", "bot", "") == ["matrix", "irc", "slack", "xmpp"]
     assert _bash_complete(tmp_path, "petstore", "l") == ["list", "ls"]
     assert _bash_complete(tmp_path, "petstore", "ch") == ["chat"]
     assert _bash_complete(tmp_path, "petstore", "list", "") == ["available", "pending", "sold"]

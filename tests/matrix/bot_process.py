@@ -67,13 +67,14 @@ class BotConfig:
                 "audit_log": str(self.audit_log),
             },
             "bot.roles": {"operators": list(self.operators), "viewers": list(self.viewers)},
-            "bot.matrix": {
+        }
+        if self.homeserver:  # another platform's bot ("" here) has its section in ``extra``
+            sections["bot.matrix"] = {
                 "homeserver": self.homeserver,
                 "user_id": self.user_id,
                 "rooms": list(self.rooms),
                 "state_dir": str(self.root / "bot-state"),
-            },
-        }
+            }
         for name, values in self.extra.items():
             sections.setdefault(name, {}).update(values)
         return "".join(
