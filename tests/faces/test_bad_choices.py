@@ -25,7 +25,10 @@ ENVS = "(choose from 'sandbox', 'staging', 'production', 'custom')"
         (["--env", "nope", "chat"], f"petstore: argument --env: invalid choice: 'nope' {ENVS}"),
         (["chat", "--env", "nope"], f"petstore chat: argument --env: invalid choice: 'nope' {ENVS}"),
         (["list", "--env", "nope"], f"petstore list: argument --env: invalid choice: 'nope' {ENVS}"),
-        (["bot", "irc"], "petstore bot: argument PLATFORM: invalid choice: 'irc' (choose from 'matrix', 'slack')"),
+        (
+            ["bot", "teams"],
+            "petstore bot: argument PLATFORM: invalid choice: 'teams' (choose from 'matrix', 'irc', 'slack', 'xmpp')",
+        ),
         (
             ["completion", "tcsh"],
             "petstore completion: argument shell: invalid choice: 'tcsh' (choose from 'bash', 'zsh', 'fish')",
