@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import os
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
+from real_parts import unavailable
 
 from ircd.ngircd_server import NgircdServer, NgircdUnavailable
 from ircd.person import WAIT, Person
@@ -25,9 +25,7 @@ _nicks = itertools.count(1)
 
 
 def _unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"ngIRCd could not start: {reason}", pytrace=False)
-    pytest.skip(f"ngIRCd could not start: {reason}")
+    unavailable(f"ngIRCd could not start: {reason}")
 
 
 def start(server: NgircdServer) -> NgircdServer:

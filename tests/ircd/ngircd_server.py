@@ -13,14 +13,14 @@ then SIGKILL). ``start()`` after ``stop()`` comes back on the same port.
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from real_parts import stop_by_pid
 
 NGIRCD = shutil.which("ngircd") or "/usr/sbin/ngircd"
 SERVER_NAME = "irc.test"
@@ -114,16 +114,9 @@ class NgircdServer:
         return self
 
     def stop(self) -> None:
-        """SIGTERM by PID, SIGKILL if it does not end within 10 s."""
+        """Ends ngIRCd by its PID."""
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        os.kill(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
+        stop_by_pid(process, grace=10)
 
     def _accepts(self) -> bool:
         try:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from real_parts import unavailable
 
 from matrix.cs_client import MatrixUser
 from matrix.synapse_server import SynapseServer, SynapseUnavailable
@@ -24,9 +24,7 @@ from petstore_bot.matrix import MatrixTransport
 
 
 def _unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"Synapse could not start: {reason}", pytrace=False)
-    pytest.skip(f"Synapse could not start: {reason}")
+    unavailable(f"Synapse could not start: {reason}")
 
 
 @pytest.fixture(scope="session")

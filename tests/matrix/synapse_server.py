@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import secrets
-import signal
 import socket
 import subprocess
 import sys
@@ -22,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from real_parts import stop_by_pid
 
 SERVER_NAME = "localhost"
 _HIGH = {"per_second": 10000, "burst_count": 100000}
@@ -191,16 +190,9 @@ class SynapseServer:
             return False
 
     def stop(self) -> None:
-        """Ends Synapse by its PID: SIGTERM, then SIGKILL after 20 s."""
+        """Ends Synapse by its PID."""
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        os.kill(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
+        stop_by_pid(process, grace=20)
 
     def register(self, *, localpart: str, password: str, admin: bool = False) -> str:
         """Registers a user with the shared secret; returns the full user id."""

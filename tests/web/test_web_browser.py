@@ -6,12 +6,12 @@ The terminal is read from xterm.js's own buffer (web_support.XTERM_HOOK), i.e. w
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from real_parts import unavailable
 from web_support import PEOPLE, READ_SCREEN, SHOWS, XTERM_HOOK, Served, audit_lines, web_server
 
 pytestmark = pytest.mark.slow
@@ -19,9 +19,7 @@ CHROMIUM = "/usr/bin/chromium"
 
 
 def _unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI: {reason}")
-    pytest.skip(reason)
+    unavailable(reason)
 
 
 @pytest.fixture(scope="module")

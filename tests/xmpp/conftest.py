@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
+from real_parts import unavailable
 
 from petstore_bot.addressing import Address, Addressing
 from petstore_bot.chat import Handler, Incoming, Reply
@@ -24,9 +24,7 @@ from xmpp.prosody_server import MUC, ProsodyServer, ProsodyUnavailable
 
 
 def _unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"Prosody could not start: {reason}", pytrace=False)
-    pytest.skip(f"Prosody could not start: {reason}")
+    unavailable(f"Prosody could not start: {reason}")
 
 
 @pytest.fixture(scope="session")

@@ -15,14 +15,14 @@ its owner in the test that needs one.
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from real_parts import stop_by_pid
 
 DOMAIN = "localhost"
 MUC = f"conference.{DOMAIN}"
@@ -191,13 +191,6 @@ class ProsodyServer:
             return False
 
     def stop(self) -> None:
-        """Ends Prosody by its PID: SIGTERM, then SIGKILL after 20 s."""
+        """Ends Prosody by its PID."""
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        os.kill(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
+        stop_by_pid(process, grace=20)
