@@ -631,7 +631,7 @@ def transport(wiring: Wiring) -> IrcTransport:
 
 def _password(wiring: Wiring) -> str | None:
     """The server password: from the environment or ``password_file``, never the config file."""
-    from petstore_os.files import read_secret_lines
+    from .secret_files import one_secret
 
     settings = wiring.bot.irc
     from_env = any(name.upper() == "PETSTORE_BOT__IRC__PASSWORD" for name in os.environ)
@@ -640,14 +640,6 @@ def _password(wiring: Wiring) -> str | None:
             f"[bot.irc] password must not be in the config file ({wiring.config_where}): set "
             "PETSTORE_BOT__IRC__PASSWORD or password_file"
         )
-    if settings.password_file is None:
-        return None if settings.password is None else settings.password.get_secret_value()
-    if settings.password is not None:
-        raise ConfigError("both PETSTORE_BOT__IRC__PASSWORD and [bot.irc] password_file are set: keep one")
-    try:
-        lines = read_secret_lines(settings.password_file.expanduser(), warn=log.warning)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"[bot.irc] password_file: cannot read {settings.password_file}: {exc}") from None
-    if len(lines) != 1:
-        raise ConfigError(f"[bot.irc] password_file: {settings.password_file} should hold the password alone")
-    return lines[0][1]
+    return one_secret(
+        setting="[bot.irc] password", given=settings.password, path=settings.password_file, where=wiring.config_where
+    )

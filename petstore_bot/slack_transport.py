@@ -20,11 +20,9 @@ import contextlib
 import logging
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import uvicorn
-from pydantic import SecretStr
 
 from petstore_api.errors import ConfigError
 
@@ -178,28 +176,20 @@ def _core(wiring: Wiring) -> BotCore:
 def slack_token(bot: BotSettings, name: Literal["app_token", "bot_token"], *, where: str, shape: str) -> str | None:
     """``[bot.slack] <name>``, or the token in the file ``<name>_file`` names; None when neither is set. ConfigError,
     naming the setting, when both are, the file cannot be read, or the token does not start with ``shape``."""
-    from petstore_os.files import read_secret_lines
+    from .secret_files import one_secret
 
-    given: SecretStr | None = getattr(bot.slack, name)
-    path: Path | None = getattr(bot.slack, f"{name}_file")
-    setting = f"[bot.slack] {name}"
-    if path is not None:
-        if given is not None:
-            raise ConfigError(f"both {setting} and {name}_file are set (in {where} or the environment): keep one")
-        try:
-            lines = read_secret_lines(path.expanduser(), warn=log.warning)
-        except OSError as exc:
-            raise ConfigError(f"{setting}_file: cannot read {path}: {exc.strerror or exc}") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"{setting}_file: {path} is not a text file (UTF-8)") from None
-        if len(lines) != 1:
-            raise ConfigError(f"{setting}_file: {path} should hold the token alone, on one line")
-        given = SecretStr(lines[0][1])
-    if given is None:
+    value = one_secret(
+        setting=f"[bot.slack] {name}",
+        given=getattr(bot.slack, name),
+        path=getattr(bot.slack, f"{name}_file"),
+        where=where,
+    )
+    if value is None:
         return None
-    value = given.get_secret_value()
     if not value.startswith(shape):
-        raise ConfigError(f"{setting} does not look like one: Slack's start with {shape}... (Basic Information)")
+        raise ConfigError(
+            f"[bot.slack] {name} does not look like one: Slack's start with {shape}... (Basic Information)"
+        )
     return value
 
 

@@ -448,26 +448,16 @@ def _password(wiring: Wiring) -> str:
     """``[bot.xmpp] password`` (from the environment) or the one line of ``password_file``; ConfigError naming the
     setting otherwise."""
     from petstore_api.errors import ConfigError
-    from petstore_os.files import read_secret_lines
 
-    settings, where = wiring.bot.xmpp, wiring.config_where
-    if settings.password is not None and settings.password_file is not None:
-        raise ConfigError(
-            f"both [bot.xmpp] password and password_file are set (in {where} or the environment): keep one"
-        )
-    if settings.password is not None:
-        return settings.password.get_secret_value()
-    if settings.password_file is None:
+    from .secret_files import one_secret
+
+    settings = wiring.bot.xmpp
+    value = one_secret(
+        setting="[bot.xmpp] password", given=settings.password, path=settings.password_file, where=wiring.config_where
+    )
+    if value is None:
         raise ConfigError("[bot.xmpp] password is not set: set PETSTORE_BOT__XMPP__PASSWORD or password_file")
-    try:
-        lines = read_secret_lines(settings.password_file.expanduser(), warn=log.warning)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"[bot.xmpp] password_file: cannot read {settings.password_file}: {exc}") from None
-    if len(lines) != 1:
-        raise ConfigError(
-            f"[bot.xmpp] password_file: {settings.password_file} should hold the password alone, on one line"
-        )
-    return lines[0][1]
+    return value
 
 
 def _event_id(*, room: str, user: str, msg: Message) -> str:
