@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import re
 import traceback
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 from nio import AsyncClient, Event, LocalProtocolError, MegolmEvent
 
@@ -43,6 +45,21 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 def everything(text: str, *, direct: bool = False, also: Iterable[str] = ()) -> str | None:
     """The default addressing: every message is for the bot, as sent."""
     return text
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One timeline event being answered: the client it came to, its room and id, the event, and the bot's stop."""
+
+    client: AsyncClient
+    room_id: str
+    event_id: str
+    event: Mapping[str, object]
+    stop: asyncio.Event
+
+
+#: What to reply to one event, made again for each turn of it (a coroutine is awaited once).
+Answer = Callable[[], Awaitable[Reply | None]]
 
 
 class Answerer:
@@ -107,41 +124,54 @@ class Answerer:
         :meth:`Replicas.may_answer` says the turn is still this process's (else the turn is waited for again)."""
         if stop.is_set():
             return False  # a message queued behind another of the same person: left for the restart
-        answer: Awaitable[Reply | None]
-        line = None
         undecryptable = event.get("type") == "m.room.encrypted" and event.get("sender") != self._user_id
-        if not undecryptable:
-            line = self.command(client, room_id=room_id, event=event)
-        replicas = self._replicas if undecryptable or line is not None else None
+        line = None if undecryptable else self.command(client, room_id=room_id, event=event)
+        answer: Answer
+        if undecryptable:
+            answer = functools.partial(self._undecryptable, client, room_id, event)
+        else:
+            answer = functools.partial(self._answer, room_id, event_id, event, handler, line=line)
+        asked = Asked(client=client, room_id=room_id, event_id=event_id, event=event, stop=stop)
+        if self._replicas is None or (line is None and not undecryptable):
+            return await self._run_and_reply(asked, answer=answer, replicas=None) is True  # None only with replicas
+        return await self._in_turn(asked, answer=answer, replicas=self._replicas, stale=stale)
+
+    async def _in_turn(self, asked: Asked, *, answer: Answer, replicas: Replicas, stale: bool) -> bool:
+        """Answers ``asked`` when it is this process's turn (done when another replica answered it, or skipped when
+        ``stale``), and records it answered; False when ``stop`` came first."""
+        event_id = asked.event_id
         while True:  # again when this process lost the lease while the command ran: the turn is the new holder's
-            if replicas is not None:
-                turn = await replicas.turn(event_id, stop=stop)
-                if turn is None:
-                    return False
-                if not turn or stale:
-                    log.info("%s: %s", event_id, "answered by another replica" if not turn else "skipped (too old)")
-                    return await self._done_by_replica(event_id, stale=turn and stale)
-            if undecryptable:
-                answer = self._undecryptable(client, room_id, event)
-            else:
-                answer = self._answer(room_id, event_id, event, handler, line=line)
-            busy = Busy(
-                client, room_id=room_id, event_id=event_id, slow_after=self._slow_after, guard=self._crypto.sending
-            )
-            try:
-                reply = await busy.run(answer)
-                if replicas is not None and not await replicas.may_answer(event_id):
-                    log.warning("%s: not answered here: this process lost the lease while it ran", event_id)
-                    continue
-                done = await self._reply(
-                    client, room_id=room_id, event_id=event_id, event=event, reply=reply, stop=stop
-                )
-            finally:
-                await busy.end()
-            break
-        if done and replicas is not None:
+            turn = await replicas.turn(event_id, stop=asked.stop)
+            if turn is None:
+                return False
+            if not turn or stale:
+                log.info("%s: %s", event_id, "answered by another replica" if not turn else "skipped (too old)")
+                return await self._done_by_replica(event_id, stale=turn and stale)
+            done = await self._run_and_reply(asked, answer=answer, replicas=replicas)
+            if done is not None:
+                break
+        if done:
             await replicas.answered(event_id)
         return done
+
+    async def _run_and_reply(self, asked: Asked, *, answer: Answer, replicas: Replicas | None) -> bool | None:
+        """Runs ``answer()`` (⏳ and typing while it is slow) and sends its reply (:meth:`_reply`); None, nothing
+        sent, when ``replicas`` say this process lost the lease while it ran."""
+        busy = Busy(
+            asked.client,
+            room_id=asked.room_id,
+            event_id=asked.event_id,
+            slow_after=self._slow_after,
+            guard=self._crypto.sending,
+        )
+        try:
+            reply = await busy.run(answer())
+            if replicas is not None and not await replicas.may_answer(asked.event_id):
+                log.warning("%s: not answered here: this process lost the lease while it ran", asked.event_id)
+                return None
+            return await self._reply(asked, reply=reply)
+        finally:
+            await busy.end()
 
     async def _done_by_replica(self, event_id: str, *, stale: bool) -> bool:
         """An event another replica answered (or, ``stale``, this one skips as too old): done, not answered."""
@@ -151,28 +181,29 @@ class Answerer:
             await self._replicas.answered(event_id)
         return True
 
-    async def _reply(
-        self,
-        client: AsyncClient,
-        *,
-        room_id: str,
-        event_id: str,
-        event: Mapping[str, object],
-        reply: Reply | None,
-        stop: asyncio.Event,
-    ) -> bool:
-        """Sends ``reply`` to ``event`` (and its mark); False when ``stop`` came before it went out."""
+    async def _reply(self, asked: Asked, *, reply: Reply | None) -> bool:
+        """Sends ``reply`` to the event (and its mark); False when ``stop`` came before it went out."""
         if reply is not None:
-            content = reply_content(event=event, event_id=event_id, reply=reply, style=self._reply_style)
-            tx_id = transaction_id(event_id)
+            content = reply_content(event=asked.event, event_id=asked.event_id, reply=reply, style=self._reply_style)
             sent = await self._homeserver.deliver(
-                client, room_id=room_id, content=content, tx_id=tx_id, stop=stop, what="reply"
+                asked.client,
+                room_id=asked.room_id,
+                content=content,
+                tx_id=transaction_id(asked.event_id),
+                stop=asked.stop,
+                what="reply",
             )
             if sent is None:
                 return False  # stopped before the reply went out: not done, answered after restart
             if reply.mark is not None:
-                await react(client, room_id=room_id, event_id=event_id, key=reply.mark, guard=self._crypto.sending)
-        self._progress.mark_done(event_id)
+                await react(
+                    asked.client,
+                    room_id=asked.room_id,
+                    event_id=asked.event_id,
+                    key=reply.mark,
+                    guard=self._crypto.sending,
+                )
+        self._progress.mark_done(asked.event_id)
         self._progress.save()
         return True
 

@@ -231,7 +231,7 @@ class Homeserver:
         ``race_call=False``: a call already started is not abandoned when ``stop`` comes (a send that must
         either go out or be known not to). A refused token is replaced (:meth:`_log_in_again`) and the call made
         again at once."""
-        attempt = 0
+        backoff = Backoff(most=self._backoff_max)
         while True:
             logins = self._logins
             try:
@@ -242,19 +242,24 @@ class Homeserver:
                     if stop.is_set():
                         return None
                     raise
-                delay = 0.0
-            except RateLimited as exc:
-                delay = exc.retry_after
-                if what == "login":
-                    log.warning(LOGIN_LIMITED, delay)
-                else:
-                    log.warning(RATE_LIMITED, what, delay, self.user_id)
+                delay = 0.0  # the call again at once, on the new token
             except (Transient, *NETWORK) as exc:
-                delay = min(self._backoff_max, 0.25 * 2**attempt) * random.uniform(0.5, 1.0)
-                attempt += 1
-                log.warning("%s failed (%s); retrying in %.1fs", what, self.redact(describe(exc)), delay)
+                delay = self._wait_after(exc, backoff=backoff, what=what)
             if await until(asyncio.sleep(delay, result=True), stop) is None:
                 return None
+
+    def _wait_after(self, exc: Exception, *, backoff: Backoff, what: str) -> float:
+        """The seconds to wait before ``what`` is tried again after it failed with ``exc`` (logged): what a 429 asks
+        for, else the next step of ``backoff``."""
+        if isinstance(exc, RateLimited):
+            if what == "login":
+                log.warning(LOGIN_LIMITED, exc.retry_after)
+            else:
+                log.warning(RATE_LIMITED, what, exc.retry_after, self.user_id)
+            return exc.retry_after
+        delay = backoff.next()
+        log.warning("%s failed (%s); retrying in %.1fs", what, self.redact(describe(exc)), delay)
+        return delay
 
     def redact(self, text: str) -> str:
         """``text`` with the password and the tokens replaced by ``***``."""
@@ -262,6 +267,21 @@ class Homeserver:
             if secret:
                 text = text.replace(secret, "***")
         return text
+
+
+class Backoff:
+    """The waits between the failures of one retried call: 0.25s doubled after each, capped at ``most`` seconds,
+    each jittered down by up to half (replicas and restarts do not retry in step)."""
+
+    def __init__(self, *, most: float) -> None:
+        self._most = most
+        self._failures = 0
+
+    def next(self) -> float:
+        """The wait after one more failure."""
+        delay = min(self._most, 0.25 * 2.0**self._failures) * random.uniform(0.5, 1.0)
+        self._failures = min(self._failures + 1, 64)  # 2.0**64 is past any cap; 2.0**1024 would overflow
+        return delay
 
 
 def describe(exc: BaseException) -> str:

@@ -106,7 +106,9 @@ class RoomGrants(BaseModel):
 
 
 class MatrixSettings(BaseModel):
-    """The Matrix face: ``petstore bot matrix``."""
+    """The Matrix face: a bot on a Matrix homeserver ([bot.matrix] in the config).
+
+    ``petstore bot matrix`` logs in to the homeserver and answers !commands in its rooms."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -159,7 +161,11 @@ class MatrixSettings(BaseModel):
 
 
 class SlackSettings(BaseModel):
-    """The Slack face: ``petstore bot slack`` (slash commands, buttons, mentions and DMs; HTTP or Socket Mode)."""
+    """The Slack (or Mattermost) face: slash commands, buttons, mentions and DMs, over HTTP or Socket Mode.
+
+    ``petstore bot slack`` serves POST /slack/commands, POST /slack/interactions, POST /slack/events and GET /healthz
+    for a Slack app ([bot.slack]); with --socket-mode, it takes the same over Slack's Socket Mode instead (no public
+    URL); with --mattermost, a Mattermost slash command ([bot.mattermost])."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -192,7 +198,9 @@ class SlackSettings(BaseModel):
 
 
 class MattermostSettings(BaseModel):
-    """The Mattermost flavour: ``petstore bot slack --mattermost`` (Mattermost speaks the same slash commands)."""
+    """Mattermost's flavour of the Slack face (token, Markdown; [bot.mattermost] in the config).
+
+    ``petstore bot slack --mattermost``: Mattermost speaks the same slash commands."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -210,7 +218,9 @@ class MattermostSettings(BaseModel):
 
 
 class IrcSettings(BaseModel):
-    """The IRC face: ``petstore bot irc`` (channels and private messages on one IRC server)."""
+    """The IRC face: a bot in the channels and private messages of one IRC server ([bot.irc] in the config).
+
+    ``petstore bot irc`` connects to the server and answers !commands in its channels and private messages."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -261,7 +271,10 @@ class IrcSettings(BaseModel):
 
 
 class XmppSettings(BaseModel):
-    """The XMPP face: ``petstore bot xmpp`` (multi-user chat rooms and direct messages)."""
+    """The XMPP face: a bot in multi-user chat rooms and direct messages ([bot.xmpp] in the config).
+
+    ``petstore bot xmpp`` logs in to the XMPP server as [bot.xmpp] jid, joins its rooms and answers !commands there
+    and in direct messages."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -18,7 +18,6 @@ loaded only by a bot that uses it.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,7 +29,9 @@ from petstore_api.errors import ConfigError
 from .addressing import Address
 from .chat import Handler, Reply
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover (asyncio too: ``petstore --help`` lists the platforms, loading no asyncio)
+    import asyncio
+
     from .core import BotCore
     from .replicas import Reach, Replicas
     from .roles import RoleBook
@@ -116,12 +117,13 @@ class Wiring:
 Factory = Callable[[Wiring], "Transport"]
 
 #: Each platform's module (holding ``transport(wiring: Wiring) -> Transport``; ``module:function`` when the factory
-#: has another name), by the name of its ``[bot.<name>]`` section and of ``petstore bot <name>``.
+#: has another name), by the name of its ``[bot.<name>]`` section and of ``petstore bot <name>`` (in this order in
+#: ``petstore bot --help``; its help is the section's docstring: petstore_cli.bot_options).
 FACTORIES: dict[str, str] = {
     "matrix": "petstore_bot.matrix",
+    "irc": "petstore_bot.irc",
     "slack": "petstore_bot.slack_transport",
     "mattermost": "petstore_bot.slack_transport:mattermost",
-    "irc": "petstore_bot.irc",
     "xmpp": "petstore_bot.xmpp",
 }
 

@@ -13,6 +13,7 @@ from petstore_bot.runtime import BotRuntime, Launch, configured_platforms
 from petstore_cli.settings.model import Settings
 from petstore_cli.settings.paths import default_config_path, default_data_dir
 
+from .bot_options import chosen_platform
 from .compose import Composition, compose
 
 __all__ = ["audit_path", "bot_main", "compose_bot"]
@@ -36,7 +37,7 @@ def bot_main(settings: Settings, args: argparse.Namespace, *, config_file: Path 
     ``--audit-log`` wins over ``[bot] audit_log`` as flags win everywhere.
     """
     bot = settings.bot
-    named = "mattermost" if getattr(args, "mattermost", False) else args.platform  # Slack's flavour, a flag
+    named = chosen_platform(args)  # a subcommand, or a flavour's flag (petstore bot slack --mattermost)
     platforms = (named,) if named else configured_platforms(bot)
     audit_flag = Path(args.audit_log) if getattr(args, "audit_log", None) else None
     matrix_dir = bot.matrix.state_dir if "matrix" in platforms else None  # where a Matrix bot always kept it

@@ -1,14 +1,16 @@
 """petstore's command line as argparse declares it: the options every face takes, each face's own, and the
 parsing of a command line (only the root's options when there is no command word, as ``petstore`` alone).
 
-argparse only: ``petstore --version`` and ``--help`` import nothing else (the service's and the web face's options
-are added where their parsers are built). The dispatcher (:mod:`petstore_cli.dispatch`) takes what this parses.
+argparse only: the service's options and the bot's platforms (from the bots' registry, :mod:`petstore_cli.bot_options`)
+are added where their parsers are built, so ``petstore --version`` and ``petstore run`` import neither, and
+``petstore --help`` no heavy library. The dispatcher (:mod:`petstore_cli.dispatch`) takes what this parses.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from petstore_api import __version__
 from petstore_os import OneLineParser, port_number
@@ -105,7 +107,7 @@ def build_parser(*, commands: bool = True, only: str | None = None) -> argparse.
     common = [global_options(suppress=True)]
     for name, add in _COMMANDS.items():
         if only is None or name == only:
-            add(sub.add_parser, common)
+            add(sub.add_parser, common, alone=only is not None)
     return parser
 
 
@@ -113,7 +115,15 @@ def build_parser(*, commands: bool = True, only: str | None = None) -> argparse.
 AddParser = Callable[..., argparse.ArgumentParser]
 
 
-def _tui(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+class Builder(Protocol):
+    """A face's builder: adds its parser with ``add_parser``, the options every face takes from ``common``.
+    ``alone``: the command line names that face, its parser is the only one built (``petstore --help`` and the
+    completion build them all): the bot describes its platforms then, from their settings."""
+
+    def __call__(self, add_parser: AddParser, common: Sequence[argparse.ArgumentParser], *, alone: bool) -> None: ...
+
+
+def _tui(add_parser: AddParser, common: Sequence[argparse.ArgumentParser], *, alone: bool) -> None:
     tui = add_parser(
         "tui",
         parents=common,
@@ -123,7 +133,7 @@ def _tui(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> No
     _add_tui_options(tui)
 
 
-def _chat(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+def _chat(add_parser: AddParser, common: Sequence[argparse.ArgumentParser], *, alone: bool) -> None:
     add_parser(
         "chat",
         parents=common,
@@ -132,7 +142,7 @@ def _chat(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> N
     )
 
 
-def _run(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+def _run(add_parser: AddParser, common: Sequence[argparse.ArgumentParser], *, alone: bool) -> None:
     run = add_parser(
         "run",
         parents=[*common, output_options()],
@@ -142,58 +152,13 @@ def _run(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> No
     _add_run_options(run)
 
 
-def _bot(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
-    bot = add_parser(
-        "bot",
-        help="run the chat bot (every platform the config names, or one: matrix, irc, slack, xmpp)",
-        description="Serve the slash commands in team chat: !list, !add ..., with roles, "
-        "confirmation and an audit log ([bot] in the config). Without a PLATFORM, on every platform the config "
-        "has a [bot.<platform>] section for, in one process.",
-    )
-    _metrics_option(bot)
-    platforms = bot.add_subparsers(dest="platform", metavar="PLATFORM", required=False)
-    matrix = platforms.add_parser(
-        "matrix",
-        parents=common,
-        help="a Matrix bot ([bot.matrix] in the config)",
-        description="Log in to a Matrix homeserver and answer !commands in its rooms.",
-    )
-    _metrics_option(matrix)
-    irc = platforms.add_parser(
-        "irc",
-        parents=common,
-        help="an IRC bot ([bot.irc] in the config)",
-        description="Connect to an IRC server and answer !commands in its channels and private messages.",
-    )
-    _metrics_option(irc)
-    slack = platforms.add_parser(
-        "slack",
-        parents=common,
-        help="Slack (or Mattermost) slash commands, mentions and DMs, over HTTP or Socket Mode",
-        description="Serve POST /slack/commands, POST /slack/interactions, POST /slack/events and GET /healthz "
-        "for a Slack app ([bot.slack]); with --socket-mode, take the same over Slack's Socket Mode instead "
-        "(no public URL); with --mattermost, a Mattermost slash command ([bot.mattermost]).",
-    )
-    slack.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    slack.add_argument("--port", type=port_number, default=3000, help="port (default: 3000)")
-    slack.add_argument("--mattermost", action="store_true", help="speak Mattermost's flavour (token, Markdown)")
-    _metrics_option(slack)
-    slack.add_argument(
-        "--socket-mode",
-        action="store_true",
-        help="connect out to Slack over Socket Mode (no public URL; the app-level token: [bot.slack] app_token)",
-    )
-    xmpp = platforms.add_parser(
-        "xmpp",
-        parents=common,
-        help="an XMPP bot in multi-user chat rooms and direct messages ([bot.xmpp] in the config)",
-        description="Log in to an XMPP server as [bot.xmpp] jid, join its rooms and answer !commands there and in "
-        "direct messages.",
-    )
-    _metrics_option(xmpp)
+def _bot(add_parser: AddParser, common: Sequence[argparse.ArgumentParser], *, alone: bool) -> None:
+    from .bot_options import add_bot_parser  # a subcommand for each platform of the bots' registry
+
+    add_bot_parser(add_parser, common, described=alone)
 
 
-def _serve(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+def _serve(add_parser: AddParser, common: Sequence[argparse.ArgumentParser], *, alone: bool) -> None:
     serve = add_parser(
         "serve",
         help="run the Pet Store service (SQLite) with uvicorn",
@@ -204,7 +169,7 @@ def _serve(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> 
     add_serve_options(serve)
 
 
-def _web(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+def _web(add_parser: AddParser, common: Sequence[argparse.ArgumentParser], *, alone: bool) -> None:
     web = add_parser(
         "web",
         parents=common,
@@ -217,7 +182,7 @@ def _web(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> No
     _theme_option(web, suppress=True)
 
 
-def _completion(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+def _completion(add_parser: AddParser, common: Sequence[argparse.ArgumentParser], *, alone: bool) -> None:
     completion = add_parser(
         "completion",
         help="print the shell completion script (bash, zsh, fish)",
@@ -226,7 +191,7 @@ def _completion(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]
     completion.add_argument("shell", choices=["bash", "zsh", "fish"])
 
 
-def _config(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+def _config(add_parser: AddParser, common: Sequence[argparse.ArgumentParser], *, alone: bool) -> None:
     config = add_parser(
         "config",
         parents=common,
@@ -237,7 +202,7 @@ def _config(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) ->
     config.add_argument("action", choices=["path", "show", "init"])
 
 
-def _auth(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+def _auth(add_parser: AddParser, common: Sequence[argparse.ArgumentParser], *, alone: bool) -> None:
     auth = add_parser(
         "auth",
         parents=common,
@@ -251,7 +216,7 @@ def _auth(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> N
     auth.add_argument("action", choices=["login", "status", "logout"])
 
 
-def _approvals(add_parser: AddParser, common: Sequence[argparse.ArgumentParser]) -> None:
+def _approvals(add_parser: AddParser, common: Sequence[argparse.ArgumentParser], *, alone: bool) -> None:
     approvals = add_parser(
         "approvals",
         parents=[*common, output_options(writes=False)],
@@ -268,7 +233,7 @@ def _approvals(add_parser: AddParser, common: Sequence[argparse.ArgumentParser])
 
 
 #: Each face's parser, in the order ``petstore --help`` lists them (the keys are :data:`FACES`).
-_COMMANDS: dict[str, Callable[[AddParser, Sequence[argparse.ArgumentParser]], None]] = {
+_COMMANDS: dict[str, Builder] = {
     "tui": _tui,
     "chat": _chat,
     "run": _run,
@@ -353,15 +318,6 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         default=0.0,
         metavar="SECONDS",
         help="with --echo, type each command out at this delay per character",
-    )
-
-
-def _metrics_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--metrics-port",
-        type=port_number,
-        metavar="PORT",
-        help="serve GET /healthz and GET /metrics (Prometheus) on 127.0.0.1:PORT (default: off; 0 picks a free one)",
     )
 
 

@@ -6,7 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel, ConfigDict
 
+import petstore_bot.settings
+from petstore_bot.settings import BotSettings
+from petstore_bot.transport import FACTORIES
 from petstore_cli.bot import compose_bot
 from petstore_cli.main import main
 from petstore_cli.settings.load import load_settings
@@ -191,3 +195,42 @@ def test_the_bot_without_a_platform_runs_each_section_the_config_sets(
     cfg.write_text('[bot.matrix]\nhomeserver = "http://127.0.0.1:1"\n', encoding="utf-8")
     assert main(["--config", str(cfg), "bot"]) == 2
     assert capsys.readouterr().err.startswith("petstore: [bot.matrix] user_id is not set")
+
+
+class TeamsSettings(BaseModel):
+    """The Teams face: a bot in a team's channels ([bot.teams] in the config).
+
+    ``petstore bot teams`` answers !commands in the team's channels."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tenant: str | None = None
+    """The team's tenant."""
+
+
+def test_a_platform_in_the_registry_is_a_subcommand_with_its_sections_help_and_completion(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A new platform is its module, its settings section and its registry line: ``petstore bot <name>``, its help
+    (the section's docstring) and the shell completion follow, with nothing added to petstore_cli."""
+
+    class WithTeams(BotSettings):
+        teams: TeamsSettings = TeamsSettings()
+
+    monkeypatch.setattr(petstore_bot.settings, "BotSettings", WithTeams)
+    monkeypatch.setitem(FACTORIES, "teams", "petstore_bot.teams")  # named only: no parser imports a platform
+    with pytest.raises(SystemExit) as ended:
+        main(["bot", "--help"])
+    listed = " ".join(capsys.readouterr().out.split())
+    assert ended.value.code == 0
+    assert "teams The Teams face: a bot in a team's channels ([bot.teams] in the config)" in listed
+    assert "xmpp The XMPP face" in listed
+    with pytest.raises(SystemExit) as ended:
+        main(["bot", "teams", "--help"])
+    out = capsys.readouterr().out
+    assert ended.value.code == 0 and "petstore bot teams answers !commands in the team's channels." in out
+    assert "--metrics-port" in out and "--config" in out and "--mattermost" not in out
+    assert main(["completion", "bash"]) == 0
+    assert "bot) opts='--help --metrics-port'; args='matrix irc slack xmpp teams';" in capsys.readouterr().out
+    assert main(["completion", "fish"]) == 0
+    assert "__fish_seen_subcommand_from bot' -a 'matrix irc slack xmpp teams'" in capsys.readouterr().out
