@@ -23,7 +23,7 @@ from typing import Literal, Protocol
 
 from .parser import show
 from .people import People
-from .policy import Access, Actor, Role
+from .policy import Access, Actor, Role, room_of, same_where, where_in
 
 __all__ = [
     "BINDING",
@@ -182,8 +182,9 @@ def in_room(where: str, room: str) -> bool:
     named without its team (``slack:C1`` for ``slack:T1/C1``), as ``[bot] approvals_room`` names it."""
     if not room or ":" not in where:
         return False
-    platform, _, place = where.partition(":")
-    return where == room or f"{platform}:{place.rpartition('/')[2]}" == room
+    where, room = same_where(where), same_where(room)  # stored rows may hold the older form, irc:irc:#ops
+    platform = where.partition(":")[0]
+    return where == room or where_in(platform, room_of(where).rpartition("/")[2]) == room
 
 
 def refusal(held: HeldWrite, *, step: Step, actor: Actor, now: float, authority: Authority) -> Refusal | None:

@@ -95,6 +95,34 @@ class Actor:
         return ":" in self.where
 
 
+#: Platforms whose rooms carry their platform already (``irc:#ops``, ``xmpp:ops@conference.example.org``), as their
+#: transports name them; other platforms' rooms do not (Matrix's ``!abc:example.org``, Slack's ``T1/C1``).
+ROOMS_NAME_THEIR_PLATFORM = frozenset({"irc", "xmpp"})
+
+
+def where_in(platform: str, room: str) -> str:
+    """An actor's ``where`` in ``room`` of ``platform``: ``platform:room``, the platform written once (``irc:#ops``
+    for IRC's room ``irc:#ops``, ``matrix:!abc:example.org`` for Matrix's ``!abc:example.org``)."""
+    carried = platform in ROOMS_NAME_THEIR_PLATFORM and room.startswith(f"{platform}:")
+    return room if carried else f"{platform}:{room}"
+
+
+def room_of(where: str) -> str:
+    """The room a ``where`` names, exactly as its transport owns it (``irc:#ops``, ``!abc:example.org``); "" for a
+    place that is no room (``terminal``). The form earlier versions stored, ``irc:irc:#ops``, gives ``irc:#ops`` too."""
+    platform, colon, rest = where.partition(":")
+    if not colon:
+        return ""
+    if platform in ROOMS_NAME_THEIR_PLATFORM and not rest.startswith(f"{platform}:"):
+        return where
+    return rest
+
+
+def same_where(where: str) -> str:
+    """``where`` in the one form :func:`where_in` makes (an older stored ``irc:irc:#ops`` is ``irc:#ops``)."""
+    return where_in(where.partition(":")[0], room_of(where)) if ":" in where else where
+
+
 def local_actor(*, role: Role = Role.OPERATOR) -> Actor:
     """The person at this terminal: ``local:<login name>`` of the process's real user id.
 

@@ -23,6 +23,7 @@ import contextlib
 import logging
 
 from bot_commands.outcome import Outcome
+from bot_commands.policy import same_where, where_in
 from bot_commands.results import ApprovalNeeded
 from petstore_state import StateError
 from petstore_state.lease import Lease
@@ -76,9 +77,9 @@ class ApprovalPoster:
         """``write`` bound to this room: a terminal's, bound now; one asked in chat, bound here when it was made
         (``[bot] approvals_room``). None: one decided in the chat room it was asked in (the answer there showed it),
         or decided (or bound elsewhere) meanwhile."""
-        here = f"{self.platform}:{self.room}"
+        here = where_in(self.platform, self.room)
         if write.where != "terminal":
-            return write if write.room == here else None
+            return write if same_where(write.room) == here else None
         return await self.store.bind(write.code, room=here, seal=self.seal)
 
     async def post_waiting(self) -> int:

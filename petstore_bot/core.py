@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from bot_commands.outcome import Outcome
 from bot_commands.pending import HeldWrite
-from bot_commands.policy import Access, Actor, Role
+from bot_commands.policy import Access, Actor, Role, room_of, same_where, where_in
 from bot_commands.results import ApprovalNeeded, ConfirmationNeeded, PetCreated
 from bot_commands.session import CommandSession
 from petstore_state import StateError
@@ -174,7 +174,7 @@ class BotCore:
     async def reply_as(self, *, room: str, user: str, line: str) -> Reply:
         """The reply to ``line`` run in ``room`` as ``user`` with their role now, in a session of its own (a
         schedule's run: the person's conversation and its ``$last`` are left alone); writes are refused."""
-        actor = Actor(id=user, role=self._roles.role_for(user, room), where=f"{self.platform}:{room}")
+        actor = Actor(id=user, role=self._roles.role_for(user, room), where=where_in(self.platform, room))
         session = self._make_session(actor).read_only_view()
         outcome = await session.run(line)
         self._answered(Incoming(platform=self.platform, room=room, user=user, event_id="", text=line), outcome)
@@ -183,8 +183,8 @@ class BotCore:
     async def resume(self, held: HeldWrite) -> Reply:
         """The reply to finishing ``held``, a write taken before a restart and never finished, in a session of the
         person who took it, in its room (:meth:`~bot_commands.session.CommandSession.resume_held`)."""
-        room = held.room.partition(":")[2]
-        actor = Actor(id=held.decided_by, role=self._roles.role_for(held.decided_by, room), where=held.room)
+        room = room_of(held.room)
+        actor = Actor(id=held.decided_by, role=self._roles.role_for(held.decided_by, room), where=same_where(held.room))
         outcome = await self._make_session(actor).resume_held(held)
         _log_outcome(
             Incoming(platform=self.platform, room=room, user=actor.id, event_id="", text=outcome.line), outcome
@@ -204,7 +204,7 @@ class BotCore:
             self._conversations.move_to_end(key)
             return found
         role = self._roles.role_for(message.user, message.room)
-        actor = Actor(id=message.user, role=role, where=f"{self.platform}:{message.room}")
+        actor = Actor(id=message.user, role=role, where=where_in(self.platform, message.room))
         made = self._conversations[key] = _Conversation(session=self._make_session(actor), lock=asyncio.Lock())
         if not self.commands:
             self.commands = frozenset(made.session.registry.names())

@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 from bot_commands.every import Every
 from bot_commands.notify import NotScheduled, TooMany
-from bot_commands.policy import Actor, Role
+from bot_commands.policy import Actor, Role, room_of
 from bot_commands.ports import ScheduledCommand
 from petstore_state.bounds import LimitReached
 from petstore_state.schedules import Schedule, ScheduleStore
@@ -91,7 +91,7 @@ class BotNotifications:
 
     def for_actor(self, actor: Actor) -> RoomNotifications:
         """The port of a session whose actor is in a room (``where`` is ``platform:room``)."""
-        return RoomNotifications(self, room=actor.where.partition(":")[2], actor=actor)
+        return RoomNotifications(self, room=room_of(actor.where), actor=actor)
 
     def scheduled(self, found: Schedule) -> ScheduledCommand:
         return ScheduledCommand(

@@ -33,7 +33,7 @@ from bot_commands.pending import (
     same_person,
 )
 from bot_commands.people import People
-from bot_commands.policy import Actor, Role
+from bot_commands.policy import Actor, Role, room_of
 from petstore_state import StateError
 from petstore_state.lease import Lease
 from petstore_state.pending import PendingStore, PendingWrite, State, TakeResult
@@ -86,7 +86,7 @@ class RoomAuthority:
         return self.people.names(user)
 
     def role_in(self, user: str, room: str) -> Role:
-        place = room.partition(":")[2]
+        place = room_of(room)
         return self.roles.role_for(user, place) if place else self.roles.role_for(user)
 
     def approvers(self, room: str) -> Collection[str] | None:
@@ -252,7 +252,7 @@ def room_approvers(rooms: dict[str, Sequence[str] | None]) -> Approvers:
     """An :data:`Approvers` from ``[bot.rooms]``: room id -> its ``approvers`` (None: not named)."""
 
     def approvers(where: str) -> Collection[str] | None:
-        room = where.split(":", 1)[1] if ":" in where else where
+        room = room_of(where) if ":" in where else where
         for key in (room, room.rpartition("/")[2]):  # Slack's rooms are team/channel; the settings name the channel
             names = rooms.get(key)
             if names is not None:
@@ -304,7 +304,7 @@ class TakenFinisher:
         """Finish each write left taken; how many were."""
         finished = 0
         for write in await self.store.taken():
-            platform, _, room = write.room.partition(":")
+            platform, room = write.room.partition(":")[0], room_of(write.room)
             if platform != self.platform or write.decided is None or write.decided >= self.started:
                 continue  # another platform's, or taken by a process running now
             if not await self.store.claim_taken(write, fence=fence_of(self.lease)):

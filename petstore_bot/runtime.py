@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot_commands.errors import EXIT_FAILED, EXIT_OK
+from bot_commands.policy import where_in
 from petstore_api.errors import ConfigError
 from petstore_state import Database, StateError, open_database
 from petstore_state.claims import Claims
@@ -277,7 +278,7 @@ class BotRuntime:
             return
         from .approvals_room import ApprovalPoster
 
-        self._approvals_room = f"{owner.platform}:{room}"
+        self._approvals_room = where_in(owner.platform, room)
 
         poster = ApprovalPoster(
             state.pending.store,

@@ -28,7 +28,7 @@ from .slack_api_server import BOT_TOKEN, slack_server
 HOSTILE = "<!channel> *Rex* <http://x|y>"
 
 
-async def _request(store: PendingStore, *, where: str = "terminal") -> PendingWrite:
+async def _request(store: PendingStore, *, where: str = "terminal", room: str = "") -> PendingWrite:
     return await store.create(
         kind="approve",
         asker="local:ann",
@@ -39,6 +39,7 @@ async def _request(store: PendingStore, *, where: str = "terminal") -> PendingWr
         fields=(("name", HOSTILE), ("categoryId", "3")),
         env="production",
         ttl=3600,
+        room=room,
     )
 
 
@@ -135,3 +136,28 @@ def _face(web: SlackWeb) -> SlackFace:
 
 async def _never(url: str, payload: dict[str, object]) -> None:
     raise AssertionError("nothing is posted to a response_url here")
+
+
+async def test_a_request_bound_to_the_doubled_irc_room_of_earlier_versions_is_still_posted_there(
+    tmp_path: Path,
+) -> None:
+    """Earlier versions wrote an IRC room's ``where`` as ``irc:irc:#ops``; a request stored bound to it is this
+    room's, posted in the room IRC owns (``irc:#ops``), and a new one is bound to ``irc:#ops``, written once."""
+    database = open_database(f"sqlite:///{tmp_path / 'state.db'}", state_dir=tmp_path)
+    store = PendingStore(database)
+    posted: list[str] = []
+
+    async def announce(room: str, reply: Reply, /, *, key: str | None = None) -> bool:
+        posted.append(room)
+        return True
+
+    try:
+        await _request(store, where="irc:irc:#ops", room="irc:irc:#ops")
+        poster = ApprovalPoster(store, room="irc:#ops", announce=announce, seal=Seal(b"k" * 32), platform="irc")
+        assert await poster.post_waiting() == 1 and posted == ["irc:#ops"]
+        terminal = await _request(store)
+        assert await poster.post_waiting() == 1 and posted == ["irc:#ops", "irc:#ops"]
+        bound = await store.get(terminal.code)
+        assert bound is not None and bound.room == "irc:#ops"
+    finally:
+        database.close()

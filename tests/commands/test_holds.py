@@ -10,7 +10,7 @@ import pytest
 
 from bot_commands.pending import HeldWrite, Step, in_room, refusal, same_person
 from bot_commands.people import People
-from bot_commands.policy import Actor, Role
+from bot_commands.policy import Actor, Role, room_of, same_where, where_in
 
 ROOM, OTHER = "matrix:!a:x", "matrix:!b:x"
 PEOPLE = People.of({"ann": ["@ann:x", "local:ann", "pg:ann"]})
@@ -109,6 +109,33 @@ def test_a_room_is_its_id_or_a_slack_channel_without_its_team() -> None:
     assert in_room("slack:T1/C1", "slack:C1") and in_room("slack:T1/C1", "slack:T1/C1")
     assert not in_room("slack:T1/C2", "slack:C1") and not in_room("mattermost:T1/C1", "slack:C1")
     assert not in_room("terminal", "terminal") and not in_room(ROOM, "")
+
+
+@pytest.mark.parametrize(
+    ("platform", "room", "where"),
+    [
+        ("matrix", "!a:x", "matrix:!a:x"),
+        ("slack", "T1/C1", "slack:T1/C1"),
+        ("irc", "irc:#ops", "irc:#ops"),
+        ("irc", "irc:alice", "irc:alice"),  # a private message
+        ("xmpp", "xmpp:ops@conference.example.org", "xmpp:ops@conference.example.org"),
+    ],
+)
+def test_a_where_names_its_platform_once_and_gives_back_the_room_its_transport_owns(
+    platform: str, room: str, where: str
+) -> None:
+    assert where_in(platform, room) == where
+    assert room_of(where) == room
+    assert in_room(where, where_in(platform, room))
+
+
+def test_the_doubled_where_earlier_versions_stored_is_the_same_place() -> None:
+    old, new = "irc:irc:#ops", "irc:#ops"
+    assert room_of(old) == room_of(new) == "irc:#ops"  # the room announcements go to, as IRC owns it
+    assert same_where(old) == new and same_where("xmpp:xmpp:ops@c.x") == "xmpp:ops@c.x"
+    assert in_room(new, old) and in_room(old, new)  # a request bound to the old form is decided in its room
+    assert not in_room("irc:#ops", "irc:irc:#dev") and not in_room("irc:#ops", "xmpp:#ops")
+    assert room_of("terminal") == "" and same_where("terminal") == "terminal"
 
 
 def test_a_terminal_askers_role_is_checked_again_under_their_chat_names() -> None:

@@ -147,17 +147,28 @@ class Services:
         sock.sendall(
             f"PASS {password} 0210-IRC+ services|1.0:CMSX P\r\nSERVER {SERVICES_NAME} 1 :Services\r\n".encode()
         )
-        seen = b""
-        while b" SERVER " not in seen:  # ngIRCd's own PASS and SERVER: the link is up
-            data = sock.recv(4096)
-            if not data:
-                raise NgircdUnavailable(f"ngircd refused the services link: {seen!r}")
-            seen += data
-        return cls(sock)
+        services = cls(sock)
+        services._until(" SERVER ")  # ngIRCd's own PASS and SERVER: the link is up
+        return services
 
     def login(self, nick: str, account: str) -> None:
-        """``nick`` is logged in to ``account`` from now on (WHOIS shows it: 330)."""
-        self._sock.sendall(f":{SERVICES_NAME} METADATA {nick} accountname :{account}\r\n".encode())
+        """``nick`` is logged in to ``account`` from now on (WHOIS shows it: 330), once this returns: ngIRCd reads a
+        link's lines in order, so its PONG to the PING sent after METADATA says it has applied it (a client's WHOIS
+        sent before that, on another connection, may be answered first, without the account)."""
+        self._sock.sendall(
+            f":{SERVICES_NAME} METADATA {nick} accountname :{account}\r\n"
+            f":{SERVICES_NAME} PING {SERVICES_NAME} :{SERVER_NAME}\r\n".encode()
+        )
+        self._until(" PONG ")
+
+    def _until(self, needle: str) -> None:
+        """Reads what ngIRCd sends on the link (its burst, its PINGs) until a line holds ``needle``."""
+        seen = b""
+        while needle.encode() not in seen:
+            data = self._sock.recv(4096)
+            if not data:
+                raise NgircdUnavailable(f"ngircd closed the services link before {needle.strip()!r}: {seen[-500:]!r}")
+            seen = seen[-4096:] + data
 
     def close(self) -> None:
         self._sock.close()

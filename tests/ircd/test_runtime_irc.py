@@ -133,7 +133,7 @@ async def test_commands_roles_and_a_confirmation(ircd: NgircdServer, people: Peo
         done = await told(alice, bot.channel, f"!confirm {code(CONFIRM, asked)}", bot=bot.nick, until="status")
         assert done.startswith("Added pet "), done
         who = await told(bob, bot.nick, "whoami", bot=bot.nick, until="may run")  # private: the command alone
-        assert f"you      irc:{bob.nick}" in who, who
+        assert f"you      irc:{bob.nick}" in who and f"where    irc:{bob.nick}\n" in who + "\n", who  # once
 
 
 async def test_an_approval_by_a_second_person(ircd: NgircdServer, people: People, tmp_path: Path) -> None:
@@ -184,4 +184,4 @@ async def test_the_runtime_comes_back_after_the_server_restarts(
         await asyncio.wait_for(reach.wait_up(), WAIT)
         again = await in_channel(people, bot.channel, "alice")
         who = await told(again, bot.channel, "!whoami", bot=bot.nick, until="may run")
-        assert f"you      irc:{again.nick}" in who, who
+        assert f"you      irc:{again.nick}" in who and f"where    irc:{bot.channel.lower()}" in who, who

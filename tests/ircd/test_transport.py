@@ -81,7 +81,9 @@ async def test_a_services_account_the_server_vouches_for_names_the_person(
             alice, bob = await in_channel(people, bot), await in_channel(people, bot, "bob")
             services.login(alice.nick, "Alice[Ops]")
             await bob.logged_in(alice.nick, "Alice[Ops]")  # the server has it
+            since = len(bob.said)
             assert await alice.ask(bot.channel, "!hello", bot=bot.nick) == ["irc:alice[ops]"]  # CASEMAPPING=ascii
+            await bob.wait_for(since, nick=bot.nick, where=bot.channel)  # bob has alice's answer: his next is his own
             assert await bob.ask(bot.channel, "!hello", bot=bot.nick) == [f"irc:?{bob.nick}"]
             assert await alice.ask(bot.nick, "!hello", bot=bot.nick) == ["irc:alice[ops]"]  # asked again in private
     finally:

@@ -61,6 +61,7 @@ async def test_commands_a_refused_viewer_and_a_confirmed_write(prosody: ProsodyS
         alice.tell(petbot.jid, "whoami")
         told = await alice.expect(from_(petbot.jid))
         assert f"xmpp:{alice.jid}" in told["body"] and "operator" in told["body"]
+        assert "xmpp:xmpp:" not in told["body"]  # the platform named once in where
     finally:
         stopped(bot)
     audit = bot.audit()
