@@ -19,7 +19,7 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from functools import partial
 from importlib.util import find_spec
 from pathlib import Path
@@ -118,6 +118,25 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+#: The signals that end the server; held from the banner until the server's own handlers take them.
+HELD_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+@contextmanager
+def _held_until_handled() -> Iterator[None]:
+    """SIGINT and SIGTERM held (blocked) until :meth:`QuietServer.capture_signals` hands them to the server's loop: one
+    sent as soon as the banner shows (a supervisor, a test) would otherwise raise KeyboardInterrupt inside the event
+    loop's construction, whose half-built loop prints a traceback when it is collected."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 class QuietServer(uvicorn.Server):
     """uvicorn whose SIGINT/SIGTERM end it gracefully and are then done with.
 
@@ -132,8 +151,9 @@ class QuietServer(uvicorn.Server):
             yield
             return
         loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in HELD_SIGNALS:
             loop.add_signal_handler(signum, self._stop)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_SIGNALS)  # a signal held since the banner (_run) comes now
         try:
             yield
         finally:
@@ -266,7 +286,7 @@ def _run(config: uvicorn.Config, sock: socket.socket, *, workers: int, banner: s
     """Serve on ``sock``; ``banner`` (the URL) is printed once SIGTERM ends the server cleanly: a SIGTERM sent
     as soon as the URL is seen (a supervisor, a test) then shuts it down with 0 instead of killing it."""
     try:
-        with _sigterm_as_interrupt(), metrics_dir() if workers > 1 else nullcontext():
+        with _sigterm_as_interrupt(), metrics_dir() if workers > 1 else _held_until_handled():
             print(banner, flush=True)
             if workers > 1:
                 DrainingMultiprocess(config, sockets=[sock]).run()

@@ -147,6 +147,10 @@ async def test_an_approval_by_a_second_person(ircd: NgircdServer, people: People
         ticket = code(APPROVE, asked)
         own = await told(alice, bot.channel, f"!approve {ticket}", bot=bot.nick, until="")
         assert "someone else must approve it" in own, own
+        # olivia's connection relays the channel on its own time: her answer is what comes after the refusal to alice
+        await olivia.until(
+            lambda: any("someone else must approve it" in s.text for s in olivia.said), what="the refusal"
+        )
         done = await told(olivia, bot.channel, f"!approve {ticket}", bot=bot.nick, until="Added pet ")
         assert done.startswith("Added pet "), done
 
