@@ -83,6 +83,12 @@ class Intervals:
     lease_check: float = 2.0
     lease_retry: float = 1.0
 
+    @classmethod
+    def for_lease(cls, ttl: float) -> Intervals:
+        """The production intervals with a lease of ``ttl`` seconds (``[bot] lease_ttl``): renewed every third of it,
+        tried for by the others every sixth of it, at most every second (6 s: every 2 s and every second)."""
+        return cls(lease_ttl=ttl, lease_check=ttl / 3, lease_retry=min(1.0, ttl / 6))
+
 
 @dataclass(frozen=True, kw_only=True)
 class Launch:
