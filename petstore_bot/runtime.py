@@ -31,6 +31,7 @@ import functools
 import logging
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +84,12 @@ class Intervals:
     lease_check: float = 2.0
     lease_retry: float = 1.0
 
+    @classmethod
+    def for_lease(cls, ttl: float) -> Intervals:
+        """The production intervals with a lease of ``ttl`` seconds (``[bot] lease_ttl``): renewed every third of it,
+        tried for by the others every sixth of it, at most every second (6 s: every 2 s and every second)."""
+        return cls(lease_ttl=ttl, lease_check=ttl / 3, lease_retry=min(1.0, ttl / 6))
+
 
 @dataclass(frozen=True, kw_only=True)
 class Launch:
@@ -104,6 +111,8 @@ class Launch:
     metrics_port: int | None = None
     verbose: int = 0
     intervals: Intervals = Intervals()
+    #: The schedules' clock, in seconds since the epoch (tests move it past a schedule's next run).
+    clock: Callable[[], float] = time.time
     #: The factories by platform (None: the registry's, :data:`~petstore_bot.transport.FACTORIES`).
     factories: Mapping[str, Factory] | None = None
 
@@ -235,7 +244,9 @@ class BotRuntime:
         """A core and a transport per platform, and the background work on them as work of the lease holder."""
         bot, intervals, leadership = self.launch.bot, self.launch.intervals, self.leadership
         assert leadership is not None
-        notifications = bot_notifications(service, bot, database=state.database, announce=self.announce, lease=lease)
+        notifications = bot_notifications(
+            service, bot, database=state.database, announce=self.announce, clock=self.launch.clock, lease=lease
+        )
         self.health = bot_health(state, leadership, port=self.launch.metrics_port)
         for platform in self.launch.platforms:
             self.cores[platform] = build_core(

@@ -374,6 +374,10 @@ class BotSettings(BaseModel):
     approval_key: SecretStr | None = None
     """The key the bots seal held writes with (at least 16 characters; bots on several hosts share one); unset:
     approval.key (0600) in the bot's state dir, made on first use. Never in the state database."""
+    lease_ttl: float = Field(6.0, ge=1.5, le=300)
+    """Seconds the replicas' lease (bots sharing one ``state``) outlives its holder's last renewal: the holder renews
+    it every third of that, a standby takes over within about this plus a second of the holder dying or freezing.
+    Longer rides out longer stalls of the holder or the database; shorter fails over sooner."""
     watch_interval: float = Field(30.0, ge=1)
     """Seconds between two looks for new pets on behalf of the rooms that !watch (one look per filter)."""
     timezone: str = "UTC"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from petstore_bot.runtime import BotRuntime, Launch, configured_platforms
+from petstore_bot.runtime import BotRuntime, Intervals, Launch, configured_platforms
 from petstore_cli.settings.model import Settings
 from petstore_cli.settings.paths import default_config_path, default_data_dir
 
@@ -54,5 +54,6 @@ def bot_main(settings: Settings, args: argparse.Namespace, *, config_file: Path 
         socket_mode=bool(getattr(args, "socket_mode", False)) or (not named and bot.slack.signing_secret is None),
         metrics_port=getattr(args, "metrics_port", None),
         verbose=getattr(args, "verbose", None) or 0,
+        intervals=Intervals.for_lease(bot.lease_ttl),
     )
     return BotRuntime(launch).run()

@@ -276,3 +276,16 @@ def test_without_a_platform_named_the_bot_runs_every_section_the_config_sets() -
     assert configured_platforms(both) == ("matrix", "slack")
     with pytest.raises(ConfigError, match="no chat platform is configured"):
         BotRuntime(Launch(bot=BotSettings(), platforms=(), service=None, state_dir=Path(), config_where="x"))  # type: ignore[arg-type]
+
+
+def test_lease_ttl_sets_the_lease_and_keeps_the_production_intervals_at_six_seconds(tmp_path: Path) -> None:
+    assert Intervals.for_lease(BotSettings().lease_ttl) == Intervals()
+    short = Intervals.for_lease(BotSettings(lease_ttl=3).lease_ttl)
+    assert (short.lease_ttl, short.lease_check, short.lease_retry) == (3, 1, 0.5)
+    least = Intervals.for_lease(1.5)  # the least [bot] lease_ttl allows still makes a lease open_lease accepts
+    open_lease(
+        None, state_dir=tmp_path, name="bot", ttl=least.lease_ttl, check=least.lease_check, retry=least.lease_retry
+    ).close()
+    for wrong in (1.4, 301):
+        with pytest.raises(ValueError, match="lease_ttl"):
+            BotSettings(lease_ttl=wrong)

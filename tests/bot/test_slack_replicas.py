@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 from cli_support import clean_env, run_petstore
+from matrix.bot_process import LEASE_TTL
 from nginx_support import ROOT, running_nginx_site
 from pg_support import database_url, start_pg_server
 from server.support import running_server
@@ -179,7 +180,9 @@ async def test_a_watch_is_posted_once_by_the_lease_holder_then_once_by_the_survi
     url, access = service
     async with slack_server() as slack:
         env = slack.bot_env(service=url, api_key=KEY)
-        replicas = _replicas(tmp_path, state=state_url, extra="watch_interval = 1\n", env=env, args=["-v"])
+        replicas = _replicas(
+            tmp_path, state=state_url, extra=f"watch_interval = 1\nlease_ttl = {LEASE_TTL}\n", env=env, args=["-v"]
+        )
         async with _on_a_thread(replicas) as (first, second, port):
             bots = {"first": first, "second": second}
             await _until(lambda: _lease_takers(bots), what="a replica taking the lease")

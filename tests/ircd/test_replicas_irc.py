@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
-from matrix.bot_process import BotConfig, BotProcess
+from matrix.bot_process import LEASE_TTL, BotConfig, BotProcess
 from pg_support import database_url, start_pg_server
 
 from ircd.conftest import nick
@@ -43,7 +43,7 @@ def replica(ircd: NgircdServer, root: Path, *, bot_nick: str, channel: str, stat
         root=root,
         operators=[operator],
         extra={
-            "bot": {"state": state, "approval_key": REPLICAS_KEY},
+            "bot": {"state": state, "approval_key": REPLICAS_KEY, "lease_ttl": LEASE_TTL},
             "sandbox": {"data_dir": str(root.parent / "sandbox")},
             "bot.irc": {
                 "server": "127.0.0.1",

@@ -1,13 +1,15 @@
 """The bot on IRC as ``petstore bot irc`` runs it: the runtime (petstore_bot.runtime) in-process with the registry's
 IRC factory on a real ngIRCd, the real sandbox and a real SQLite state; people on jaraco's client. A command, a
-refused viewer write, a confirmation, an approval by a second person, a watch announcement, a schedule, and the
-bot back after the server restarts: no code of IRC's own for any of them."""
+refused viewer write, a confirmation, an approval by a second person, a watch announcement, a schedule (on a clock
+the test moves past its run, as tests/xmpp/test_schedule.py), and the bot back after the server restarts: no code of
+IRC's own for any of them."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,11 +46,28 @@ class Running:
         return made
 
 
+class Clock:
+    """The schedules' clock: the real time plus what the test has moved it on by."""
+
+    def __init__(self) -> None:
+        self.ahead = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.ahead
+
+
 @contextlib.asynccontextmanager
 async def running(
-    ircd: NgircdServer, tmp_path: Path, *, operators: list[str], viewers: list[str], **bot: object
+    ircd: NgircdServer,
+    tmp_path: Path,
+    *,
+    operators: list[str],
+    viewers: list[str],
+    clock: Callable[[], float] = time.time,
+    **bot: object,
 ) -> AsyncIterator[Running]:
-    """The runtime on ``[bot.irc]`` (identify = "nick" on this password-protected server), until the block ends."""
+    """The runtime on ``[bot.irc]`` (identify = "nick" on this password-protected server), until the block ends;
+    ``clock``: the schedules'."""
     bot_nick, channel = nick("petbot"), f"#{nick('ops')}"
     secret = tmp_path / "irc-password"
     secret.write_text(f"{ircd.password}\n", encoding="utf-8")
@@ -80,7 +99,7 @@ async def running(
 
     launch = Launch(
         bot=settings, platforms=("irc",), service=service, state_dir=tmp_path / "state", config_where="test",
-        intervals=FAST,
+        intervals=FAST, clock=clock,
     )  # fmt: skip
     runtime, stop = BotRuntime(launch), asyncio.Event()
     serving = asyncio.create_task(runtime.serve(stop))
@@ -165,13 +184,14 @@ async def test_a_watch_is_announced_in_the_channel(ircd: NgircdServer, people: P
 
 
 async def test_a_schedule_posts_in_the_channel(ircd: NgircdServer, people: People, tmp_path: Path) -> None:
-    alice = await people("alice")
-    async with running(ircd, tmp_path, operators=[f"irc:{alice.nick}"], viewers=[]) as bot:
+    alice, clock = await people("alice"), Clock()
+    async with running(ircd, tmp_path, operators=[f"irc:{alice.nick}"], viewers=[], clock=clock) as bot:
         await alice.join(bot.channel)
         made = await told(alice, bot.channel, "!every 1m /list available --limit 2", bot=bot.nick, until="Schedule 1")
         assert made.startswith("Schedule 1: every 1m (UTC) /list available --limit 2"), made
+        clock.ahead = 61.0  # past its first run: it posts at the notifier's next step, not up to a minute later
         posted = f"Schedule 1 (every 1m, by irc:{alice.nick}): /list available --limit 2"
-        await alice.until(lambda: any(s.text.startswith(posted) for s in alice.said), what=posted, timeout=90)
+        await alice.until(lambda: any(s.text.startswith(posted) for s in alice.said), what=posted)
 
 
 async def test_the_runtime_comes_back_after_the_server_restarts(

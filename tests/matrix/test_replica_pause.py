@@ -17,7 +17,7 @@ import pytest
 from pg_support import database_url, start_pg_server
 from server.support import running_server
 
-from matrix.bot_process import BotConfig, BotProcess, answered_once, room_with
+from matrix.bot_process import LEASE_TTL, BotConfig, BotProcess, answered_once, room_with
 from matrix.conftest import Account, register
 from matrix.cs_client import Event, MatrixUser, from_sender, replies_to
 from matrix.synapse_server import SynapseServer
@@ -51,7 +51,7 @@ def _replica(server: SynapseServer, account: Account, root: Path, *, state: str,
         user_id=account.user_id,
         root=root,
         operators=[alice],
-        extra={"bot": {"state": state, "watch_interval": 1}},
+        extra={"bot": {"state": state, "watch_interval": 1, "lease_ttl": LEASE_TTL}},
     )
     env = {"PETSTORE_BASE_URL": url, "PETSTORE_API_KEY": KEY}
     return BotProcess(config, password=account.password, args=["-v"], env=env)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from pg_support import database_url, start_pg_server
 
-from matrix.bot_process import BotConfig, BotProcess, answered_once, room_with
+from matrix.bot_process import LEASE_TTL, BotConfig, BotProcess, answered_once, room_with
 from matrix.conftest import Account, BotRunner, register
 from matrix.cs_client import MatrixUser, from_sender, replies_to
 from matrix.e2e_person import E2EPerson
@@ -53,7 +53,10 @@ def _replica_process(
         user_id=account.user_id,
         root=root,
         operators=[alice],
-        extra={"bot": {"state": state, "approval_key": REPLICAS_KEY}, "sandbox": {"data_dir": str(sandbox)}},
+        extra={
+            "bot": {"state": state, "approval_key": REPLICAS_KEY, "lease_ttl": LEASE_TTL},
+            "sandbox": {"data_dir": str(sandbox)},
+        },
     )
     return BotProcess(config, password=account.password, args=["-v"])
 

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from matrix.bot_process import LEASE_TTL
 
 from xmpp.bot_process import XmppBotConfig, XmppBotProcess
 from xmpp.conftest import Login, register
@@ -153,7 +154,11 @@ async def test_two_replicas_one_answers_and_the_other_takes_over_after_sigkill(
     await alice.join(room, "alice")
     petbot = register(prosody, "petbot")
     shared = {
-        "bot": {"state": f"sqlite:///{tmp_path / 'shared.sqlite3'}", "approval_key": REPLICAS_KEY},
+        "bot": {
+            "state": f"sqlite:///{tmp_path / 'shared.sqlite3'}",
+            "approval_key": REPLICAS_KEY,
+            "lease_ttl": LEASE_TTL,
+        },
         "sandbox": {"data_dir": str(tmp_path / "sandbox")},
     }
     replicas = [
