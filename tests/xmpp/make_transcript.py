@@ -23,7 +23,7 @@ sys.path[:0] = [str(ROOT / "tests")]
 
 from slixmpp import JID  # noqa: E402
 
-from xmpp.bot_process import XmppBotConfig, XmppBotProcess  # noqa: E402
+from xmpp.bot_process import XmppBotProcess, xmpp_config  # noqa: E402
 from xmpp.conftest import Login, register  # noqa: E402
 from xmpp.person import Person, from_  # noqa: E402
 from xmpp.prosody_server import MUC, ProsodyServer  # noqa: E402
@@ -41,7 +41,7 @@ async def record(server: ProsodyServer, tmp: Path) -> None:
     bob = await Person.online(server, bob_login.jid, bob_login.password)
     await alice.join(room, "alice")
     await bob.join(room, "bob")
-    config = XmppBotConfig(
+    config = xmpp_config(
         jid=petbot.jid,
         port=server.port,
         root=tmp / "bot",

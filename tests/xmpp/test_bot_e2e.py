@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
-from matrix.bot_process import LEASE_TTL
+from matrix.bot_process import LEASE_TTL, BotConfig
 
-from xmpp.bot_process import XmppBotConfig, XmppBotProcess
+from xmpp.bot_process import XmppBotProcess, xmpp_config
 from xmpp.conftest import Login, register
 from xmpp.person import Person, ask, from_
 from xmpp.prosody_server import ProsodyServer
@@ -38,8 +39,8 @@ def stopped(bot: XmppBotProcess) -> None:
     assert code == 0, bot.log()[-3000:]
 
 
-def config(prosody: ProsodyServer, petbot: Login, root: Path, **fields: object) -> XmppBotConfig:
-    return XmppBotConfig(jid=petbot.jid, port=prosody.port, root=root, **fields)  # type: ignore[arg-type]
+def config(prosody: ProsodyServer, petbot: Login, root: Path, **fields: Any) -> BotConfig:
+    return xmpp_config(jid=petbot.jid, port=prosody.port, root=root, **fields)
 
 
 async def test_commands_a_refused_viewer_and_a_confirmed_write(prosody: ProsodyServer, people, room, tmp_path) -> None:
