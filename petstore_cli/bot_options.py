@@ -22,8 +22,6 @@ from collections.abc import Callable, Sequence
 from petstore_bot.transport import FACTORIES
 from petstore_os import port_number
 
-from .options import AddParser
-
 __all__ = ["FLAVOURS", "OWN_OPTIONS", "add_bot_parser", "chosen_platform", "platforms"]
 
 
@@ -67,7 +65,9 @@ def section_help(platform: str) -> tuple[str, str]:
     return first.removesuffix("."), rest or first
 
 
-def add_bot_parser(add_parser: AddParser, common: Sequence[argparse.ArgumentParser], *, described: bool) -> None:
+def add_bot_parser(
+    add_parser: Callable[..., argparse.ArgumentParser], common: Sequence[argparse.ArgumentParser], *, described: bool
+) -> None:
     """``petstore bot`` and a subcommand for each of :func:`platforms`; ``described``: with each platform's help
     from its settings section (which loads the settings: not for ``petstore --help`` or the completion, which show
     the platforms' names only)."""
@@ -86,7 +86,11 @@ def add_bot_parser(add_parser: AddParser, common: Sequence[argparse.ArgumentPars
 
 
 def _add_platform(
-    add_parser: AddParser, common: Sequence[argparse.ArgumentParser], *, name: str, described: bool
+    add_parser: Callable[..., argparse.ArgumentParser],
+    common: Sequence[argparse.ArgumentParser],
+    *,
+    name: str,
+    described: bool,
 ) -> None:
     """``petstore bot <name>``: the options every platform takes, its own, and a flag for each of its flavours."""
     summary, description = section_help(name) if described else (None, None)
