@@ -215,6 +215,22 @@ async def room_with(owner: MatrixUser, bot_id: str, *members: MatrixUser) -> str
     return room
 
 
+async def approve_posted(user: MatrixUser, room: str, code: str, *, bot_id: str) -> dict[str, Any]:
+    """Waits until the bot has posted request ``code`` in ``room`` (the approvals room), then ``!approve``s it as
+    ``user``; the content of the bot's answer."""
+    await user.wait_for(
+        room, lambda evs: any(code in str(e["content"].get("body", "")) for e in from_sender(evs, bot_id))
+    )
+    return await ask(user, room, f"!approve {code}", bot_id=bot_id)
+
+
+def audit_ok(path: Path, code: str) -> dict[str, Any]:
+    """The one ``ok`` line of the audit log at ``path`` for held write ``code``."""
+    audit = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    [done] = [line for line in audit if line.get("outcome") == "ok" and line.get("pending_code") == code]
+    return done
+
+
 async def ask(user: MatrixUser, room: str, text: str, *, bot_id: str) -> dict[str, Any]:
     """Sends ``text`` as ``user`` and returns the content of the bot's reply to it (waits for it)."""
     asked = await user.send_text(room, text)

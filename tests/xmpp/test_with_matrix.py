@@ -4,14 +4,13 @@ for approval asked in an XMPP room is posted in the Matrix approvals room and ap
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
-from matrix.bot_process import BotConfig, BotProcess, ask
+from matrix.bot_process import BotConfig, BotProcess, approve_posted, ask, audit_ok
 from matrix.conftest import homeserver, register, synapse  # noqa: F401 -- the session's Synapse, as fixtures
-from matrix.cs_client import MatrixUser, from_sender
+from matrix.cs_client import MatrixUser
 from matrix.synapse_server import SynapseServer
 
 from xmpp.conftest import register as register_xmpp
@@ -68,15 +67,11 @@ async def test_one_process_answers_xmpp_and_matrix_and_an_xmpp_request_is_approv
         found = APPROVE.search(told)
         assert found is not None and f"It is posted in matrix:{ops}" in told, told
         code = found[1]
-        await owner.wait_for(
-            ops, lambda evs: any(code in str(e["content"].get("body", "")) for e in from_sender(evs, petbot.user_id))
-        )
-        approved = await ask(owner, ops, f"!approve {code}", bot_id=petbot.user_id)
+        approved = await approve_posted(owner, ops, code, bot_id=petbot.user_id)
         assert str(approved["body"]).startswith("Added pet "), approved
     finally:
         code_exit = bot.stop()
         await owner.aclose()
     assert code_exit == 0, bot.log()[-3000:]
-    audit = [json.loads(line) for line in config.audit_log.read_text(encoding="utf-8").splitlines()]
-    [done] = [line for line in audit if line.get("outcome") == "ok" and line.get("pending_code") == code]
+    done = audit_ok(config.audit_log, code)
     assert done["actor"] == f"xmpp:{alice.jid}" and done["approver"] == olga.user_id
