@@ -45,6 +45,7 @@ from irc.connection import AioFactory
 from petstore_api.errors import ConfigError
 from petstore_bot.addressing import Address
 from petstore_bot.chat import INTERNAL_ERROR, Handler, Incoming, Reply
+from petstore_bot.irc_whois import Whois
 from petstore_bot.replicas import Reach, Replicas
 from petstore_bot.transport import Wiring, not_set
 
@@ -222,7 +223,7 @@ class IrcTransport:
         self._casemapping = "rfc1459"
         self._tags = False  # the server tags each message with its sender's account
         self._outbox: asyncio.Queue[_Line] = asyncio.Queue()
-        self._whois: dict[str, asyncio.Future[str | None]] = {}
+        self._whois: Whois | None = None  # while registered: the WHOIS questions in flight
         self._accounts: dict[str, tuple[str | None, float]] = {}  # folded nick: WHOIS's account, trusted until
         self._lanes: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}  # the lock, and how many hold or wait
         self._seen: dict[tuple[str, ...], int] = {}
@@ -235,7 +236,7 @@ class IrcTransport:
         self._on: dict[str, Callable[[_Connection, _Event], None]] = {
             "welcome": self._welcome, "pubmsg": self._said, "privmsg": self._said, "cap": self._cap,
             "join": self._joined, "nick": self._renamed, "nicknameinuse": self._taken, "whoisaccount": self._whoised,
-            "endofwhois": self._whoised, "nosuchnick": self._whoised, "passwdmismatch": self._refused,
+            "endofwhois": self._whoised, "passwdmismatch": self._refused,
             "yourebannedcreep": self._refused, "erroneusnickname": self._refused, "error": self._error,
             "kick": self._kicked, "part": self._left, "quit": self._left,
             "bannedfromchan": self._not_joined, "badchannelkey": self._not_joined,
@@ -316,7 +317,7 @@ class IrcTransport:
         try:
             await self._until_ended(connection)
         finally:
-            self._connection = None
+            self._connection, self._whois = None, None
             self.reach.set(up=False)
             if connection.is_connected():
                 connection.disconnect("stopping" if self._stop.is_set() else "reconnecting")
@@ -362,6 +363,7 @@ class IrcTransport:
         self._registered = True
         self._nick = connection.real_nickname
         self._connection = connection
+        self._whois = Whois(send=connection.whois, clock=time.monotonic)
         self._joining = {fold(channel, casemapping=self._casemapping) for channel, _ in self._channels}
         for channel, key in self._channels:
             connection.join(channel, key)
@@ -386,7 +388,7 @@ class IrcTransport:
     # -- lines from the server -----------------------------------------------------------------------------
 
     def _said(self, _connection: _Connection, event: _Event) -> None:
-        task = asyncio.ensure_future(self._message(event))
+        task = asyncio.ensure_future(self._message(event, received=time.monotonic()))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -441,15 +443,19 @@ class IrcTransport:
         log.warning("%s: %s", self._server, text)
 
     def _whoised(self, _connection: _Connection, event: _Event) -> None:
-        """A WHOIS line: ``330 NICK ACCOUNT`` gives the account, the end (318) or no such nick (401) none."""
-        arguments = event.arguments
-        asking = self._whois.get(fold(arguments[0], casemapping=self._casemapping)) if arguments else None
-        if asking is not None and not asking.done():
-            asking.set_result(arguments[1] if event.type == "whoisaccount" and len(arguments) > 1 else None)
+        """A WHOIS line: ``330 NICK ACCOUNT`` gives the account, ``318 NICK`` ends the answer (a 401 before it,
+        no such nick, leaves it without one)."""
+        if self._whois is None or not event.arguments:
+            return
+        key = fold(event.arguments[0], casemapping=self._casemapping)
+        if event.type == "endofwhois":
+            self._whois.ended(key)
+        elif len(event.arguments) > 1:
+            self._whois.logged_in(key, event.arguments[1])
 
     # -- one message ---------------------------------------------------------------------------------------
 
-    async def _message(self, event: _Event) -> None:
+    async def _message(self, event: _Event, *, received: float) -> None:
         """Answers one message if it is a command for the bot; each person's in a room in the order sent."""
         direct = event.type == "privmsg"
         text = _FORMATTING.sub("", event.arguments[0] if event.arguments else "")
@@ -460,7 +466,7 @@ class IrcTransport:
         room = f"{PLATFORM}:{fold(to, casemapping=self._casemapping)}"
         event_id = self._event_id(room, event)
         async with self._lane((room, event.nick)):
-            user = await self._person(event)
+            user = await self._person(event, received=received)
             incoming = Incoming(platform=PLATFORM, room=room, user=user, event_id=event_id, text=line)
             if self._replicas is None:
                 await self._say(to, (await self._reply(incoming)).text)
@@ -525,43 +531,28 @@ class IrcTransport:
         digest = hashlib.sha256("\0".join((*key, str(count))).encode("utf-8", "surrogatepass")).hexdigest()
         return f"{PLATFORM}:{digest[:32]}"
 
-    async def _person(self, event: _Event) -> str:
-        """The sender as the runtime names people (see the module docstring)."""
+    async def _person(self, event: _Event, *, received: float) -> str:
+        """The sender as the runtime names people (see the module docstring); ``received``: when the message came."""
         if self._identify == "nick":
             return f"{PLATFORM}:{fold(event.nick, casemapping=self._casemapping)}"
-        account = event.tags.get("account") if self._tags else await self._account(event)
+        account = event.tags.get("account") if self._tags else await self._account(event, received=received)
         if account and account != "*":
             return f"{PLATFORM}:{fold(account, casemapping=self._casemapping)}"
         return f"{PLATFORM}:{UNIDENTIFIED}{fold(event.nick, casemapping=self._casemapping)}"
 
-    async def _account(self, event: _Event) -> str | None:
+    async def _account(self, event: _Event, *, received: float) -> str | None:
         """The account WHOIS says the sender is logged in to; kept a while for a sender in one of the bot's channels
         (the bot sees them leave or change nick there), asked each time for a private message."""
         key, now = fold(event.nick, casemapping=self._casemapping), time.monotonic()
         account, until = self._accounts.get(key, (None, 0.0))
         if until > now:
             return account
-        account = await self._whois_account(event.nick)
-        if event.type == "pubmsg":
+        if (whois := self._whois) is None:
+            return None
+        account = await whois.account(key, nick=event.nick, since=received)
+        if event.type == "pubmsg" and whois is self._whois:
             self._accounts[key] = (account, now + ACCOUNT_TTL)
         return account
-
-    async def _whois_account(self, nick: str) -> str | None:
-        """The account WHOIS says ``nick`` is logged in to (330); None when none, or no answer within 10 s."""
-        key = fold(nick, casemapping=self._casemapping)
-        asking = self._whois.get(key)
-        if asking is None:
-            if (connection := self._connection) is None:
-                return None
-            asking = self._whois[key] = asyncio.get_running_loop().create_future()
-            connection.whois(nick)
-        try:
-            return await asyncio.wait_for(asyncio.shield(asking), 10.0)
-        except TimeoutError:
-            return None
-        finally:
-            if self._whois.get(key) is asking:
-                del self._whois[key]
 
     # -- sending -------------------------------------------------------------------------------------------
 
