@@ -29,7 +29,9 @@ from .support import (
     petstore,
 )
 
-pytestmark = pytest.mark.slow
+# One test process runs this module's tests (pyproject's ``--dist loadgroup``): the matrix fixture starts 63
+# processes, once per test process that runs any of them.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("fault_matrix")]
 
 COMMANDS = ["/list", "/add Rex --category 3", "/env"]
 JSON_COMMANDS = ["/list", "/add Rex --category 3", "/get 1", "/env"]
