@@ -287,8 +287,18 @@ def _init(qualname: str, every: tuple[Field, ...], *, post_init: bool) -> Callab
     required = [each.name for each in taken if each.required]
     given = len(every) - sum(1 for each in every if not each.init and each.required)  # those __post_init__ sets
     set_field = object.__setattr__
+    # Every field positional with a plain default or none: by position alone, the defaults of the rest follow.
+    plain = len(positional) == len(every) and not made
+    least = len(required)
+    tail = tuple(defaults[name] for name in positional[least:]) if plain else ()
 
     def __init__(self: object, /, *args: object, **kwargs: object) -> None:
+        if plain and not kwargs and least <= len(args) <= len(positional):
+            for name, value in zip(positional, args + tail[len(args) - least :], strict=True):
+                set_field(self, name, value)
+            if post_init:
+                self.__post_init__()  # type: ignore[attr-defined]
+            return
         if len(args) > len(positional):
             raise TypeError(f"{qualname}() takes {len(positional)} positional arguments but {len(args)} were given")
         values = {**defaults, **fixed, **dict(zip(positional, args, strict=False))}

@@ -33,6 +33,22 @@ class PointDC:
 
 
 @record
+class Pair:
+    """Every field positional with a plain default or none (``__init__``'s shortest way)."""
+
+    first: int
+    second: str = "two"
+    third: tuple[int, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PairDC:
+    first: int
+    second: str = "two"
+    third: tuple[int, ...] = ()
+
+
+@record
 class Base:
     """A base with a field and a method its subclasses inherit."""
 
@@ -82,6 +98,20 @@ def test_construction_equality_hash_and_repr_agree_with_a_frozen_dataclass(x: in
     assert Point(x, y=y, label="other") == ours
     assert hash(Point(x, y=y, label="other")) == hash(ours)
     assert (Point(x, y + 1) == ours) is False
+
+
+@given(st.lists(st.one_of(ints, labels), max_size=4), st.dictionaries(st.sampled_from(["first", "second"]), ints))
+def test_any_call_makes_what_a_frozen_dataclass_makes_or_fails_as_it_does(
+    args: list[object], kwargs: dict[str, int]
+) -> None:
+    try:
+        theirs = PairDC(*args, **kwargs)  # type: ignore[arg-type]
+    except TypeError:
+        with pytest.raises(TypeError):
+            Pair(*args, **kwargs)  # type: ignore[arg-type]
+        return
+    ours = Pair(*args, **kwargs)  # type: ignore[arg-type]
+    assert (ours.first, ours.second, ours.third) == (theirs.first, theirs.second, theirs.third)
 
 
 @given(ints, ints)
