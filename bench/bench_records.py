@@ -2,9 +2,10 @@
 a frozen slotted dataclass (what the packages used before), a ``collections.namedtuple`` and a hand-written
 ``__slots__`` class; and the ``-X importtime`` self time of the modules that declare most records, in two venvs.
 
-    .venv/bin/python bench/bench_records.py [--reps 7] [--venv LABEL=DIR ...]
+    .venv/bin/python bench/bench_records.py [--reps 7] [--venv LABEL=DIR ...] [--callgrind]
 
-Each figure is the least of ``--reps`` timeit repeats (the machine's noise only adds). The declaration is a class of
+Each figure is the least of ``--reps`` timeit repeats (the machine's noise only adds); ``--callgrind`` adds the
+instructions of one declaration of each way (200 declarations less none, under valgrind), which load does not move. The declaration is a class of
 three fields, one with a default factory; the uses are a construction by position and by keyword, ``==`` and
 ``hash``. ``--venv LABEL=DIR`` (e.g. a base ``pip install .`` of the tree before, and one of this tree) adds the
 least self time of each module over ``--reps`` interleaved runs of ``-X importtime``.
@@ -131,12 +132,37 @@ def self_times(venvs: dict[str, str], reps: int) -> None:
         print(f"  {name:28}" + "  ".join(f"{best.get((label, name), 0) / 1000:8.2f}" for label in venvs))
 
 
+def declared_instructions(way: str, *, count: int = 200) -> float | None:
+    """Instructions one declaration of ``way`` costs: a run declaring ``count`` less a run declaring none."""
+    found = []
+    for n in (0, count):
+        argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__]
+        done = subprocess.run([*argv, "--declare", way, str(n)], capture_output=True, text=True, check=False)
+        total = re.search(r"Collected : (\d+)", done.stderr)
+        if total is None:
+            return None
+        found.append(int(total[1]))
+    return (found[1] - found[0]) / count
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--venv", action="append", default=[], metavar="LABEL=DIR")
+    parser.add_argument("--callgrind", action="store_true", help="instructions a declaration (valgrind)")
+    parser.add_argument("--declare", nargs=2, metavar=("WAY", "N"), help=argparse.SUPPRESS)  # one run measured
     args = parser.parse_args()
+    if args.declare:
+        way, count = args.declare
+        for _ in range(int(count)):
+            WAYS[way]()
+        return 0
     in_process(args.reps)
+    if args.callgrind:
+        print("\ninstructions a declaration (callgrind):")
+        for way in WAYS:
+            count = declared_instructions(way)
+            print(f"  {way:18} {count:12,.0f}" if count is not None else f"  {way:18} (valgrind failed)")
     if args.venv:
         self_times(dict(spec.partition("=")[::2] for spec in args.venv), args.reps)
     return 0
