@@ -247,3 +247,23 @@ def test_a_recursive_value_is_shown_without_recursing() -> None:
     holder = Base(kind=loop)  # type: ignore[arg-type]
     loop.append(holder)
     assert repr(holder) == "Base(kind=[...])"
+
+
+@record
+class Sized:
+    """A field ``__init__`` does not take and ``__post_init__`` sets (no default)."""
+
+    items: tuple[int, ...]
+    size: int = field(init=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "size", len(self.items))
+
+
+def test_a_field_post_init_sets_is_no_argument_but_is_compared_and_shown() -> None:
+    assert Sized((1, 2)).size == 2 and repr(Sized((1, 2))) == "Sized(items=(1, 2), size=2)"
+    assert Sized(items=(1,)) == Sized((1,)) and Sized((1,)) != Sized((1, 2))
+    with pytest.raises(TypeError, match="unexpected keyword arguments: size"):
+        Sized((1,), size=3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="missing required arguments: items"):
+        Sized()  # type: ignore[call-arg]
