@@ -2,7 +2,7 @@
 
 ::
 
-    @dataclass(frozen=True, slots=True, kw_only=True)
+    @record(kw_only=True)
     class GetParams:
         id: int = positional("ID", conv.pet_id, required=True, help="pet id (int64)")
 
@@ -15,10 +15,10 @@ type error, since ``conv.limit`` gives an ``int``.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Literal, TypeVar, cast, overload
+
+from petstore_os.records import field, fields, is_record, record, replace
 
 __all__ = [
     "Arg",
@@ -35,7 +35,7 @@ T = TypeVar("T")
 _KEY = "bot_commands.arguments"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CompletionContext:
     """What a dynamic completion source may look at."""
 
@@ -48,7 +48,7 @@ class CompletionContext:
 Choices = tuple[str, ...] | Callable[[CompletionContext], Iterable[str]]
 
 
-@dataclass(frozen=True)
+@record
 class Arg:
     """One way to give a parameter: ``flag=None`` makes it positional. A parameter may have several
     (``/list sold`` and ``/list --status sold``); ``dest`` is the parameter's field."""
@@ -74,17 +74,17 @@ class Arg:
         return text if self.required else f"[{text}]"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NoParams:
     """The parameters of a command that takes no arguments."""
 
 
 def _field(spellings: Sequence[Arg], *, required: bool, default: object = None) -> object:
-    """A dataclass field carrying its spellings (no default when ``required``: parsing always gives it)."""
+    """A record field carrying its spellings (no default when ``required``: parsing always gives it)."""
     metadata = {_KEY: tuple(spellings)}
     if required:
-        return dataclasses.field(metadata=metadata)
-    return dataclasses.field(default=default, metadata=metadata)
+        return field(metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 @overload
@@ -177,13 +177,13 @@ def switch(flag: str, *, help: str = "") -> bool:
 
 
 def declared_args(params: type) -> tuple[Arg, ...]:
-    """Every spelling of every field of ``params`` (a dataclass of declared fields), in field order."""
-    if not dataclasses.is_dataclass(params):
-        raise TypeError(f"{params.__name__} is not a dataclass: a command's parameters are one")
+    """Every spelling of every field of ``params`` (a record of declared fields), in field order."""
+    if not is_record(params):
+        raise TypeError(f"{params.__name__} is not a record: a command's parameters are one")
     args: list[Arg] = []
-    for item in dataclasses.fields(params):
-        spellings = item.metadata.get(_KEY)
+    for item in fields(params):
+        spellings = cast("tuple[Arg, ...] | None", item.metadata.get(_KEY))
         if spellings is None:
             raise TypeError(f"{params.__name__}.{item.name} is not declared with positional(), option() or switch()")
-        args += [dataclasses.replace(spelling, dest=item.name) for spelling in spellings]
+        args += [replace(spelling, dest=item.name) for spelling in spellings]
     return tuple(args)

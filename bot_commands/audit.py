@@ -21,12 +21,12 @@ import json
 import os
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
 from petstore_os import Warn, open_private
+from petstore_os.records import record
 
 from .errors import CommandError
 from .outcome import Outcome
@@ -52,7 +52,7 @@ _KEYS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AuditEntry:
     actor: str
     role: str

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import aclosing
-from dataclasses import dataclass, replace
 
 from petstore_api.models import Pet, PetPage, PetStatus
+from petstore_os.records import record, replace
 
 from . import converters as conv
 from . import expect
@@ -86,7 +86,7 @@ def _history_action(word: str) -> str:
 _STATUS_HELP = "one of available, pending, sold"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class ListParams:
     """``/list``: which pets, how many a page, and whether to follow every page."""
 
@@ -167,7 +167,7 @@ async def more_pets(context: CommandContext, params: NoParams) -> PetList:
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class AddParams:
     """``/add``: the new pet's fields."""
 
@@ -220,7 +220,7 @@ async def add_pet(context: CommandContext, params: AddParams) -> PetCreated:
     return PetCreated(pet=created.pet, raw=created.pet.to_wire(), replayed=created.replayed)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class GetParams:
     """``/get``: which pet."""
 
@@ -258,7 +258,7 @@ async def whoami(context: CommandContext, params: NoParams) -> WhoAmI:
     return WhoAmI(actor=actor.id, role=str(actor.role), where=actor.where, commands=allowed)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class HelpParams:
     """``/help``: on which command, if one."""
 
@@ -289,7 +289,7 @@ async def quit_session(context: CommandContext, params: NoParams) -> Quit:
 CHAT_SLEEP_MAX = 2.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class SleepParams:
     """``/sleep``: how long."""
 
@@ -325,7 +325,7 @@ async def expect_outcome(context: CommandContext, params: ExpectParams) -> Expec
     return ExpectationMet(expectation=held, previous=outcome.line if outcome else "")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class HistoryParams:
     """``/history [save FILE]``: show the session, or save it."""
 
@@ -363,7 +363,7 @@ async def history(context: CommandContext, params: HistoryParams) -> HistoryList
     return Notice(text=f"saved {count} commands to {show(params.file, 200)}")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class CodeParams:
     """``/confirm CODE``, ``/cancel CODE``, ``/approve CODE``: the code a confirmation or approval request gave."""
 
@@ -406,7 +406,7 @@ async def approve(context: CommandContext, params: CodeParams) -> Result:
     return await context.approve_pending(params.code)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class DenyParams:
     """``/deny CODE [REASON]``: drop a request for approval, saying why."""
 
@@ -437,7 +437,7 @@ def _audit_count(word: str) -> int:
     return int(word)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class AuditParams:
     """``/audit [N]``: how many of the last lines."""
 

@@ -26,8 +26,6 @@ the :class:`Failure`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from petstore_api.errors import (
     APIError,
     ConfigError,
@@ -39,6 +37,7 @@ from petstore_api.errors import (
     TimeoutError,
     TransportError,
 )
+from petstore_os.records import field, record
 
 from .sanitize import visible
 
@@ -156,7 +155,7 @@ class ExpectationFailed(CommandError):
 # --------------------------------------------------------------------------- the table
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ErrorKind:
     """One row of :data:`ERRORS`: the errors it covers and what they are called.
 
@@ -228,7 +227,7 @@ ERRORS: tuple[ErrorKind, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Failure:
     """A classified error. ``text`` is the one line a line face prints; all text is one line."""
 

@@ -10,9 +10,10 @@ happens twice (when they fall back) runs once, the first time. Pure functions, n
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
+
+from petstore_os.records import record
 
 __all__ = ["DAY_WORDS", "MAX_INTERVAL_MINUTES", "Every", "parse_every", "split_every"]
 
@@ -34,7 +35,7 @@ _FULL = {name[:3]: name for name in _NAMES}
 _USAGE = "write every 10m, every 2h, every 1d, every day at 18:00, every weekday at 09:00 or every monday at 08:30"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Every:
     """A schedule's rhythm: every ``minutes`` (an interval), or at ``at`` on ``days`` (0 is Monday) in a zone."""
 

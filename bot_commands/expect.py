@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+
+from petstore_os.records import record, replace
 
 from .arguments import CompletionContext, positional
 from .context import PreviousOutcome
@@ -50,7 +51,7 @@ def _values(context: CompletionContext) -> list[str]:
     return {"status": list(STATUSES), "error": list(ERROR_HINTS)}.get(kind, [])
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class ExpectParams:
     """``/expect WHAT [VALUE]``; :func:`check` makes a count's value an int and a known status lower-case."""
 

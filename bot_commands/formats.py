@@ -22,7 +22,8 @@ import io
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+
+from petstore_os import records as rec
 
 from .outcome import Outcome
 from .results import (
@@ -82,7 +83,7 @@ class OutputError(ValueError):
     """A bad ``--fields``, ``--jq`` or ``--template`` (input error: exit 2)."""
 
 
-@dataclass(frozen=True, slots=True)
+@rec.record
 class Data:
     """The records of one result and its fields (the csv header): known ones first, then any others seen."""
 
@@ -237,7 +238,7 @@ _ACTION = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 _FIELD = re.compile(r"\s*\.((?:[A-Za-z_][\w-]*)(?:\.[A-Za-z_][\w-]*)*)?\s*")
 
 
-@dataclass(frozen=True, slots=True)
+@rec.record
 class Template:
     """``--template``: the Go-template subset ``{{.field}}`` (``{{.a.b}}`` nested, ``{{.}}`` the whole record).
 

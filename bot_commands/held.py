@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Final
 
 from pydantic import ValidationError
 
 from petstore_api.models import Pet
+from petstore_os.records import record
 
 from .errors import Failure
 from .results import JSON, PetCreated, Result
@@ -35,7 +35,7 @@ __all__ = ["FORM", "WRITE_RESULTS", "HeldError", "HeldResult", "ResultCodec", "d
 FORM: Final = 2
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HeldError:
     """Why a held write's run failed, as the failure was classified (``code``, ``message``, HTTP ``status``)."""
 
@@ -51,7 +51,7 @@ class HeldError:
         return {"code": self.code, "message": self.message, "status": self.status}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class HeldResult:
     """How the run of a held write ended: the ``line`` that ran, whether it worked, the one line chat said of it
     (``summary``), and the typed ``result`` (a write that worked) or the ``error`` (one that failed).
@@ -76,7 +76,7 @@ class HeldResult:
         return record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ResultCodec:
     """How one type of write result is stored: ``encode`` gives the record's keys (``result`` at least: the
     result's JSON, what ``--format json`` prints), ``decode`` takes the record back (ValueError: not this type's)."""

@@ -9,7 +9,7 @@ schedule does between commands (polling, posting, running) is the bot's; here is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from petstore_os.records import record
 
 from . import converters as conv
 from .arguments import NoParams, positional
@@ -57,7 +57,7 @@ def _what(status: str) -> str:
     return f"new pets with status {status}" if status else "new pets"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class WatchParams:
     """``/watch [STATUS]``, ``/unwatch [STATUS]``: which new pets (none: every one)."""
 
@@ -113,7 +113,7 @@ async def watches(context: CommandContext, params: NoParams) -> WatchList:
     return WatchList(statuses=tuple(await port.watches()), text="")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class EveryParams:
     """``/every RHYTHM COMMAND``: when, and which read command (split by bot_commands.every)."""
 
@@ -175,7 +175,7 @@ def _schedule_id(word: str) -> int:
     return int(word)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class UnscheduleParams:
     """``/unschedule ID``: which schedule."""
 

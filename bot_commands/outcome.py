@@ -6,8 +6,9 @@ A failed line carries its :class:`~bot_commands.errors.Failure`, classified by t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from petstore_os.records import record
 
 from .errors import EXIT_OK, EXIT_USAGE, Failure
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Outcome", "worst_exit_code"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Outcome:
     """One line run: as shown (``$last`` expanded), parsed, and its result or its failure."""
 

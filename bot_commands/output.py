@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from petstore_os.records import record
+
 from .formats import (
     FORMATS,
     Data,
@@ -31,7 +33,7 @@ from .views import BlankView, NoticeView, notes_of, present
 __all__ = ["LINE_OPTIONS", "MachineWriter", "OutputSpec", "output_spec", "records_of", "split_output_options"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OutputSpec:
     """The output asked for: a format of :data:`FORMATS`, the fields to keep, a jq filter or a template."""
 

@@ -18,8 +18,9 @@ place (:func:`refusal_message`).
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
 from typing import Literal, Protocol
+
+from petstore_os.records import record
 
 from .parser import show
 from .people import People
@@ -69,7 +70,7 @@ Refusal = Literal[
 BINDING: frozenset[str] = frozenset({"not_yours", "elsewhere", "not_approver", "approver_role", "asker_role"})
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HeldWrite:
     """A write waiting for a person, as the command layer sees it."""
 
@@ -102,7 +103,7 @@ class HeldWrite:
         return self.expires - self.created
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class HoldRequest:
     """A write to hold: who asks (``actor``, in the room it is bound to), the command and every field it sends,
     the line as typed, what it does, the environment, for how long, and the chat event that asked."""
@@ -118,7 +119,7 @@ class HoldRequest:
     event_id: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Decision:
     """The held write a code named, and why it was not taken (None: taken, it is the caller's to run or drop)."""
 

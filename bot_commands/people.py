@@ -15,12 +15,13 @@ A name in no list is a person of its own.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+
+from petstore_os.records import field, record
 
 __all__ = ["People"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class People:
     """Who each name is (see the module docstring)."""
 

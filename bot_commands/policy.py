@@ -17,7 +17,8 @@ from __future__ import annotations
 import enum
 import os
 import sys
-from dataclasses import dataclass
+
+from petstore_os.records import record
 
 from .errors import Forbidden, ReadOnlyError, RefusedError
 
@@ -78,7 +79,7 @@ _NEEDS = {
 _RANK = {Role.NONE: 0, Role.VIEWER: 1, Role.OPERATOR: 2, Role.ADMIN: 3}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Actor:
     """Who runs the commands of a session, and where (``terminal``, ``web``, or a chat room: ``platform:room``)."""
 
@@ -144,7 +145,7 @@ def login_name() -> str:
         return f"uid{uid}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Policy:
     """The rules of one face (the actor is per session)."""
 

@@ -14,12 +14,12 @@ chat bot's watches and schedules as one room and one person see them. Handlers s
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from petstore_api.events import AttemptStarted, ClientEvent, EventHook, Exchange, Retrying
 from petstore_api.models import CreatedPet, NewPet, PetPage, PetStatus, PetWithNotice
+from petstore_os.records import record
 
 from .every import Every
 from .results import JSON, AuditRecord
@@ -90,7 +90,7 @@ class AuditTrail(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ScheduledCommand:
     """A schedule as the port gives it: its number, rhythm as typed, command, creator and next run (aware)."""
 
@@ -141,7 +141,7 @@ class Notifications(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WriteRequest:
     """A write that needs a second person's approval: the line as typed (``$last`` expanded), what it does in
     words, every field it sends, who asks, and the command that runs with those fields."""

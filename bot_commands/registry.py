@@ -2,7 +2,7 @@
 
 ::
 
-    @dataclass(frozen=True, slots=True, kw_only=True)
+    @record(kw_only=True)
     class GetParams:
         id: int = positional("ID", conv.pet_id, required=True, help="pet id (int64)")
 
@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Generic, TypeAlias, TypeVar
+
+from petstore_os.records import record
 
 from .arguments import Arg, declared_args
 from .context import CommandContext
@@ -201,7 +202,7 @@ class Command(ABC):
         )
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class TypedCommand(Command, Generic[P]):
     """A command's declaration: its handler takes the parameter type ``params``, whose fields declare the
     arguments. ``check`` validates (and may normalise) parameters across fields, raising ValueError;
@@ -224,9 +225,9 @@ class TypedCommand(Command, Generic[P]):
     one_shot: bool = True
     raw: bool = False
     needs: frozenset[Capability] = frozenset()
-    args: tuple[Arg, ...] = field(init=False)
 
     def __post_init__(self) -> None:
+        # From ``params``, checked when the command is declared; not a field (Command's instances have a dict).
         object.__setattr__(self, "args", declared_args(self.params))
 
     def bind(self, values: _Values) -> P:
@@ -251,7 +252,7 @@ class TypedCommand(Command, Generic[P]):
         return params
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Invocation:
     """A parsed line: the command and its parameters (an instance of the command's parameter type)."""
 

@@ -7,10 +7,10 @@ prints it as ``result``); for local results it is a small JSON object.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from petstore_api.models import DeprecationNotice, Pet
+from petstore_os.records import field, record
 
 #: A JSON value (what ``json.loads`` gives and ``json.dumps`` takes).
 JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | None
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Result:
     """Base of all command results."""
 
@@ -55,7 +55,7 @@ class Result:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PetList(Result):
     """``/list``: one page (or, with ``--all``, every page joined); ``/more``: the next page (``continued``).
 
@@ -75,7 +75,7 @@ class PetList(Result):
         return self.raw
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PetCreated(Result):
     """``/add``: the pet the service created (with its assigned id).
 
@@ -91,7 +91,7 @@ class PetCreated(Result):
         return self.raw
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PetDetail(Result):
     """``/get``: one pet, and the deprecation notice of getPet.
 
@@ -107,7 +107,7 @@ class PetDetail(Result):
         return self.raw
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OrdersListing(Result):
     """``/orders``: the payload is not specified, so it is kept as plain JSON."""
 
@@ -117,7 +117,7 @@ class OrdersListing(Result):
         return self.data
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EnvInfo(Result):
     """``/env``: where the session points. ``masked_key`` is never the key."""
 
@@ -137,7 +137,7 @@ class EnvInfo(Result):
         }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HelpEntry:
     name: str
     aliases: tuple[str, ...]
@@ -146,7 +146,7 @@ class HelpEntry:
     details: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Help(Result):
     """``/help [COMMAND]``: entries derived from the registry."""
 
@@ -157,7 +157,7 @@ class Help(Result):
         return [{"name": e.name, "usage": e.usage, "summary": e.summary} for e in self.entries]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Notice(Result):
     """A local message (``/sleep``, ``/history save``, expectations met ...)."""
 
@@ -168,7 +168,7 @@ class Notice(Result):
         return {"notice": self.text}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Quit(Result):
     """``/quit``: the face should end the session."""
 
@@ -179,7 +179,7 @@ class Quit(Result):
 # --- Added by the command layer (scripted demos, issue 6) -------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Paused(Result):
     """``/sleep SECONDS``: the session paused (faces show nothing)."""
 
@@ -189,7 +189,7 @@ class Paused(Result):
         return {"slept": self.seconds}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExpectationMet(Result):
     """``/expect ...`` held for the previous command (``previous`` is its line)."""
 
@@ -200,7 +200,7 @@ class ExpectationMet(Result):
         return {"expect": self.expectation, "met": True}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HistoryListing(Result):
     """``/history``: the commands of this session, as a replayable script."""
 
@@ -210,7 +210,7 @@ class HistoryListing(Result):
         return {"history": list(self.lines)}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HistoryScript(Result):
     """``/history save NAME`` where the face may not touch the host's files: the script (``text``, ``count``
     commands) for the face to hand over as a file called ``name``; nothing was written."""
@@ -223,7 +223,7 @@ class HistoryScript(Result):
         return {"file": self.name, "commands": self.count, "written": False}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WhoAmI(Result):
     """``/whoami``: the actor of this session, its role, and the commands it may run."""
 
@@ -236,7 +236,7 @@ class WhoAmI(Result):
         return {"actor": self.actor, "role": self.role, "where": self.where, "commands": list(self.commands)}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ConfirmationNeeded(Result):
     """A write waits for ``/confirm CODE`` from the same person within ``ttl`` seconds."""
 
@@ -256,7 +256,7 @@ class ConfirmationNeeded(Result):
         return shown
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ApprovalNeeded(Result):
     """A write on an environment whose writes need a second person waits for ``/approve CODE`` (or ``/deny``)
     from someone other than ``asker`` within ``ttl`` seconds."""
@@ -290,7 +290,7 @@ class ApprovalNeeded(Result):
         return shown
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Denied(Result):
     """A request for approval was dropped by ``by`` (``/deny CODE [REASON]``); nothing was sent."""
 
@@ -307,7 +307,7 @@ class Denied(Result):
         return shown
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Cancelled(Result):
     """A write that waited for confirmation was dropped by the person asked (``/cancel CODE``)."""
 
@@ -318,7 +318,7 @@ class Cancelled(Result):
         return {"cancelled": self.code, "what": self.what}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AuditRecord:
     """One line of the audit trail as ``/audit`` shows it: who did what, when, and how it went.
 
@@ -342,7 +342,7 @@ class AuditRecord:
         return shown
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AuditListing(Result):
     """``/audit [N]``: the last N audit lines of ``where`` (a chat room), oldest first."""
 
@@ -353,7 +353,7 @@ class AuditListing(Result):
         return {"where": self.where, "records": [record.to_json() for record in self.records]}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WatchList(Result):
     """``/watch``, ``/unwatch``, ``/watches``: what was done (``text``, empty for a listing) and what the room
     watches now (``""``: every new pet)."""
@@ -365,7 +365,7 @@ class WatchList(Result):
         return {"watches": [status or "all" for status in self.statuses], "notice": self.text}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ScheduleRow:
     """One schedule as listed: number, rhythm as typed, command, who set it up, next run (ISO 8601, local)."""
 
@@ -379,7 +379,7 @@ class ScheduleRow:
         return {"id": self.id, "every": self.rhythm, "command": self.command, "by": self.creator, "next": self.next_run}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ScheduleList(Result):
     """``/every`` (the schedule made, said in ``text``), ``/schedules`` (the room's); times in ``timezone``."""
 
@@ -391,7 +391,7 @@ class ScheduleList(Result):
         return {"schedules": [row.to_json() for row in self.rows], "timezone": self.timezone, "notice": self.text}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ApprovalRequested(Result):
     """A write sent to a second person for approval, not waited for (``--no-wait``): its request ``code``."""
 
@@ -404,7 +404,7 @@ class ApprovalRequested(Result):
         return {"id": self.code, "what": self.what, "state": "waiting", "expires_in": self.expires_in}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ApprovalRequests(Result):
     """``petstore approvals``: requests for approval as records (``id``, ``asker``, ``what``, ``state``, ``age``
     seconds, and more); ``detail``: one request shown whole (``petstore approvals show ID``)."""

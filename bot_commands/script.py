@@ -11,9 +11,10 @@ with a small :class:`ScriptFace` each.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from petstore_os.records import record
 
 from .outcome import Outcome, worst_exit_code
 from .results import Quit
@@ -37,7 +38,7 @@ __all__ = [
 HEADER = "# petstore script, saved by /history save; replay with: petstore run FILE"
 
 
-@dataclass(frozen=True)
+@record
 class HistoryEntry:
     """One executed line; ``ok`` is False when the command failed."""
 
@@ -87,7 +88,7 @@ def history_script(entries: Sequence[HistoryEntry]) -> list[str]:
 # --------------------------------------------------------------------------- the engine
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ScriptLine:
     """One command of a script: where it came from (a line number, or ``-c 2``) and its text."""
 
@@ -99,7 +100,7 @@ class ScriptLine:
         return f"line {self.where}" if isinstance(self.where, int) else self.where
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ScriptReport:
     """How a script ended: ``exit_code`` 0, 1 or 2 (see :func:`bot_commands.outcome.worst_exit_code`)."""
 

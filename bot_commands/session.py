@@ -17,11 +17,11 @@ import time
 from collections import deque
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from petstore_api.errors import PetStoreError
 from petstore_api.masking import mask_secret
+from petstore_os.records import record, replace
 
 from .audit import AuditLog, audit_entry
 from .completion import complete_words
@@ -75,7 +75,7 @@ _EVENT: ContextVar[str | None] = ContextVar("petstore_event_id", default=None)
 _AUDITED = frozenset({Access.WRITE, Access.CONFIRM, Access.APPROVE})
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Prepared:
     """A line parsed but not run: its command (to pick a worker, show loading), or why it cannot run."""
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+
+from petstore_os.records import record
 
 from .audit import AuditLog
 from .pending import PendingWrites
@@ -26,7 +27,7 @@ Sleep = Callable[[float], Awaitable[object]]
 DEFAULT_CONSENT_HINT = "petstore run needs --yes"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class SessionParts:
     """Everything a session is built with (see the module docstring); ``actor`` and ``policy`` are settled (the
     session's constructor gives the defaults: the local person, the environment's rules).

@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from typing import Any, Literal, TypeGuard, TypeVar
 
 from petstore_api.models import Pet
+from petstore_os.records import record
 
 from .errors import Failure
 from .results import (
@@ -77,13 +77,13 @@ NAME_WIDTH, CELL_WIDTH, CARD_WIDTH = 60, 40, 500
 Level = Literal["info", "success", "warning", "error"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Cell:
     text: str
     style: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Column:
     title: str
     align: Literal["left", "right"] = "left"
@@ -93,7 +93,7 @@ class Column:
     clipped: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TableView:
     columns: tuple[Column, ...]
     rows: tuple[tuple[Cell, ...], ...]
@@ -102,19 +102,19 @@ class TableView:
     header: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CardView:
     title: str
     fields: tuple[tuple[str, Cell], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NoticeView:
     text: str
     level: Level = "info"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ErrorView:
     title: str
     message: str
@@ -122,23 +122,23 @@ class ErrorView:
     hint: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class JsonView:
     data: object
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LinesView:
     lines: tuple[Cell, ...]
     empty: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BlankView:
     """Nothing to show (``/sleep``, ``/quit``)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GroupView:
     parts: tuple[View, ...]
 
@@ -146,7 +146,7 @@ class GroupView:
 View = TableView | CardView | NoticeView | ErrorView | JsonView | LinesView | BlankView | GroupView
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Presentation:
     view: View
     summary: str

@@ -22,7 +22,6 @@ import logging
 import socket
 import time
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -30,6 +29,7 @@ import httpx
 from pydantic import SecretStr
 
 import petstore_api.errors as errors
+from petstore_os.records import field, record
 
 from .events import SECRET_HEADERS, AttemptStarted, EventHook, Exchange, Retrying
 from .links import Links
@@ -63,7 +63,7 @@ class BearerAuth(httpx.Auth):
         return "BearerAuth(key='**********')"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Call:
     """One client operation on the wire. ``label`` is like ``GET /pets``."""
 
@@ -79,7 +79,7 @@ class Call:
         return self.method in {"GET", "HEAD", "OPTIONS"} or has_key
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Reply:
     """A complete HTTP response: status, headers and the whole (capped) body."""
 
@@ -91,7 +91,7 @@ class Reply:
     links: Links = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Failed:
     """An attempt without a usable response; ``sent``: the service may have seen it."""
 

@@ -11,7 +11,8 @@ scrubber, and the ``Authorization`` header is shown masked whatever its value.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from petstore_os.records import record
 
 __all__ = ["AttemptStarted", "ClientEvent", "EventHook", "Exchange", "Retrying", "SECRET_HEADERS"]
 
@@ -19,7 +20,7 @@ __all__ = ["AttemptStarted", "ClientEvent", "EventHook", "Exchange", "Retrying",
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class AttemptStarted:
     """Attempt ``attempt`` of ``attempts`` of a call (``label`` like ``GET /pets``) is being sent."""
 
@@ -30,7 +31,7 @@ class AttemptStarted:
     attempts: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Retrying:
     """The call will be sent again (attempt ``attempt`` of ``attempts``) in ``wait`` seconds, because of ``reason``."""
 
@@ -41,7 +42,7 @@ class Retrying:
     reason: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Exchange:
     """One request and the response it got (any status), as sent and received; secrets masked."""
 

@@ -10,11 +10,12 @@ an integer ``id`` is not a pet.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, TypeAdapter
+
+from petstore_os.records import field, record
 
 __all__ = [
     "INT64_MAX",
@@ -124,7 +125,7 @@ class ErrorBody(BaseModel):
     status: StrictInt
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PetPage:
     """One page of ``listPets``.
 
@@ -142,7 +143,7 @@ class PetPage:
         return self.next_url is not None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DeprecationNotice:
     """A structured notice that an operation is deprecated.
 
@@ -167,7 +168,7 @@ class DeprecationNotice:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PetWithNotice:
     """Result of ``getPet``: the pet, its raw body and the deprecation notice."""
 
@@ -176,7 +177,7 @@ class PetWithNotice:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CreatedPet:
     """Result of ``createPet``: the pet as stored, and whether the service replayed an earlier answer.
 

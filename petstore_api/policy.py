@@ -13,11 +13,12 @@ import math
 import random
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 import httpx
+
+from petstore_os.records import field, record
 
 __all__ = ["Timeouts", "RetryPolicy", "RETRY_STATUSES", "parse_retry_after"]
 
@@ -35,7 +36,7 @@ def _check_positive(name: str, value: float | None, *, allow_none: bool = True) 
         raise ValueError(f"{name} must be finite, got {value!r}")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Timeouts:
     """Seconds allowed per phase (httpx style) and for the whole call (``total``).
 
@@ -60,7 +61,7 @@ class Timeouts:
 Sleep = Callable[[float], Awaitable[object]]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RetryPolicy:
     """How many attempts a call gets and how long to wait between them.
 

@@ -7,11 +7,11 @@ transport it runs.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 
 from bot_commands.commands import CHAT_SLEEP_MAX
 from bot_commands.errors import Forbidden
 from bot_commands.policy import Policy, Role
+from petstore_os.records import replace
 
 from .roles import Grants, RoleBook, RoomRules
 from .settings import BotSettings

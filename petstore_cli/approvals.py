@@ -18,7 +18,6 @@ import asyncio
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from bot_commands.errors import ApprovalDenied, ApprovalExpired, CommandError, StillWaiting
@@ -27,6 +26,7 @@ from bot_commands.policy import Actor
 from bot_commands.ports import WriteRequest
 from bot_commands.results import JSON, ApprovalRequested, ApprovalRequests, Cancelled, Notice, Result
 from bot_commands.sanitize import visible
+from petstore_os.records import record, replace
 
 if TYPE_CHECKING:  # pragma: no cover
     from petstore_cli.settings.model import Settings
@@ -85,7 +85,7 @@ def open_store(settings: Settings, *, env: str | None = None) -> tuple[PendingSt
         raise CommandError(str(exc)) from None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WaitOptions:
     """How long a terminal waits for a decision: ``wait`` seconds at most (None: until the request expires), or
     not at all (``no_wait``: the request's id is the result)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import SecretStr
@@ -31,6 +31,7 @@ from petstore_cli.settings.model import Settings
 from petstore_cli.settings.paths import default_data_dir
 from petstore_cli.settings.target import Target, resolve_target
 from petstore_os import Warn
+from petstore_os.records import replace
 
 #: Base URL the in-process sandbox is addressed by; nothing leaves the process.
 SANDBOX_BASE_URL = "http://sandbox.localhost/v1"

@@ -15,7 +15,6 @@ import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -28,13 +27,14 @@ from petstore_bot.settings import SecretUrl
 from petstore_cli.settings.load import find_config_file, load_settings, setting_source
 from petstore_cli.settings.model import Settings
 from petstore_os import open_private
+from petstore_os.records import record
 
 from .faces import overrides
 
 __all__ = ["Setting", "config_main", "effective_settings", "example_text", "with_stored_key"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Setting:
     """One effective setting: ``http.timeout``, its value as shown, and its source."""
 

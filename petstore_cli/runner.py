@@ -19,7 +19,6 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Collection, Iterable
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import IO, TYPE_CHECKING
 
@@ -33,6 +32,8 @@ from bot_commands.script import ScriptLine, parse_script, play_script, read_scri
 from bot_commands.session import CommandSession
 from bot_commands.views import BlankView, notes_of, present
 from petstore_cli.settings.model import Settings
+from petstore_os import records as rec
+from petstore_os.records import field
 
 from .approvals import WaitOptions, terminal_approval
 from .compose import compose
@@ -274,7 +275,7 @@ async def _always_yes(_question: str) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
+@rec.record
 class RunOptions:
     """What ``petstore run`` (and a subcommand, which is one ``run -c``) was asked for."""
 

@@ -11,9 +11,10 @@ out of what it says.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import unquote
+
+from .records import record
 
 __all__ = ["Backend", "StoreTarget", "parse_db", "redact", "shown", "url_password"]
 
@@ -24,7 +25,7 @@ _URLS = "sqlite:///PATH or postgresql://user@host:port/db"
 HIDDEN = "***"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StoreTarget:
     """A parsed database URL: which backend, and its file path or connection URI."""
 

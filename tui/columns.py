@@ -9,13 +9,14 @@ then id); status and name never do.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Literal
+
+from petstore_os.records import record
 
 Justify = Literal["left", "right"]
 
 
-@dataclass(frozen=True)
+@record
 class ColumnSpec:
     """A column: its label, the key of its cells, how values sit, and how it sizes."""
 
@@ -29,7 +30,7 @@ class ColumnSpec:
     min_width: int = 0  # at least this wide whatever is loaded (a status column fits every status)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Placed:
     """A column as laid out: ``spec``, its index among the specs, and its width in cells (padding excluded)."""
 

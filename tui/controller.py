@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from petstore_os.records import record
+
 from .tabs import tab_for_status
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -125,7 +127,7 @@ def _field_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class DetailView:
     """What the detail screen shows: fields, or a failure; notes about getPet."""
 

@@ -9,8 +9,9 @@ with the one line to show (a bad configuration): the app then ends with exit cod
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
+
+from petstore_os.records import record
 
 if TYPE_CHECKING:  # pragma: no cover
     from bot_commands.session import CommandSession
@@ -24,7 +25,7 @@ class StartupError(Exception):
     """The TUI cannot start: ``str(exc)`` is the one line for the user (exit code 2)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(kw_only=True)
 class Started:
     """The session and how to run it, as built behind the first frame."""
 

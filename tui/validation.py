@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from textual.validation import ValidationResult, Validator
 
 from bot_commands.validation import check_category_id, check_name, check_status, problem
+from petstore_os.records import record
 
 
 def name_error(value: str) -> str | None:
@@ -25,7 +25,7 @@ def status_error(value: str | None) -> str | None:
     return None if value in (None, "") else problem(check_status, value)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FormValues:
     name: str
     category_id: int

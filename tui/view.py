@@ -5,7 +5,8 @@ key sorts by that column, again reverses it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+
+from petstore_os.records import record, replace
 
 #: Sortable columns: the table's column keys, in the order of the cells.
 COLUMNS = ("id", "name", "category", "status")
@@ -13,7 +14,7 @@ COLUMNS = ("id", "name", "category", "status")
 NUMERIC = frozenset({"id", "category"})
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RowView:
     """The filter text and the sort (a column key, or None: as loaded)."""
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from pydantic import SecretStr
 
 from petstore_os import open_private
+from petstore_os.records import record
 
 from .model import Settings
 from .paths import default_config_path
@@ -123,7 +123,7 @@ def key_store(config_dir: Path | None = None) -> KeyStore:
     return FileStore((config_dir or default_config_path().parent) / CREDENTIALS)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StoredKey:
     """The key ``petstore auth login`` stored for a server, and the store's words for where it is kept."""
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,6 +19,7 @@ from petstore_api.errors import ConfigError
 from petstore_api.settings import EndpointSettings, read_key_file
 from petstore_os import tighten
 from petstore_os.db_url import url_password
+from petstore_os.records import field, record
 
 from .environ import environment_settings, merged
 from .model import ENV_PREFIX, Settings
@@ -28,7 +28,7 @@ from .paths import default_config_path
 __all__ = ["LoadedSettings", "SettingSource", "find_config_file", "load_settings", "setting_source"]
 
 
-@dataclass(frozen=True)
+@record
 class LoadedSettings:
     settings: Settings
     config_file: Path | None
@@ -158,7 +158,7 @@ def _source_name(
     )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SettingSource:
     """Where a setting's value comes from: ``flag`` (``name``: the option), ``env`` (``name``: the variable as
     set), ``file`` (the config file) or ``default``."""

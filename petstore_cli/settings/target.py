@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pydantic import SecretStr
 
 from petstore_api.errors import ConfigError
 from petstore_api.masking import mask_secret
+from petstore_os.records import record
 
 from .model import Settings
 from .sections import EnvironmentSettings
@@ -15,7 +14,7 @@ from .sections import EnvironmentSettings
 __all__ = ["Target", "resolve_target"]
 
 
-@dataclass(frozen=True)
+@record
 class Target:
     """Where a session points, resolved from settings."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot_commands.audit import AuditLog
@@ -20,6 +20,7 @@ from bot_commands.session_parts import Sleep
 from petstore_api.client import PetStoreClient, asgi_transport
 from petstore_api.masking import mask_secret
 from petstore_bot.settings import BotSettings
+from petstore_os.records import replace
 from petstore_server.sandbox import Sandbox
 
 SANDBOX_URL = "http://sandbox.localhost/v1"

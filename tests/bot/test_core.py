@@ -6,7 +6,6 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import replace
 
 import pytest
 from holds_support import held_writes
@@ -22,6 +21,7 @@ from petstore_bot.roles import RoleBook
 from petstore_bot.rules import CHAT_HISTORY, bot_policy
 from petstore_bot.settings import BotSettings, parse_rate_limit
 from petstore_bot.testing import ChatRoom
+from petstore_os.records import replace
 
 from .conftest import ALICE, BOB, CAROL, OSCAR, Bot
 

@@ -15,7 +15,6 @@ import re
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from petstore_bot.chat import Reply
 from petstore_bot.pending import TakenFinisher
 from petstore_bot.seal import KEY_FILE, Seal, load_key
 from petstore_bot.testing import ChatRoom
+from petstore_os.records import replace
 from petstore_state.pending import PendingWrite
 
 from .conftest import ALICE, BOB, CAROL, OSCAR, Bot

@@ -4,14 +4,13 @@ session /audit does not send its person to a file of the host."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from bot_commands.notify import NOTIFY_COMMANDS
 from bot_commands.policy import Actor, Capability, Policy, Role
 from bot_commands.results import Help, WhoAmI
 from bot_commands.session import CommandSession
+from petstore_os.records import replace
 
 
 def _names(result: object) -> set[str]:

@@ -4,13 +4,13 @@ what, and where, with the grants of the request's room at the time of the decisi
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import replace
 
 import pytest
 
 from bot_commands.pending import HeldWrite, Step, in_room, refusal, same_person
 from bot_commands.people import People
 from bot_commands.policy import Actor, Role, room_of, same_where, where_in
+from petstore_os.records import replace
 
 ROOM, OTHER = "matrix:!a:x", "matrix:!b:x"
 PEOPLE = People.of({"ann": ["@ann:x", "local:ann", "pg:ann"]})

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import typing
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -16,6 +14,7 @@ from bot_commands.commands import GetParams, ListParams, default_registry
 from bot_commands.errors import UsageError, classify
 from bot_commands.registry import Registry, TypedCommand, command
 from bot_commands.results import Notice
+from petstore_os.records import fields, record
 
 REGISTRY = default_registry()
 
@@ -47,7 +46,8 @@ NAMES = [
 
 
 def parse(line: str) -> dict[str, Any]:
-    return dataclasses.asdict(REGISTRY.parse(line).params)
+    params = REGISTRY.parse(line).params
+    return {each.name: getattr(params, each.name) for each in fields(params)}
 
 
 def test_every_command_is_declared_once_with_usage_and_summary() -> None:
@@ -206,7 +206,7 @@ def test_help_comes_from_the_registry() -> None:
     assert "--limit N" in one.entries[0].details and "1 to 100" in one.entries[0].details
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class GreetParams:
     who: str = positional("WHO", str, required=True)
     times: int | None = option("--times", "N", int)
@@ -231,7 +231,7 @@ def test_a_new_registry_derives_everything_from_one_declaration() -> None:
 
 
 def test_a_parameter_field_without_an_argument_declaration_is_refused() -> None:
-    @dataclass(frozen=True)
+    @record
     class Loose:
         who: str = "x"
 

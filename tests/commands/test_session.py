@@ -243,9 +243,8 @@ async def test_history_save_where_host_files_are_off_hands_the_script_over(
     session: CommandSession, tmp_path: Path, given: str, offered: str
 ) -> None:
     """A browser session's policy: /history save writes nothing; the script comes back for the face to deliver."""
-    from dataclasses import replace
-
     from bot_commands.results import HistoryScript
+    from petstore_os.records import replace
 
     session = CommandSession.from_parts(replace(session.parts, policy=replace(session.policy, host_files=False)))
     await session.execute("/list sold")

@@ -4,13 +4,12 @@ of the host."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from pilot_support import settle
 from textual.widgets import RichLog
 
 from bot_commands.policy import Policy
 from bot_commands.session import CommandSession
+from petstore_os.records import replace
 from tui.app import PetStoreApp
 
 CHAT_ROOM_ONLY = ("/watch", "/unwatch", "/watches", "/every", "/schedules", "/unschedule")

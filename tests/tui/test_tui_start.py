@@ -192,9 +192,8 @@ async def test_a_browser_session_is_its_person_and_writes_no_file(
 
 async def test_a_script_for_the_browser_is_not_saved_at_a_terminal(harness: Harness) -> None:
     """Textual would save a delivery in the Downloads dir at a terminal: a host file after all; refused instead."""
-    from dataclasses import replace
-
     from bot_commands.session import CommandSession
+    from petstore_os.records import replace
 
     made = harness.session()
     session = CommandSession.from_parts(replace(made.parts, policy=replace(made.policy, host_files=False)))
