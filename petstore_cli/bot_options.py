@@ -20,7 +20,7 @@ import inspect
 from collections.abc import Callable, Sequence
 
 from petstore_bot.transport import FACTORIES
-from petstore_os import port_number
+from petstore_os.arguments import port_number
 
 __all__ = ["FLAVOURS", "OWN_OPTIONS", "add_bot_parser", "chosen_platform", "platforms"]
 

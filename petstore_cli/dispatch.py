@@ -3,22 +3,24 @@
 Every command goes through :func:`dispatch`: the registry's commands are rewritten to ``run`` first
 (:mod:`petstore_cli.subcommands`), the refusals that need no import come next (the TUI without a terminal, a face
 whose extra is missing), then the face's own module is imported, and only that one: ``petstore --version`` and the
-TUI's first frame pay for nothing else. A bad setting or input ends here as one ``petstore: ...`` line (exit 2).
+TUI's first frame pay for nothing else. Bare ``petstore`` (the TUI, no words) is not parsed before its first
+frame: argparse is imported behind it (:func:`petstore_cli.tui_start.arguments`). A bad setting or input ends here as
+one ``petstore: ...`` line (exit 2).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .exits import EXIT_INTERRUPTED, EXIT_USAGE
-from .options import FACES, build_parser, command_index, hoist_output_options, parse
 from .startup import started
 
 if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+
     from bot_commands.output import OutputSpec
     from petstore_cli.settings.load import LoadedSettings
 
@@ -32,23 +34,24 @@ NO_TERMINAL = (
 def dispatch(words: Sequence[str], *, program: bool = False) -> int:
     """Run the command ``words`` name (the TUI when none). ``program``: this is the ``petstore`` process itself,
     not a caller in-process (only then may the TUI fork its preview child)."""
-    args = _arguments(list(words))
+    args = _arguments(list(words)) if words else None  # bare `petstore`: parsed behind the TUI's first frame
     if isinstance(args, int):
         return args
-    command = args.command or "tui"
+    command = (args.command if args is not None else None) or "tui"
     refusal = _refusal(command, args)
     if refusal is not None:
         print(refusal, file=sys.stderr)
         return EXIT_USAGE
+    if args is None or command == "tui":
+        return _tui(args, program=program)
     if command == "serve":
         from petstore_server.serve import serve_command
 
         started()
         return serve_command(args)
-    if command == "tui":
-        return _tui(args, program=program)
     if command == "completion":
         from .completion import completion_main
+        from .options import build_parser
 
         started()
         return completion_main(args.shell, parser=build_parser())
@@ -63,6 +66,8 @@ def dispatch(words: Sequence[str], *, program: bool = False) -> int:
 
 def _arguments(words: list[str]) -> argparse.Namespace | int:
     """The parsed command line; a registry command (``petstore list sold``) as ``run``; an int: exit at once."""
+    from .options import FACES, build_parser, command_index, hoist_output_options, parse
+
     index = command_index(words)
     if index is not None:
         words, index = hoist_output_options(words, index)
@@ -78,19 +83,19 @@ def _has_terminal() -> bool:
     return (sys.stdin.isatty() and sys.stdout.isatty()) or bool(os.environ.get("TEXTUAL_DRIVER"))
 
 
-def _refusal(command: str, args: argparse.Namespace) -> str | None:
+def _refusal(command: str, args: argparse.Namespace | None) -> str | None:
     """The one line that refuses ``command`` before anything of it is imported, if any."""
     if command == "tui" and not _has_terminal():
         return NO_TERMINAL  # before textual loads: it would draw into a file and wait
-    if command in {"serve", "web", "bot"}:
+    if command in {"serve", "web", "bot"} and args is not None:
         from .extras import missing_extra
 
         return missing_extra(args)
     return None
 
 
-def _tui(args: argparse.Namespace, *, program: bool) -> int:
-    """The first frame before the libraries: see petstore_cli.tui_start."""
+def _tui(args: argparse.Namespace | None, *, program: bool) -> int:
+    """The first frame before the libraries: see petstore_cli.tui_start (``args`` None: bare ``petstore``)."""
     preview = None
     if program:  # the first page from a child process (before Textual and threads)
         from .tui_preview import fork_preview

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from petstore_api import __version__
-from petstore_os import OneLineParser, port_number
+from petstore_os.arguments import OneLineParser, port_number
 
 __all__ = [
     "FACES",

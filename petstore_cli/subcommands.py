@@ -19,7 +19,7 @@ from bot_commands.commands import default_registry
 from bot_commands.parser import join_command
 from bot_commands.registry import Command, Registry
 from bot_commands.validation import suggest
-from petstore_os import OneLineParser
+from petstore_os.arguments import OneLineParser
 
 from .exits import EXIT_USAGE
 from .options import FACES, global_options, output_options

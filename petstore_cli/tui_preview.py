@@ -20,7 +20,6 @@ nor, if the app is killed, :data:`CHILD_DEADLINE`.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import signal
@@ -29,6 +28,8 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+
     from bot_commands.policy import Actor
     from bot_commands.results import EnvInfo, Result
     from petstore_cli.settings.model import Settings
@@ -45,7 +46,7 @@ def cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def worth_forking(args: argparse.Namespace) -> bool:
+def worth_forking(args: argparse.Namespace | None) -> bool:
     """Linux, one thread, a second CPU to run on, and nothing that the app must do before the data is read."""
     if sys.platform != "linux" or getattr(args, "sandbox_reset", False):
         return False
@@ -54,9 +55,9 @@ def worth_forking(args: argparse.Namespace) -> bool:
     return threading.active_count() == 1 and cpu_count() >= 2
 
 
-def fork_preview(args: argparse.Namespace) -> PreviewProcess | None:
+def fork_preview(args: argparse.Namespace | None) -> PreviewProcess | None:
     """Fork the child (see the module docstring); None when it is not worth it or cannot be. Call before
-    Textual is imported."""
+    Textual is imported. ``args`` None: bare ``petstore`` (the child parses its empty command line)."""
     if not worth_forking(args):
         return None
     read_end, write_end = os.pipe()
@@ -122,7 +123,7 @@ class PreviewProcess:
             self._reaped = True
 
 
-def _child(args: argparse.Namespace, fd: int) -> int:
+def _child(given: argparse.Namespace | None, fd: int) -> int:
     """In the child: the preview, written to ``fd``; returns the exit code. Silent: stdio is /dev/null."""
     devnull = os.open(os.devnull, os.O_RDWR)
     for std in (0, 1, 2):
@@ -132,8 +133,9 @@ def _child(args: argparse.Namespace, fd: int) -> int:
     import asyncio
     import json
 
-    from .tui_start import checked_settings, session_actor
+    from .tui_start import arguments, checked_settings, session_actor
 
+    args = arguments(given)
     settings = checked_settings(args)[0].settings  # what the app would refuse to start with ends here
     if not settings.tui.preview:
         return 0

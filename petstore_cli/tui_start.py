@@ -10,7 +10,6 @@ prints its one line and exits 2, as before. The module itself imports no Textual
 
 from __future__ import annotations
 
-import argparse
 import sys
 from functools import partial
 from typing import TYPE_CHECKING
@@ -21,6 +20,8 @@ from petstore_os import tighten
 from tui.startup import PreviewSource, Started, StartupError
 
 if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+
     from bot_commands.policy import Actor
     from petstore_cli.settings.load import LoadedSettings
 
@@ -28,9 +29,10 @@ if TYPE_CHECKING:  # pragma: no cover
 TUI_STATE_FILE = "tui-state.json"
 
 
-def start_tui(args: argparse.Namespace, *, preview: PreviewSource | None = None) -> int:
-    """Run the TUI (see the module docstring); returns the exit code. ``preview``: the first page,
-    fetched by :func:`petstore_cli.tui_preview.fork_preview` while the session loads."""
+def start_tui(args: argparse.Namespace | None, *, preview: PreviewSource | None = None) -> int:
+    """Run the TUI (see the module docstring); returns the exit code. ``args`` None: bare ``petstore``, no flags
+    (parsed behind the first frame, :func:`arguments`). ``preview``: the first page, fetched by
+    :func:`petstore_cli.tui_preview.fork_preview` while the session loads."""
     from tui.run import run_tui
     from tui.themes import unknown_theme
 
@@ -53,7 +55,16 @@ def start_tui(args: argparse.Namespace, *, preview: PreviewSource | None = None)
     )
 
 
-def in_browser(args: argparse.Namespace) -> bool:
+def arguments(args: argparse.Namespace | None) -> argparse.Namespace:
+    """``args``, or bare ``petstore``'s command line parsed now (argparse is not the first frame's)."""
+    if args is not None:
+        return args
+    from .options import parse
+
+    return parse([])
+
+
+def in_browser(args: argparse.Namespace | None) -> bool:
     """This TUI is a browser session of ``petstore web`` (which names its person with ``--web-actor``)."""
     return bool(getattr(args, "web_actor", None))
 
@@ -90,8 +101,9 @@ def checked_settings(args: argparse.Namespace) -> tuple[LoadedSettings, str | No
     return loaded, config_theme
 
 
-def build(args: argparse.Namespace) -> Started:
-    """Settings -> composition -> session (in the app's start-up worker). StartupError: the one line."""
+def build(given: argparse.Namespace | None) -> Started:
+    """Settings -> composition -> session (in the app's start-up worker); ``given`` None: bare ``petstore``.
+    StartupError: the one line."""
     from bot_commands.errors import CommandError
     from bot_commands.policy import Policy
     from petstore_api.errors import PetStoreError
@@ -101,6 +113,7 @@ def build(args: argparse.Namespace) -> Started:
     from .compose import compose
     from .faces import configure_logging
 
+    args = arguments(given)
     loaded, config_theme = checked_settings(args)
     settings = loaded.settings
     said: list[str] = []  # files found open to others: shown in the TUI (stderr is the app's screen)

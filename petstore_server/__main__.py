@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from importlib.util import find_spec
 
-from petstore_os import OneLineParser, no_core_dumps
+from petstore_os import no_core_dumps
+from petstore_os.arguments import OneLineParser
 
 #: How to get what ``petstore serve`` runs on (uvicorn).
 INSTALL_SERVER = "pip install 'petstore[server]'"

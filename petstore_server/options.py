@@ -20,7 +20,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from petstore_os import port_number, read_secret_lines
+from petstore_os import read_secret_lines
+from petstore_os.arguments import port_number
 
 __all__ = [
     "DB_ENV",

@@ -151,13 +151,16 @@ async def test_a_dialog_has_its_styles(harness: Harness) -> None:
 
 @pytest.mark.slow
 def test_the_first_frame_imports_no_settings_models_client_or_sandbox() -> None:
-    """What `petstore` imports before the TUI's first frame: Textual and the first frame's widgets."""
+    """What `petstore` imports before the TUI's first frame: Textual and the first frame's widgets. Not argparse (bare
+    `petstore` is parsed behind the first frame), nor the chat log's RichLog (rich.pretty, attrs: with its first entry)."""
     code = (
         "import sys\n"
-        "import petstore_cli.main, petstore_cli.dispatch, petstore_cli.tui_start, tui.app, tui.run\n"
+        "import petstore_cli.main, petstore_cli.dispatch, petstore_cli.tui_preview, petstore_cli.tui_start, tui.app, tui.run\n"
         "heavy = {'httpx', 'pydantic', 'pydantic_settings', 'pydantic_core', 'starlette', 'uvicorn', 'sqlite3',\n"
         "         'petstore_server', 'petstore_api.models', 'petstore_api.settings', 'bot_commands.session',\n"
-        "         'petstore_cli.settings.model', 'petstore_cli.settings.load', 'bot_commands.results', 'tui.summaries', 'tui.screens.detail', 'json', 'shlex'}\n"
+        "         'petstore_cli.settings.model', 'petstore_cli.settings.load', 'bot_commands.results', 'tui.summaries', 'tui.screens.detail', 'json', 'shlex',\n"
+        "         'argparse', 'petstore_cli.options', 'rich.pretty', 'attr', 'textual.widgets._rich_log', 'tui.widgets.chat_log',\n"
+        "         'bot_commands.errors'}\n"
         "print(sorted(heavy & set(sys.modules)), 'tui.screens.main' in sys.modules)\n"
     )
     out = python_run(code)

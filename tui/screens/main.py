@@ -28,10 +28,6 @@ from textual.timer import Timer
 from textual.widgets import Input
 from textual.worker import Worker
 
-from bot_commands.errors import CommandError
-from bot_commands.history import PromptHistory
-from bot_commands.sanitize import visible
-
 from .. import controller as c
 from ..calls import CallWatch, ClientActivity, waiting_text
 from ..widgets.chat_pane import ChatPane
@@ -40,6 +36,7 @@ from ..widgets.pets_pane import PetsPane
 from ..widgets.status_tabs import StatusTabs
 
 if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.history import PromptHistory
     from bot_commands.outcome import Outcome
     from bot_commands.session import CommandSession, Prepared
 
@@ -181,6 +178,8 @@ class MainScreen(Screen[None]):
 
     def say(self, text: str, **options: Any) -> None:
         """A notification whose text may come from the service: shown literally, never as markup."""
+        from bot_commands.sanitize import visible
+
         self.notify(visible(text), markup=False, **options)
 
     # ------------------------------------------------------------------ running lines
@@ -346,6 +345,8 @@ class MainScreen(Screen[None]):
         session = self.live
 
         def use_key(key: str | None) -> None:
+            from bot_commands.errors import CommandError
+
             if not key:
                 return
             try:
@@ -533,3 +534,4 @@ def preload() -> None:
     from bot_commands import results  # noqa: F401
 
     from .. import render, summaries  # noqa: F401
+    from ..widgets import chat_log  # noqa: F401

@@ -1,5 +1,8 @@
 """The chat prompt pane: a log of commands and results, and a prompt with completion and history.
 
+The log (:class:`~tui.widgets.chat_log.ChatLog`, a ``RichLog``: it imports ``rich.pretty`` and attrs) is not
+part of the first frame: an empty :class:`LogPlace` holds its place, styled as the log, until its first entry.
+
 The prompt's history is the one ``petstore chat`` keeps (:class:`bot_commands.history.PromptHistory`):
 the lines typed in earlier runs, then this run's; each line typed is appended to the file.
 """
@@ -7,7 +10,7 @@ the lines typed in earlier runs, then this run's; each line typed is appended to
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
 from textual.app import ComposeResult
@@ -15,12 +18,15 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.suggester import Suggester
+from textual.widget import Widget
 from textual.widgets import Input
 
 from bot_commands.history import PromptHistory, is_secret
 
-from .chat_log import ChatLog
 from .text_input import TextInput
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .chat_log import ChatLog
 
 
 def complete_line(value: str, candidates: Iterable[str]) -> str | None:
@@ -91,6 +97,10 @@ class PromptInput(TextInput):
         self._position = None
 
 
+class LogPlace(Widget):
+    """The empty log's place on the first frame (main.tcss styles it as the log); the log replaces it."""
+
+
 class ChatPane(Vertical):
     """Log above, prompt below. Posts :class:`ChatPane.Submitted` for each line."""
 
@@ -112,7 +122,7 @@ class ChatPane(Vertical):
         self._history = history
 
     def compose(self) -> ComposeResult:
-        yield ChatLog(id="chat-log")
+        yield LogPlace(id="chat-log-place")
         yield PromptInput(
             id="prompt",
             placeholder="/help · type a command, tab completes, ↑ history",
@@ -134,11 +144,21 @@ class ChatPane(Vertical):
 
     @property
     def log_view(self) -> ChatLog:
-        return self.query_one(ChatLog)
+        """The log, put in its place the first time it is needed."""
+        from .chat_log import ChatLog
+
+        log = next(iter(self.query(ChatLog)), None)
+        if log is None:
+            log = ChatLog(id="chat-log")
+            place = self.query(LogPlace)
+            self.mount(log, before=place.first() if place else None)
+            place.remove()
+        return log
 
     def scroll_log_end(self) -> None:
-        """Show the newest line (after the layout has settled)."""
-        self.call_after_refresh(self.log_view.scroll_end, animate=False, immediate=True)
+        """Show the newest line (after the layout has settled); nothing before the log has an entry."""
+        if not self.query(LogPlace):
+            self.call_after_refresh(self.log_view.scroll_end, animate=False, immediate=True)
 
     def on_resize(self) -> None:
         self.scroll_log_end()
