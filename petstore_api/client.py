@@ -116,24 +116,11 @@ class PetStoreClient:
         self.retry = retry if retry is not None else RetryPolicy()
         if not isinstance(self.timeouts, Timeouts) or not isinstance(self.retry, RetryPolicy):
             raise TypeError("timeouts must be a Timeouts and retry a RetryPolicy")
-        auth = BearerAuth(self._key, origin_url=self._base) if self._key else None
-        self._http = httpx.AsyncClient(
-            transport=transport,
-            verify=_tls_verify(self._base, transport),
-            auth=auth,
-            timeout=self.timeouts.to_httpx(),
-            headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
-            follow_redirects=False,
-        )
+        self._transport = transport
+        self._max_response_bytes = max_response_bytes
         self._hooks: list[EventHook] = list(event_hooks)
-        self._sender = Sender(
-            client=self._http,
-            timeouts=self.timeouts,
-            retry=self.retry,
-            scrub=self._scrub,
-            max_bytes=max_response_bytes,
-            hooks=self._hooks,
-        )
+        #: The connection pool and its sender, made at the first call (:meth:`_connected`).
+        self._pool: tuple[httpx.AsyncClient, Sender] | None = None
         self._closed = False
         self._urls: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.URL] = {}
 
@@ -150,11 +137,41 @@ class PetStoreClient:
         """Close the connection pool; the client cannot be used afterwards."""
         if not self._closed:
             self._closed = True
-            await self._http.aclose()
+            if self._pool is not None:
+                await self._pool[0].aclose()
 
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("this PetStoreClient is closed")
+
+    def _connected(self) -> tuple[httpx.AsyncClient, Sender]:
+        """The connection pool and the sender on it, made on first use: a process that never calls the service
+        (a bot before its first command) loads no connection stack (httpcore) and no CA bundle."""
+        if self._pool is None:
+            auth = BearerAuth(self._key, origin_url=self._base) if self._key else None
+            http = httpx.AsyncClient(
+                transport=self._transport,
+                verify=_tls_verify(self._base, self._transport),
+                auth=auth,
+                timeout=self.timeouts.to_httpx(),
+                headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+                follow_redirects=False,
+            )
+            sender = Sender(
+                client=http,
+                timeouts=self.timeouts,
+                retry=self.retry,
+                scrub=self._scrub,
+                max_bytes=self._max_response_bytes,
+                hooks=self._hooks,
+            )
+            self._pool = (http, sender)
+        return self._pool
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        """The ``httpx.AsyncClient`` this client sends on."""
+        return self._connected()[0]
 
     # -- events ------------------------------------------------------------
 
@@ -189,7 +206,8 @@ class PetStoreClient:
             raise ConfigError("the API key is empty")
         check_key_transport(self._base, allow_insecure_http=self._allow_insecure_http)
         self._key = key
-        self._http.auth = BearerAuth(key, origin_url=self._base)
+        if self._pool is not None:
+            self._pool[0].auth = BearerAuth(key, origin_url=self._base)
 
     def __repr__(self) -> str:
         return f"PetStoreClient(base_url={self.base_url!r}, api_key={self.masked_api_key!r})"
@@ -320,7 +338,7 @@ class PetStoreClient:
     ) -> Reply:
         """Send and return a 2xx reply; raise the matching error for anything else."""
         self._check_open()
-        reply = await self._sender.send(Call(method=method, url=url, label=label, json=json, headers=headers))
+        reply = await self._connected()[1].send(Call(method=method, url=url, label=label, json=json, headers=headers))
         if 200 <= reply.status < 300:
             return reply
         if reply.status < 400:
