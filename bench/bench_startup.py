@@ -92,9 +92,10 @@ def least(runs: list[list[tuple[int, int, str]]]) -> tuple[float, list[tuple[int
 
 def replay(python: str, rows: list[tuple[int, int, str]]) -> list[str]:
     """A program importing what ``rows`` imported, in the same order: a path that runs until stopped (the bot),
-    counted by :func:`instructions` without its waits."""
+    counted by :func:`instructions` without its waits. ``-P``: the working directory is not on its path (a
+    ``--tree``'s modules come from its ``PYTHONPATH``, as the program's own do)."""
     names = [name for depth, _, name in rows if depth == 0]
-    return [python, "-c", f"import importlib\nfor name in {names!r}:\n    importlib.import_module(name)"]
+    return [python, "-P", "-c", f"import importlib\nfor name in {names!r}:\n    importlib.import_module(name)"]
 
 
 def ours(rows: list[tuple[int, int, str]]) -> str:
