@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ._http import Reply, Sender
 
-__all__ = ["PetStoreClient", "Timeouts", "RetryPolicy", "PetStoreWarning", "USER_AGENT", "asgi_transport"]
+__all__ = ["PetStoreClient", "Timeouts", "RetryPolicy", "PetStoreWarning", "USER_AGENT", "asgi_transport", "load_wire"]
 
 logger = logging.getLogger("petstore_api")
 
@@ -373,6 +373,12 @@ class PetStoreClient:
             to = f" to {self._scrub(where[:200])}" if where else ""
             raise ProtocolError(f"{label}: unexpected HTTP {reply.status}{to}; check the base URL")
         raise api_error(reply, label=label, scrub=self._scrub)
+
+
+def load_wire() -> None:
+    """Import what a client's first call needs (httpx and the sender) now: for a one-shot command, whose modules are
+    all imported before it starts (:mod:`petstore_cli.startup`), rather than at its first call."""
+    from ._http import Sender  # noqa: F401  (the module, and httpx with it)
 
 
 def asgi_transport(app: Any) -> httpx.AsyncBaseTransport:

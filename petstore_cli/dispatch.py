@@ -176,9 +176,12 @@ def _output(args: argparse.Namespace) -> OutputSpec | None:
 
 
 def _run(loaded: LoadedSettings, args: argparse.Namespace, output: OutputSpec) -> int:
+    from petstore_api.client import load_wire
+
     from .approvals import WaitOptions
     from .runner import RunOptions, run_main
 
+    load_wire()  # run calls the service at once: httpx is one of its modules
     started()
     options = RunOptions(
         script=getattr(args, "script", None),
