@@ -132,7 +132,7 @@ def _face(command: str, args: argparse.Namespace) -> int:
     for warning in loaded.warnings:
         print(f"petstore: warning: {warning}", file=sys.stderr)
     configure_logging(getattr(args, "verbose", None) or 0)
-    if command != "run":  # run: once its modules are in (below)
+    if command not in {"run", "bot"}:  # run: once its modules are in (below); bot: once its platforms are open
         started()
     if command == "chat":
         from .chat import chat_main
