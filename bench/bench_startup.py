@@ -13,7 +13,9 @@ Paths, each next to its floor (the least a program doing the same job must impor
 Each is run ``--reps`` times; a module's figure is its smallest cumulative import time over the runs (the runs
 differ by the machine's noise, never by what is imported). Printed: the total import time of each path, the
 modules that cost most (cumulative, two levels deep), and with ``--callgrind`` the instruction count of one run of
-each under valgrind (~1 min for ``run -c /list``). ``BENCH_VENV`` times another venv (a base ``pip install .``, as
+each under valgrind (~1 min for ``run -c /list``); the bot, which runs until stopped, is counted as a fresh
+interpreter importing what it imported, in the same order. For the bot, the project's own modules it imported are
+listed too. ``BENCH_VENV`` times another venv (a base ``pip install .``, as
 the README's first command makes).
 """
 
@@ -46,6 +48,17 @@ LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
 BOT_PY = str(ROOT / ".venv" / "bin" / "python")
 #: What makes the bot stop at its first login: a homeserver on a port nothing listens on (discard).
 REFUSED = "http://127.0.0.1:9"
+#: The project's packages (the modules of a path listed as ours).
+OURS = {
+    "petstore_cli",
+    "petstore_bot",
+    "bot_commands",
+    "petstore_api",
+    "petstore_state",
+    "petstore_server",
+    "petstore_os",
+    "tui",
+}
 
 
 def importtime(argv: list[str], *, env: dict[str, str], timeout: float | None = None) -> list[tuple[int, int, str]]:
@@ -75,6 +88,25 @@ def least(runs: list[list[tuple[int, int, str]]]) -> tuple[float, list[tuple[int
     total = min(sum(c for d, c, _ in rows if d == 0) for rows in runs) / 1000
     order = list(reversed(runs[0]))
     return total, [(d, best[name], name) for d, _, name in order]
+
+
+def replay(python: str, rows: list[tuple[int, int, str]]) -> list[str]:
+    """A program importing what ``rows`` imported, in the same order: a path that runs until stopped (the bot),
+    counted by :func:`instructions` without its waits. ``-P``: the working directory is not on its path (a
+    ``--tree``'s modules come from its ``PYTHONPATH``, as the program's own do)."""
+    names = [name for depth, _, name in rows if depth == 0]
+    return [python, "-P", "-c", f"import importlib\nfor name in {names!r}:\n    importlib.import_module(name)"]
+
+
+def ours(rows: list[tuple[int, int, str]]) -> str:
+    """The project's modules among ``rows``, by package (``bot_commands (27): audit, errors, ...``)."""
+    by_package: dict[str, list[str]] = {}
+    for _, _, name in rows:
+        package, _, rest = name.partition(".")
+        if package in OURS:
+            by_package.setdefault(package, []).append(rest or "__init__")
+    listed = "\n".join(f"    {p} ({len(m)}): {', '.join(sorted(m))}" for p, m in sorted(by_package.items()))
+    return f"  our modules ({sum(len(m) for m in by_package.values())}):\n{listed}"
 
 
 def instructions(argv: list[str], *, env: dict[str, str]) -> int | None:
@@ -136,8 +168,11 @@ def main() -> int:
                 for depth, ms, module in sorted((r for r in tree_rows if r[0] <= 1), key=lambda r: -r[1])[: args.top]:
                     print(f"  {ms:7.1f} ms  {'  ' * depth}{module}")
                 row: dict[str, object] = {"what": name, "imports_ms": round(total, 1), "modules": len(runs[0])}
-                if args.callgrind and timeout is None:
-                    row["instructions"] = instructions(argv, env=path_env)
+                if timeout is not None:
+                    print(ours(runs[0]))
+                if args.callgrind:
+                    counted = argv if timeout is None else replay(argv[0], runs[0])
+                    row["instructions"] = instructions(counted, env=path_env)
                     print(f"  instructions (callgrind): {row['instructions']:,}" if row["instructions"] else "")
                 rows.append(row)
     report("bench_startup", rows)

@@ -11,14 +11,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from ._http import Reply
 from .errors import APIError, ProtocolError, api_error_for
 from .models import ErrorBody, Pet, parse_pets
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._http import Reply
 
 __all__ = ["read_json", "read_pets", "read_pet", "api_error", "describe_json"]
 

@@ -34,15 +34,12 @@ from petstore_os.records import field, record
 from .events import SECRET_HEADERS, AttemptStarted, EventHook, Exchange, Retrying
 from .links import Links
 from .masking import mask_secret
-from .policy import RETRY_STATUSES, RetryPolicy, Timeouts, parse_retry_after
+from .policy import MAX_RESPONSE_BYTES, RETRY_STATUSES, RetryPolicy, Timeouts, parse_retry_after
 from .urls import origin
 
 __all__ = ["MAX_RESPONSE_BYTES", "BearerAuth", "Call", "Reply", "Sender", "host_label"]
 
 logger = logging.getLogger("petstore_api")
-
-#: Bodies larger than this are refused (a huge body must not eat memory).
-MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 
 Scrub = Callable[[str], str]
 

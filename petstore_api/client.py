@@ -18,16 +18,14 @@ from __future__ import annotations
 import logging
 import ssl
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from functools import lru_cache, partial
-from typing import Any
+from functools import cached_property, lru_cache, partial
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 from urllib.request import getproxies
 
-import httpx
 from pydantic import SecretStr
 
 from ._decode import api_error, read_json, read_pet, read_pets
-from ._http import MAX_RESPONSE_BYTES, BearerAuth, Call, Reply, Sender, host_label
 from ._inputs import build_new_pet, check_idempotency_key, check_limit, check_pet_id, check_status
 from .deprecation import notice_from_headers
 from .errors import ConfigError, ProtocolError
@@ -35,11 +33,16 @@ from .events import EventHook
 from .links import link_target
 from .masking import mask_secret
 from .models import CreatedPet, NewPet, PetPage, PetStatus, PetWithNotice
-from .policy import RetryPolicy, Timeouts
-from .urls import PetStoreWarning, check_base_url, check_key_transport, same_origin
+from .policy import MAX_RESPONSE_BYTES, RetryPolicy, Timeouts
+from .urls import PetStoreWarning, check_base_url, check_key_transport, parse_base_url, same_origin
 from .version import __version__
 
-__all__ = ["PetStoreClient", "Timeouts", "RetryPolicy", "PetStoreWarning", "USER_AGENT", "asgi_transport"]
+if TYPE_CHECKING:  # pragma: no cover
+    import httpx
+
+    from ._http import Reply, Sender
+
+__all__ = ["PetStoreClient", "Timeouts", "RetryPolicy", "PetStoreWarning", "USER_AGENT", "asgi_transport", "load_wire"]
 
 logger = logging.getLogger("petstore_api")
 
@@ -69,6 +72,8 @@ def _join(base: str, target: str) -> str:
 
 def _resolve(base: httpx.URL, target: str) -> str | None:
     """``target`` (a link target) resolved against ``base``; None when it is not a URL."""
+    import httpx
+
     try:
         return str(base.join(target.strip()))
     except (httpx.InvalidURL, TypeError, ValueError):
@@ -91,6 +96,9 @@ def _tls_verify(base: httpx.URL, transport: object) -> ssl.SSLContext | bool:
 class PetStoreClient:
     """One ``httpx.AsyncClient`` per object; use as ``async with PetStoreClient(...) as c``.
 
+    Made, it has checked its base URL and key; httpx and its connection stack load at its first call (a bot
+    before its first command, a face that only shows its settings, never load them).
+
     ``transport`` is any httpx async transport (``httpx.ASGITransport`` for the
     embedded service, ``httpx.MockTransport`` in tests). ``timeouts`` and
     ``retry`` default to ``Timeouts()`` and ``RetryPolicy()``. ``event_hooks``
@@ -111,29 +119,18 @@ class PetStoreClient:
     ) -> None:
         self._key = _as_secret(api_key)
         self._allow_insecure_http = allow_insecure_http
-        self._base = check_base_url(base_url, has_key=self._key is not None, allow_insecure_http=allow_insecure_http)
+        self._checked_url = check_base_url(
+            base_url, has_key=self._key is not None, allow_insecure_http=allow_insecure_http
+        )
         self.timeouts = timeouts if timeouts is not None else Timeouts()
         self.retry = retry if retry is not None else RetryPolicy()
         if not isinstance(self.timeouts, Timeouts) or not isinstance(self.retry, RetryPolicy):
             raise TypeError("timeouts must be a Timeouts and retry a RetryPolicy")
-        auth = BearerAuth(self._key, origin_url=self._base) if self._key else None
-        self._http = httpx.AsyncClient(
-            transport=transport,
-            verify=_tls_verify(self._base, transport),
-            auth=auth,
-            timeout=self.timeouts.to_httpx(),
-            headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
-            follow_redirects=False,
-        )
+        self._transport = transport
+        self._max_response_bytes = max_response_bytes
         self._hooks: list[EventHook] = list(event_hooks)
-        self._sender = Sender(
-            client=self._http,
-            timeouts=self.timeouts,
-            retry=self.retry,
-            scrub=self._scrub,
-            max_bytes=max_response_bytes,
-            hooks=self._hooks,
-        )
+        #: The connection pool and its sender, made at the first call (:meth:`_connected`).
+        self._pool: tuple[httpx.AsyncClient, Sender] | None = None
         self._closed = False
         self._urls: dict[tuple[str, tuple[tuple[str, str], ...]], httpx.URL] = {}
 
@@ -150,11 +147,50 @@ class PetStoreClient:
         """Close the connection pool; the client cannot be used afterwards."""
         if not self._closed:
             self._closed = True
-            await self._http.aclose()
+            if self._pool is not None:
+                await self._pool[0].aclose()
 
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("this PetStoreClient is closed")
+
+    @cached_property
+    def _base(self) -> httpx.URL:
+        """The base URL as httpx's URL."""
+        return parse_base_url(self._checked_url)
+
+    def _connected(self) -> tuple[httpx.AsyncClient, Sender]:
+        """The connection pool and the sender on it, made on first use: a process that never calls the service
+        (a bot before its first command) loads no connection stack (httpcore) and no CA bundle."""
+        if self._pool is None:
+            import httpx
+
+            from ._http import BearerAuth, Sender
+
+            auth = BearerAuth(self._key, origin_url=self._base) if self._key else None
+            http = httpx.AsyncClient(
+                transport=self._transport,
+                verify=_tls_verify(self._base, self._transport),
+                auth=auth,
+                timeout=self.timeouts.to_httpx(),
+                headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+                follow_redirects=False,
+            )
+            sender = Sender(
+                client=http,
+                timeouts=self.timeouts,
+                retry=self.retry,
+                scrub=self._scrub,
+                max_bytes=self._max_response_bytes,
+                hooks=self._hooks,
+            )
+            self._pool = (http, sender)
+        return self._pool
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        """The ``httpx.AsyncClient`` this client sends on."""
+        return self._connected()[0]
 
     # -- events ------------------------------------------------------------
 
@@ -187,9 +223,12 @@ class PetStoreClient:
         key = _as_secret(api_key)
         if key is None:
             raise ConfigError("the API key is empty")
-        check_key_transport(self._base, allow_insecure_http=self._allow_insecure_http)
+        check_key_transport(self._checked_url, allow_insecure_http=self._allow_insecure_http)
         self._key = key
-        self._http.auth = BearerAuth(key, origin_url=self._base)
+        if self._pool is not None:
+            from ._http import BearerAuth
+
+            self._pool[0].auth = BearerAuth(key, origin_url=self._base)
 
     def __repr__(self) -> str:
         return f"PetStoreClient(base_url={self.base_url!r}, api_key={self.masked_api_key!r})"
@@ -210,6 +249,10 @@ class PetStoreClient:
         """The page after ``page`` (None on the last page); only on the base URL's origin."""
         if page.next_url is None:
             return None
+        import httpx
+
+        from ._http import host_label
+
         label = "GET /pets (next page)"
         try:
             url = httpx.URL(page.next_url)
@@ -319,8 +362,10 @@ class PetStoreClient:
         self, method: str, url: httpx.URL, *, label: str, json: Any = None, headers: Mapping[str, str] | None = None
     ) -> Reply:
         """Send and return a 2xx reply; raise the matching error for anything else."""
+        from ._http import Call
+
         self._check_open()
-        reply = await self._sender.send(Call(method=method, url=url, label=label, json=json, headers=headers))
+        reply = await self._connected()[1].send(Call(method=method, url=url, label=label, json=json, headers=headers))
         if 200 <= reply.status < 300:
             return reply
         if reply.status < 400:
@@ -330,6 +375,14 @@ class PetStoreClient:
         raise api_error(reply, label=label, scrub=self._scrub)
 
 
+def load_wire() -> None:
+    """Import what a client's first call needs (httpx and the sender) now: for a one-shot command, whose modules are
+    all imported before it starts (:mod:`petstore_cli.startup`), rather than at its first call."""
+    from ._http import Sender  # noqa: F401  (the module, and httpx with it)
+
+
 def asgi_transport(app: Any) -> httpx.AsyncBaseTransport:
     """A ``transport=`` that calls an ASGI ``app`` in this process (the sandbox) instead of the network."""
+    import httpx
+
     return httpx.ASGITransport(app=app)

@@ -12,11 +12,13 @@ import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
-
-import httpx
+from typing import TYPE_CHECKING
 
 from .links import Links, link_target
 from .models import SUNSET_DATE, DeprecationNotice
+
+if TYPE_CHECKING:  # pragma: no cover
+    import httpx
 
 __all__ = ["parse_deprecation", "parse_sunset", "notice_from_headers"]
 

@@ -15,14 +15,18 @@ import re
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:  # pragma: no cover
+    import httpx
 
 from petstore_os.records import field, record
 
-__all__ = ["Timeouts", "RetryPolicy", "RETRY_STATUSES", "parse_retry_after"]
+__all__ = ["MAX_RESPONSE_BYTES", "Timeouts", "RetryPolicy", "RETRY_STATUSES", "parse_retry_after"]
 
 #: Statuses after which an idempotent request is tried again.
+#: Bodies larger than this are refused (a huge body must not eat memory).
+MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _DELTA = re.compile(r"[0-9]{1,10}")
 
@@ -55,6 +59,8 @@ class Timeouts:
             _check_positive(name, getattr(self, name))
 
     def to_httpx(self) -> httpx.Timeout:
+        import httpx  # with the connection pool (PetStoreClient's first call), not with the settings
+
         return httpx.Timeout(connect=self.connect, read=self.read, write=self.write, pool=self.pool)
 
 

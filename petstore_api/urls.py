@@ -5,12 +5,23 @@ from __future__ import annotations
 import ipaddress
 import logging
 import warnings
-
-import httpx
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 
 from .errors import ConfigError, InsecureTransportError
 
-__all__ = ["PetStoreWarning", "check_base_url", "check_key_transport", "is_loopback", "origin", "same_origin"]
+if TYPE_CHECKING:  # pragma: no cover
+    import httpx
+
+__all__ = [
+    "PetStoreWarning",
+    "check_base_url",
+    "check_key_transport",
+    "is_loopback",
+    "origin",
+    "parse_base_url",
+    "same_origin",
+]
 
 logger = logging.getLogger("petstore_api")
 
@@ -42,35 +53,54 @@ def same_origin(a: httpx.URL, b: httpx.URL) -> bool:
     return origin(a) == origin(b)
 
 
-def check_key_transport(url: httpx.URL, *, allow_insecure_http: bool) -> None:
+def check_key_transport(url: str, *, allow_insecure_http: bool) -> None:
     """Refuse a key over plain http to a host that is not loopback, unless allowed."""
-    if url.scheme == "http" and not allow_insecure_http and not is_loopback(url.host):
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme.lower() == "http" and not allow_insecure_http and not is_loopback(host):
         raise InsecureTransportError(
-            f"refusing to send the API key over plain http to {url.host}; use https://, or allow it with "
+            f"refusing to send the API key over plain http to {host}; use https://, or allow it with "
             "http.allow_insecure_http = true in the config file (or PETSTORE_HTTP__ALLOW_INSECURE_HTTP=1)"
         )
 
 
-def check_base_url(base_url: str | httpx.URL, *, has_key: bool, allow_insecure_http: bool) -> httpx.URL:
-    """Parse and vet the base URL; returns it without a trailing slash.
+def _not_a_url(text: str) -> ConfigError:
+    return ConfigError(f"base URL is not a valid URL: {text[:200]!r}")
+
+
+def check_base_url(base_url: str, *, has_key: bool, allow_insecure_http: bool) -> str:
+    """Vet the base URL; returns it without a trailing slash (httpx's URL of it: :func:`parse_base_url`).
 
     Raises ConfigError for a URL that cannot work and InsecureTransportError
     when a key would travel over plain http to a non-loopback host. Warns
     (``PetStoreWarning`` and the log) when the path does not end with ``/v1``.
+    Needs no httpx: a client is checked when it is made, and connects at its first call.
     """
+    text = str(base_url).strip()
     try:
-        url = httpx.URL(str(base_url).strip())
-    except (httpx.InvalidURL, TypeError, ValueError):
-        raise ConfigError(f"base URL is not a valid URL: {str(base_url)[:200]!r}") from None
-    if url.scheme not in _DEFAULT_PORTS or not url.host:
-        raise ConfigError(f"base URL must start with https:// or http:// and name a host, got {str(url)[:200]!r}")
-    if url.query or url.fragment:
-        raise ConfigError(f"base URL must not carry a query or fragment, got {str(url)[:200]!r}")
-    url = url.copy_with(path=url.path.rstrip("/") or "/")
+        parts = urlsplit(text)
+        _ = parts.port  # a port that is no number, or out of range
+    except ValueError:
+        raise _not_a_url(text) from None
+    if parts.scheme.lower() not in _DEFAULT_PORTS or not parts.hostname:
+        raise ConfigError(f"base URL must start with https:// or http:// and name a host, got {text[:200]!r}")
+    if parts.query or parts.fragment:
+        raise ConfigError(f"base URL must not carry a query or fragment, got {text[:200]!r}")
+    url = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") or "/", "", ""))
     if has_key:
         check_key_transport(url, allow_insecure_http=allow_insecure_http)
-    if not url.path.endswith("/v1"):
-        message = f"base URL {str(url)!r} does not end with /v1; the Pet Store API lives under /v1"
+    if not url.endswith("/v1"):
+        message = f"base URL {url!r} does not end with /v1; the Pet Store API lives under /v1"
         warnings.warn(message, PetStoreWarning, stacklevel=3)
         logger.warning(message)
     return url
+
+
+def parse_base_url(checked: str) -> httpx.URL:
+    """A base URL :func:`check_base_url` passed, as httpx's URL (ConfigError if httpx cannot read it)."""
+    import httpx  # with the client's first call
+
+    try:
+        return httpx.URL(checked)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        raise _not_a_url(checked) from None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from bot_commands.audit import AuditLog
 from bot_commands.outcome import Outcome
@@ -16,7 +16,6 @@ from bot_commands.policy import Actor, Policy
 from bot_commands.ports import Notifications, PetStoreAPI
 from bot_commands.registry import Registry
 from bot_commands.results import EnvInfo
-from bot_commands.session import CommandSession
 from bot_commands.session_parts import Sleep
 from petstore_api.errors import ConfigError
 from petstore_state import Database, StateError, open_database
@@ -31,6 +30,9 @@ from .roles import RoleBook
 from .rules import CHAT_HISTORY, bot_policy, chat_sleep, role_book
 from .seal import Seal, load_key
 from .settings import BotSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.session import CommandSession
 
 __all__ = ["BotState", "Service", "build_core", "open_state"]
 

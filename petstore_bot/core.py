@@ -16,12 +16,12 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from bot_commands.outcome import Outcome
 from bot_commands.pending import HeldWrite
 from bot_commands.policy import Access, Actor, Role, room_of, same_where, where_in
 from bot_commands.results import ApprovalNeeded, ConfirmationNeeded, PetCreated
-from bot_commands.session import CommandSession
 from petstore_state import StateError
 from petstore_state.conversations import ConversationStore
 
@@ -31,11 +31,14 @@ from .ratelimit import Limiter, Verdict
 from .replies import notice_reply, reply_for
 from .roles import RoleBook
 
+if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.session import CommandSession  # made by the composition root, at a person's first message
+
 __all__ = ["BotCore", "SessionFactory", "write_mark"]
 
 log = logging.getLogger("petstore_bot")
 
-SessionFactory = Callable[[Actor], CommandSession]
+SessionFactory = Callable[[Actor], "CommandSession"]
 """Makes a session on the shared client for one actor (``Composition.session`` with the bot's policy)."""
 
 #: Conversations remembered at most; the least recently used are forgotten first (their state with them).

@@ -1,18 +1,23 @@
-"""An outcome as a chat reply: a plain body and an HTML body, both from the one view, service text escaped."""
+"""An outcome as a chat reply: a plain body and an HTML body, both from the one view, service text escaped.
+
+The views and their renderers load with the first reply, not with the bot.
+"""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from bot_commands.outcome import Outcome
-from bot_commands.render_text import to_html, to_plain
 from bot_commands.results import Help, Notice
 from bot_commands.sanitize import visible
-from bot_commands.views import BlankView, Presentation, present, present_failure
 
 from .addressing import Addressing
 from .chat import Reply
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.views import Presentation
 
 __all__ = ["headed", "help_example", "notice_reply", "plain_text", "presentation", "reply_for"]
 
@@ -32,6 +37,8 @@ def presentation(
     """The view of ``outcome`` (its result's, or its failure's), commands in it (``commands``: their names)
     shown with ``prefix``; ``addressing``: the bot's rules, the last line of its help (with an example the
     asker may run)."""
+    from bot_commands.views import present, present_failure
+
     if outcome.failure is not None:
         typed = outcome.line.removeprefix("/").split(maxsplit=1)[:1]  # an unknown name, as the user typed it
         return present_failure(outcome.failure, prefix=prefix, commands={*commands, *typed} if commands else ())
@@ -43,6 +50,9 @@ def presentation(
 
 def plain_text(shown: Presentation) -> str:
     """Notes, then the view as plain text (its summary when it has nothing to show); control characters visible."""
+    from bot_commands.render_text import to_plain
+    from bot_commands.views import BlankView
+
     body = visible(shown.summary) if isinstance(shown.view, BlankView) else to_plain(shown.view)
     if not shown.notes:
         return body
@@ -53,6 +63,9 @@ def reply_for(
     outcome: Outcome, *, prefix: str, commands: Collection[str] = (), addressing: Addressing | None = None
 ) -> Reply:
     """What the bot answers to ``outcome``: a plain body and an HTML one (``addressing``: see :func:`presentation`)."""
+    from bot_commands.render_text import to_html
+    from bot_commands.views import BlankView
+
     shown = presentation(outcome, prefix=prefix, commands=commands, addressing=addressing)
     markup = html.escape(visible(shown.summary)) if isinstance(shown.view, BlankView) else to_html(shown.view)
     html_notes = "".join(_note_html(note) for note in shown.notes)

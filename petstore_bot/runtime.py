@@ -115,6 +115,9 @@ class Launch:
     clock: Callable[[], float] = time.time
     #: The factories by platform (None: the registry's, :data:`~petstore_bot.transport.FACTORIES`).
     factories: Mapping[str, Factory] | None = None
+    #: Called once everything is open (the platforms' SDKs imported), before serving: the program's end of start-up
+    #: (:func:`petstore_cli.startup.started`).
+    started: Callable[[], None] | None = None
 
 
 def configured_platforms(bot: BotSettings) -> tuple[str, ...]:
@@ -165,6 +168,8 @@ class BotRuntime:
         async with contextlib.AsyncExitStack() as opened:
             opened.callback(self._torn_down)
             await self._open(opened, process=process)
+            if self.launch.started is not None:
+                self.launch.started()
             opened.callback(log.info, "petstore bot stopped")
             if process:
                 _on_signals(stop, opened)

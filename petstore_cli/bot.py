@@ -15,6 +15,7 @@ from petstore_cli.settings.paths import default_config_path, default_data_dir
 
 from .bot_options import chosen_platform
 from .compose import Composition, compose
+from .startup import started
 
 __all__ = ["audit_path", "bot_main", "compose_bot"]
 
@@ -55,5 +56,6 @@ def bot_main(settings: Settings, args: argparse.Namespace, *, config_file: Path 
         metrics_port=getattr(args, "metrics_port", None),
         verbose=getattr(args, "verbose", None) or 0,
         intervals=Intervals.for_lease(bot.lease_ttl),
+        started=started,  # start-up ends once the runtime has opened its platforms (their SDKs imported)
     )
     return BotRuntime(launch).run()

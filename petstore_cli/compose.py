@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
 
@@ -23,7 +24,6 @@ from bot_commands.policy import Actor, Policy
 from bot_commands.ports import AskApproval, Confirm, Notifications
 from bot_commands.registry import Registry
 from bot_commands.results import EnvInfo
-from bot_commands.session import CommandSession
 from bot_commands.session_parts import DEFAULT_CONSENT_HINT, Sleep
 from petstore_api.client import PetStoreClient, asgi_transport
 from petstore_api.masking import mask_secret
@@ -32,6 +32,9 @@ from petstore_cli.settings.paths import default_data_dir
 from petstore_cli.settings.target import Target, resolve_target
 from petstore_os import Warn
 from petstore_os.records import replace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bot_commands.session import CommandSession
 
 #: Base URL the in-process sandbox is addressed by; nothing leaves the process.
 SANDBOX_BASE_URL = "http://sandbox.localhost/v1"
@@ -69,6 +72,8 @@ class Composition:
     ) -> CommandSession:
         """A new session on the shared client (its own ``$last``, ``/more`` and history), built whole: what each
         part is, :class:`~bot_commands.session_parts.SessionParts` says."""
+        from bot_commands.session import CommandSession  # a bot's first at a person's first message
+
         return CommandSession(
             self.client,
             env=self.env,

@@ -137,7 +137,7 @@ def _face(command: str, args: argparse.Namespace) -> int:
     for warning in loaded.warnings:
         print(f"petstore: warning: {warning}", file=sys.stderr)
     configure_logging(getattr(args, "verbose", None) or 0)
-    if command != "run":  # run: once its modules are in (below)
+    if command not in {"run", "bot"}:  # run: once its modules are in (below); bot: once its platforms are open
         started()
     if command == "chat":
         from .chat import chat_main
@@ -181,9 +181,12 @@ def _output(args: argparse.Namespace) -> OutputSpec | None:
 
 
 def _run(loaded: LoadedSettings, args: argparse.Namespace, output: OutputSpec) -> int:
+    from petstore_api.client import load_wire
+
     from .approvals import WaitOptions
     from .runner import RunOptions, run_main
 
+    load_wire()  # run calls the service at once: httpx is one of its modules
     started()
     options = RunOptions(
         script=getattr(args, "script", None),
