@@ -167,6 +167,8 @@ class PetStoreClient:
 
             from ._http import BearerAuth, Sender
 
+            if self._key is not None:  # the key goes where httpx connects: its reading of the URL is checked too
+                check_key_transport(self._base, allow_insecure_http=self._allow_insecure_http)
             auth = BearerAuth(self._key, origin_url=self._base) if self._key else None
             http = httpx.AsyncClient(
                 transport=self._transport,
@@ -224,6 +226,8 @@ class PetStoreClient:
         if key is None:
             raise ConfigError("the API key is empty")
         check_key_transport(self._checked_url, allow_insecure_http=self._allow_insecure_http)
+        if self._pool is not None:
+            check_key_transport(self._base, allow_insecure_http=self._allow_insecure_http)
         self._key = key
         if self._pool is not None:
             from ._http import BearerAuth

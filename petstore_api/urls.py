@@ -53,11 +53,16 @@ def same_origin(a: httpx.URL, b: httpx.URL) -> bool:
     return origin(a) == origin(b)
 
 
-def check_key_transport(url: str, *, allow_insecure_http: bool) -> None:
-    """Refuse a key over plain http to a host that is not loopback, unless allowed."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.scheme.lower() == "http" and not allow_insecure_http and not is_loopback(host):
+def check_key_transport(url: str | httpx.URL, *, allow_insecure_http: bool) -> None:
+    """Refuse a key over plain http to a host that is not loopback, unless allowed. ``url`` as text (read by
+    ``urllib.parse``, when a client is made) or as httpx read it (when the client connects): the key goes where
+    httpx connects, so the check is made on both readings."""
+    if isinstance(url, str):
+        parts = urlsplit(url)
+        scheme, host = parts.scheme.lower(), parts.hostname or ""
+    else:
+        scheme, host = url.scheme.lower(), url.host
+    if scheme == "http" and not allow_insecure_http and not is_loopback(host):
         raise InsecureTransportError(
             f"refusing to send the API key over plain http to {host}; use https://, or allow it with "
             "http.allow_insecure_http = true in the config file (or PETSTORE_HTTP__ALLOW_INSECURE_HTTP=1)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import traceback
 import warnings
@@ -9,12 +10,15 @@ import warnings
 import httpx
 import pytest
 from api_support import BASE, CANARY, PET, Script, jresp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import SecretStr
 
 import petstore_api
 from petstore_api import PetStoreClient, RetryPolicy, Timeouts
 from petstore_api.client import PetStoreWarning
 from petstore_api.errors import ConfigError, InsecureTransportError, PetStoreError
+from petstore_api.urls import check_key_transport, is_loopback
 
 
 @pytest.mark.parametrize(
@@ -218,3 +222,40 @@ async def test_debug_log_has_one_line_per_attempt(mock_client, caplog: pytest.Lo
     assert " ms " in lines[0] and lines[1].startswith("GET 127.0.0.1/v1/pets?limit=5 -> 200 (")
     assert any("retrying in 0.25 s (attempt 2/3)" in r.getMessage() for r in caplog.records)
     assert not any("authorization" in r.getMessage().lower() for r in caplog.records)
+
+
+#: Pieces of base URLs that parsers have been known to read apart (userinfo, backslashes, whitespace, look-alike
+#: dots and letters, NUL, brackets): a URL made of them may be read as one host by urllib and another by httpx.
+_URL_PIECES = st.sampled_from(
+    ["127.0.0.1", "localhost", "pets.example", "[::1]", "@", "\\", "\t", "\n", " ", "%40", "%00", "\x00", ":80",
+     "\u3002", "\u2100", "\u24db", ".", "#", "?", ";", "/", "[", "]", "evil.example"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(middle=st.lists(_URL_PIECES, min_size=1, max_size=6).map("".join))
+def test_the_key_goes_over_plain_http_only_to_a_loopback_host_as_httpx_reads_the_url(middle: str) -> None:
+    """The base URL is checked as text when the client is made and as httpx reads it when it connects: whatever the
+    two parsers make of a hostile URL, a request carrying the key over plain http reaches only a loopback host."""
+    sent: list[httpx.URL] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request.url)
+        return httpx.Response(200, json=[])
+
+    async def call(client: PetStoreClient) -> None:
+        async with client:
+            await client.list_pets()
+
+    try:
+        client = PetStoreClient(base_url=f"http://{middle}/v1", api_key=CANARY, transport=httpx.MockTransport(answer))
+        asyncio.run(call(client))
+    except PetStoreError:
+        pass  # refused, when made or when it connected (or the stand-in's answer was no pet list)
+    assert all(url.scheme == "https" or is_loopback(url.host) for url in sent), sent
+
+
+def test_the_key_check_reads_the_url_as_httpx_does() -> None:
+    with pytest.raises(InsecureTransportError):
+        check_key_transport(httpx.URL("http://pets.example/v1"), allow_insecure_http=False)
+    check_key_transport(httpx.URL("http://[::1]:8080/v1"), allow_insecure_http=False)
