@@ -133,6 +133,12 @@ async def told(person: Person, target: str, text: str, *, bot: str, until: str) 
     return "\n".join(found[: next(i for i, line in enumerate(found) if line.startswith(until)) + 1])
 
 
+async def heard(person: Person, text: str) -> None:
+    """Waits until ``person`` has seen a line holding ``text``: each person's connection relays the channel on its own
+    time, so an answer to someone else may reach them after they spoke, and be read as the answer to them."""
+    await person.until(lambda: any(text in s.text for s in person.said), what=text)
+
+
 def code(pattern: re.Pattern[str], text: str) -> str:
     found = pattern.search(text)
     assert found, text
@@ -146,8 +152,10 @@ async def test_commands_roles_and_a_confirmation(ircd: NgircdServer, people: Peo
             await person.join(bot.channel)
         listed = await told(alice, bot.channel, "!list --limit 2", bot=bot.nick, until="2 pets")
         assert listed.startswith("id  name"), listed
+        await heard(bob, "2 pets")
         refused = await told(bob, bot.channel, "!add Rex --category 3", bot=bot.nick, until="Not allowed")
         assert refused == "Not allowed: !add needs the operator role in this room; you have viewer (ask an operator)"
+        await heard(alice, "Not allowed")
         asked = await told(alice, bot.channel, "!add Rex --category 3", bot=bot.nick, until="categoryId")
         done = await told(alice, bot.channel, f"!confirm {code(CONFIRM, asked)}", bot=bot.nick, until="status")
         assert done.startswith("Added pet "), done
@@ -166,10 +174,7 @@ async def test_an_approval_by_a_second_person(ircd: NgircdServer, people: People
         ticket = code(APPROVE, asked)
         own = await told(alice, bot.channel, f"!approve {ticket}", bot=bot.nick, until="")
         assert "someone else must approve it" in own, own
-        # olivia's connection relays the channel on its own time: her answer is what comes after the refusal to alice
-        await olivia.until(
-            lambda: any("someone else must approve it" in s.text for s in olivia.said), what="the refusal"
-        )
+        await heard(olivia, "someone else must approve it")
         done = await told(olivia, bot.channel, f"!approve {ticket}", bot=bot.nick, until="Added pet ")
         assert done.startswith("Added pet "), done
 
@@ -180,7 +185,7 @@ async def test_a_watch_is_announced_in_the_channel(ircd: NgircdServer, people: P
         await alice.join(bot.channel)
         await told(alice, bot.channel, "!watch", bot=bot.nick, until="This room watches: every new pet.")
         await bot.service.client.create_pet(name="Announced-Rex", category_id=1)
-        await alice.until(lambda: any("Announced-Rex" in s.text for s in alice.said), what="the announcement")
+        await heard(alice, "Announced-Rex")
 
 
 async def test_a_schedule_posts_in_the_channel(ircd: NgircdServer, people: People, tmp_path: Path) -> None:
@@ -191,7 +196,7 @@ async def test_a_schedule_posts_in_the_channel(ircd: NgircdServer, people: Peopl
         assert made.startswith("Schedule 1: every 1m (UTC) /list available --limit 2"), made
         clock.ahead = 61.0  # past its first run: it posts at the notifier's next step, not up to a minute later
         posted = f"Schedule 1 (every 1m, by irc:{alice.nick}): /list available --limit 2"
-        await alice.until(lambda: any(s.text.startswith(posted) for s in alice.said), what=posted)
+        await heard(alice, posted)
 
 
 async def test_the_runtime_comes_back_after_the_server_restarts(
