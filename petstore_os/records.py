@@ -291,6 +291,8 @@ def _init(qualname: str, every: tuple[Field, ...], *, post_init: bool) -> Callab
     plain = len(positional) == len(every) and not made
     least = len(required)
     tail = tuple(defaults[name] for name in positional[least:]) if plain else ()
+    # No default factory and no init=False field with a default: by keyword alone, each field its value or default.
+    by_keyword = () if made or fixed else tuple((each.name, defaults.get(each.name, MISSING)) for each in taken)
 
     def __init__(self: object, /, *args: object, **kwargs: object) -> None:
         if plain and not kwargs and least <= len(args) <= len(positional):
@@ -299,6 +301,16 @@ def _init(qualname: str, every: tuple[Field, ...], *, post_init: bool) -> Callab
             if post_init:
                 self.__post_init__()  # type: ignore[attr-defined]
             return
+        if by_keyword and not args and names.issuperset(kwargs):
+            for name, default in by_keyword:
+                value = kwargs.get(name, default)
+                if value is MISSING:
+                    break  # a required field not given: the general path says which
+                set_field(self, name, value)
+            else:
+                if post_init:
+                    self.__post_init__()  # type: ignore[attr-defined]
+                return
         if len(args) > len(positional):
             raise TypeError(f"{qualname}() takes {len(positional)} positional arguments but {len(args)} were given")
         values = {**defaults, **fixed, **dict(zip(positional, args, strict=False))}
