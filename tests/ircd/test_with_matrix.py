@@ -54,8 +54,9 @@ async def test_a_request_asked_on_irc_is_approved_in_the_matrix_approvals_room(
             },
         },
     )
-    bot = BotProcess(config, password=petbot.password, env={"PETSTORE_BOT__IRC__PASSWORD": ircd.password})
-    bot.every_platform = True
+    bot = BotProcess(
+        config, password=petbot.password, env={"PETSTORE_BOT__IRC__PASSWORD": ircd.password}, every_platform=True
+    )
     try:
         bot.start()
         await bot.logged(f"ready: answering new messages as {bot_nick}")

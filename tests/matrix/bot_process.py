@@ -118,12 +118,19 @@ class BotProcess:
     ``petstore bot <platform>`` to run (its password in ``PETSTORE_BOT__<PLATFORM>__PASSWORD``; tests/xmpp's)."""
 
     platform = "matrix"
-    #: ``petstore bot`` with no platform named (every one the config sets) rather than ``petstore bot <platform>``.
-    every_platform = False
 
     def __init__(
-        self, config: BotConfig, *, password: str, args: Sequence[str] = (), env: dict[str, str] | None = None
+        self,
+        config: BotConfig,
+        *,
+        password: str,
+        args: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+        every_platform: bool = False,
     ) -> None:
+        """``every_platform``: run ``petstore bot`` with no platform named (every one the config sets) rather than
+        ``petstore bot <platform>``."""
+        self.every_platform = every_platform
         self.config = config
         self.password = password
         self.args = list(args)

@@ -53,8 +53,9 @@ async def test_one_process_answers_xmpp_and_matrix_and_an_xmpp_request_is_approv
             },
         },
     )
-    bot = BotProcess(config, password=petbot.password, env={"PETSTORE_BOT__XMPP__PASSWORD": xmpp_bot.password})
-    bot.every_platform = True
+    bot = BotProcess(
+        config, password=petbot.password, env={"PETSTORE_BOT__XMPP__PASSWORD": xmpp_bot.password}, every_platform=True
+    )
     try:
         bot.start()
         await bot.logged(f"ready: answering new messages as {xmpp_bot.jid}")
