@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -222,13 +223,23 @@ async def room_with(owner: MatrixUser, bot_id: str, *members: MatrixUser) -> str
     return room
 
 
-async def approve_posted(user: MatrixUser, room: str, code: str, *, bot_id: str) -> dict[str, Any]:
-    """Waits until the bot has posted request ``code`` in ``room`` (the approvals room), then ``!approve``s it as
-    ``user``; the content of the bot's answer."""
+#: The code of a request for approval, in the asker's answer ("... approve ABC123 ...").
+APPROVE_CODE = re.compile(r"approve ([A-Z0-9]{6})\b")
+
+
+async def approve_posted(user: MatrixUser, room: str, told: str, *, bot_id: str) -> str:
+    """The request asked elsewhere whose answer to its asker is ``told`` ("... It is posted in matrix:ROOM ...,
+    approve CODE"): waits until the bot has posted it in ``room`` (the approvals room), ``!approve``s it as ``user``
+    and checks the write was made; its code."""
+    found = APPROVE_CODE.search(told)
+    assert found is not None and f"It is posted in matrix:{room}" in told, told
+    code = found[1]
     await user.wait_for(
         room, lambda evs: any(code in str(e["content"].get("body", "")) for e in from_sender(evs, bot_id))
     )
-    return await ask(user, room, f"!approve {code}", bot_id=bot_id)
+    approved = await ask(user, room, f"!approve {code}", bot_id=bot_id)
+    assert str(approved["body"]).startswith("Added pet "), approved
+    return code
 
 
 def audit_ok(path: Path, code: str) -> dict[str, Any]:
